@@ -1,0 +1,55 @@
+/**
+ * PostgreSQL, chosen by DATABASE_URL, for several nodes that share one database. Besides the
+ * query pool it provides the cross-node message bus over LISTEN/NOTIFY.
+ */
+import { Kysely, PostgresDialect } from 'kysely';
+import pg from 'pg';
+import type { DatabaseHandle, MessageBus, Tables } from '../../platform/database/database.js';
+
+// int8 (bigint) columns hold seconds and counters that fit a JS number.
+pg.types.setTypeParser(20, (value) => Number(value));
+
+const CHANNEL_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
+
+function createBus(connectionString: string): MessageBus {
+  let listener: pg.Client | undefined;
+  const handlers = new Map<string, (payload: string) => void>();
+  let pool: pg.Pool | undefined;
+  return {
+    async subscribe(channel, handler) {
+      if (!CHANNEL_NAME.test(channel)) throw new Error(`bad channel name ${channel}`);
+      if (!listener) {
+        listener = new pg.Client({ connectionString });
+        listener.on('notification', (message) => {
+          handlers.get(message.channel)?.(message.payload ?? '');
+        });
+        await listener.connect();
+      }
+      handlers.set(channel, handler);
+      await listener.query(`LISTEN ${channel}`);
+    },
+    async publish(channel, payload) {
+      pool ??= new pg.Pool({ connectionString, max: 2 });
+      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+    },
+    async close() {
+      await listener?.end();
+      await pool?.end();
+    },
+  };
+}
+
+export function openPostgres(connectionString: string): DatabaseHandle {
+  const pool = new pg.Pool({ connectionString, max: 10 });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const bus = createBus(connectionString);
+  return {
+    db,
+    dialect: 'postgres',
+    bus,
+    async close() {
+      await bus.close();
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,1 @@
+export { PARTNER_RIGHTS, type Partner, type PartnerRight, PartnerService } from './partner.service.js';

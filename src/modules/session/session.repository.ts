@@ -1,0 +1,55 @@
+/** Storage of sessions, so that they survive a restart of their node. One query per function. */
+import type { Db } from '../../platform/database/database.js';
+
+export interface SessionTable {
+  did: string;
+  server: string;
+  kind: string;
+  user_uuid: string | null;
+  partner_uuid: string | null;
+  device_uuid: string | null;
+  language: string;
+  origin: string | null;
+  address: string;
+  created: number;
+  last_seen: number;
+  next_event: number;
+  events: string | null;
+}
+
+declare module '../../platform/database/database.js' {
+  interface Tables {
+    session: SessionTable;
+  }
+}
+
+export function insertSession(db: Db, row: SessionTable): Promise<unknown> {
+  return db.insertInto('session').values(row).execute();
+}
+
+export function updateSession(db: Db, did: string, changes: Partial<SessionTable>): Promise<unknown> {
+  return db.updateTable('session').set(changes).where('did', '=', did).execute();
+}
+
+export function deleteSession(db: Db, did: string): Promise<unknown> {
+  return db.deleteFrom('session').where('did', '=', did).execute();
+}
+
+/** Sessions of this node still within their idle time. */
+export function listLiveSessions(db: Db, server: string, seenAfter: number): Promise<SessionTable[]> {
+  return db
+    .selectFrom('session')
+    .selectAll()
+    .where('server', '=', server)
+    .where('last_seen', '>', seenAfter)
+    .execute();
+}
+
+export function deleteIdleSessions(db: Db, server: string, seenBefore: number): Promise<unknown> {
+  return db.deleteFrom('session').where('server', '=', server).where('last_seen', '<=', seenBefore).execute();
+}
+
+/** Closes every session of a device but the one given (a new device session replaces the old). */
+export function listDeviceSessions(db: Db, deviceUuid: string): Promise<{ did: string; server: string }[]> {
+  return db.selectFrom('session').select(['did', 'server']).where('device_uuid', '=', deviceUuid).execute();
+}

@@ -1,0 +1,42 @@
+/** Schemas of spec "Session and sign-up": the session object and GET/POST/DELETE /api/session. */
+import { type Static, Type } from 'typebox';
+import { envelope, Language, Password, Username, Uuid } from '../../platform/schema.js';
+
+export const SessionFields = {
+  sid: Type.String({ description: 'session id' }),
+  did: Type.String({ description: 'download id of the session' }),
+  server: Type.String({ description: 'address of the server that owns the session' }),
+  partner: Type.Optional(Type.String({ description: 'only if the authenticated user belongs to a partner' })),
+  auth: Type.Boolean(),
+  next_event: Type.Integer({ description: 'id of the next not-yet-received event' }),
+};
+
+export const SessionObject = Type.Object(SessionFields);
+export type SessionObject = Static<typeof SessionObject>;
+
+export const GetSessionQuery = Type.Object({
+  language: Type.Optional(Language),
+  sid: Type.Optional(Type.String()),
+});
+
+export const GetSessionAnswer = envelope(SessionFields);
+
+export const PostSessionBody = Type.Object({
+  username: Type.Optional(Username),
+  email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+  password: Type.Optional(Password),
+  partner: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9]{2,20}$' })),
+  key: Type.Optional(Type.String({ pattern: '^.{5,50}$' })),
+  user: Type.Optional(Uuid),
+});
+export type PostSessionBody = Static<typeof PostSessionBody>;
+
+/** With a session: `partner` or nothing; without one: the full session object. */
+export const PostSessionAnswer = envelope({
+  sid: Type.Optional(SessionFields.sid),
+  did: Type.Optional(SessionFields.did),
+  server: Type.Optional(SessionFields.server),
+  partner: SessionFields.partner,
+  auth: Type.Optional(SessionFields.auth),
+  next_event: Type.Optional(SessionFields.next_event),
+});

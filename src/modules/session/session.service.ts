@@ -1,0 +1,351 @@
+/**
+ * Sessions (spec "Session and sign-up", "Authentication", decisions.md "Sessions").
+ *
+ * Each session lives on the node that created it, so that node holds it in memory and answers
+ * every call from there; the database keeps a copy so that sessions survive a restart. The
+ * sid is never stored: it is an HMAC of the did under a key kept in DATA_DIR, so a copy of the
+ * database alone does not let anyone act as a session, and the node can still recompute every
+ * sid after a restart (and check download keys, which hash the sid).
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { SessionContext, SessionKind, SessionResolver } from '../../platform/access.js';
+import type { Config } from '../../platform/config.js';
+import type { Db } from '../../platform/database/database.js';
+import { ApiError } from '../../platform/errors.js';
+import type { EventHub } from '../../platform/events/event-hub.js';
+import { EventQueue, type SessionEvent } from '../../platform/events/event-queue.js';
+import { randomToken } from '../../platform/ids.js';
+import type { PartnerService } from '../partner/index.js';
+import type { UserService } from '../user/index.js';
+import * as repo from './session.repository.js';
+import type { PostSessionBody, SessionObject } from './session.schema.js';
+
+export interface SessionServiceDeps {
+  db: Db;
+  hub: EventHub;
+  config: Config;
+  users: UserService;
+  partners: PartnerService;
+  log: FastifyBaseLogger;
+}
+
+/** Where a new session comes from. */
+export interface SessionOrigin {
+  address: string;
+  origin: string | null;
+  language: string;
+}
+
+interface LiveSession extends SessionContext {
+  created: number;
+  address: string;
+}
+
+const FLUSH_INTERVAL_MS = 60_000;
+
+function principals(session: SessionContext): string[] {
+  const id = session.kind === 'partner' ? session.partnerUuid : session.kind === 'device' ? session.deviceUuid : session.userUuid;
+  return id ? [id] : [];
+}
+
+/** Which of the three login bodies was sent, and that it is complete (missing-element). */
+function requireCredentialFields(body: PostSessionBody): void {
+  if (body.partner !== undefined || body.key !== undefined) {
+    if (body.partner === undefined) throw new ApiError('missing-element', 'missing partner');
+    if (body.key === undefined) throw new ApiError('missing-element', 'missing key');
+    return;
+  }
+  if (body.username === undefined && body.email === undefined) throw new ApiError('missing-element', 'missing username');
+  if (body.password === undefined) throw new ApiError('missing-element', 'missing password');
+}
+
+export class SessionService implements SessionResolver {
+  private readonly bySid = new Map<string, LiveSession>();
+  private readonly byDid = new Map<string, LiveSession>();
+  private readonly newSessions = new Map<string, { minute: number; count: number }>();
+  private secret: Buffer = Buffer.alloc(0);
+  private flushTimer: NodeJS.Timeout | undefined;
+  private lastFlush = Date.now();
+
+  constructor(private readonly deps: SessionServiceDeps) {}
+
+  /** Loads this node's sessions and starts the activity flush and idle expiry. */
+  async start(): Promise<void> {
+    this.secret = this.loadSecret();
+    const { db, config } = this.deps;
+    const cutoff = Date.now() - config.sessionIdleTimeout * 1000;
+    await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
+    for (const row of await repo.listLiveSessions(db, config.publicUrl, cutoff)) {
+      const events = row.events ? (JSON.parse(row.events) as SessionEvent[]) : [];
+      this.register({
+        sid: this.sidFor(row.did),
+        did: row.did,
+        origin: row.origin,
+        queue: new EventQueue(row.next_event, events),
+        kind: row.kind as SessionKind,
+        language: row.language,
+        userUuid: row.user_uuid,
+        partnerUuid: row.partner_uuid,
+        partnerName: row.partner_uuid ? ((await this.deps.partners.findPartner(row.partner_uuid))?.name ?? null) : null,
+        deviceUuid: row.device_uuid,
+        lastSeen: row.last_seen,
+        created: row.created,
+        address: row.address,
+      });
+    }
+    this.lastFlush = Date.now();
+    this.flushTimer = setInterval(() => {
+      this.flushActivity().catch((error: unknown) => this.deps.log.error({ err: error }, 'session flush failed'));
+    }, FLUSH_INTERVAL_MS);
+    this.flushTimer.unref();
+  }
+
+  /** Answers pending long-polls, then saves activity, event ids and retained events. */
+  releaseWaiters(): void {
+    for (const session of this.bySid.values()) session.queue.releaseWaiters();
+  }
+
+  async stop(): Promise<void> {
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.releaseWaiters();
+    const { db } = this.deps;
+    const sessions = [...this.bySid.values()];
+    await db.transaction().execute(async (trx) => {
+      for (const session of sessions) {
+        await repo.updateSession(trx, session.did, {
+          last_seen: session.lastSeen,
+          next_event: session.queue.nextId,
+          events: JSON.stringify(session.queue.snapshot()),
+        });
+      }
+    });
+  }
+
+  get count(): number {
+    return this.bySid.size;
+  }
+
+  findBySid(sid: string): SessionContext | undefined {
+    return this.live(this.bySid.get(sid));
+  }
+
+  findByDid(did: string): SessionContext | undefined {
+    return this.live(this.byDid.get(did));
+  }
+
+  hasPermission(userUuid: string, permission: string): Promise<boolean> {
+    return this.deps.users.hasPermission(userUuid, permission);
+  }
+
+  /** The session object of the spec. */
+  describe(session: SessionContext): SessionObject {
+    const answer: SessionObject = {
+      sid: session.sid,
+      did: session.did,
+      server: this.deps.config.publicUrl,
+      auth: session.kind !== 'anonymous',
+      next_event: session.queue.nextId,
+    };
+    if (session.partnerName) answer.partner = session.partnerName;
+    return answer;
+  }
+
+  /** A new unauthenticated session; resource-throttle beyond SESSION_RATE_LIMIT a minute. */
+  async createSession(from: SessionOrigin): Promise<SessionContext> {
+    this.countNewSession(from.address);
+    const did = randomToken(24);
+    const now = Date.now();
+    const session: LiveSession = {
+      sid: this.sidFor(did),
+      did,
+      origin: from.origin,
+      queue: new EventQueue(),
+      kind: 'anonymous',
+      language: from.language,
+      userUuid: null,
+      partnerUuid: null,
+      partnerName: null,
+      deviceUuid: null,
+      lastSeen: now,
+      created: now,
+      address: from.address,
+    };
+    await repo.insertSession(this.deps.db, {
+      did,
+      server: this.deps.config.publicUrl,
+      kind: session.kind,
+      user_uuid: null,
+      partner_uuid: null,
+      device_uuid: null,
+      language: session.language,
+      origin: session.origin,
+      address: session.address,
+      created: now,
+      last_seen: now,
+      next_event: 0,
+      events: null,
+    });
+    this.register(session);
+    return session;
+  }
+
+  async setLanguage(session: SessionContext, language: string): Promise<void> {
+    if (session.language === language) return;
+    session.language = language;
+    await repo.updateSession(this.deps.db, session.did, { language });
+  }
+
+  /**
+   * POST /api/session: user, partner or partner-proxy login. Without a session only a user
+   * login (direct or by proxy) is possible, and it creates an authenticated session.
+   */
+  async authenticate(
+    session: SessionContext | undefined,
+    body: PostSessionBody,
+    from: SessionOrigin,
+  ): Promise<{ session: SessionContext; created: boolean }> {
+    requireCredentialFields(body);
+    if (session && session.kind !== 'anonymous') throw new ApiError('already-auth');
+    const identity = await this.checkCredentials(session, body);
+    const created = session === undefined;
+    const target = session ?? (await this.createSession(from));
+    await this.bind(target, identity);
+    return { session: target, created };
+  }
+
+  /** Makes a session authenticated as a user (sign-up, password recovery, login). */
+  async authenticateUser(session: SessionContext, userUuid: string): Promise<void> {
+    const user = await this.deps.users.findUser(userUuid);
+    if (!user) throw new ApiError('wrong-user');
+    const partner = user.partner_uuid ? await this.deps.partners.findPartner(user.partner_uuid) : undefined;
+    await this.bind(session, { kind: 'user', userUuid, partnerUuid: partner?.uuid ?? null, partnerName: partner?.name ?? null });
+  }
+
+  /** Makes a session a device session (device protocol). */
+  async authenticateDevice(session: SessionContext, deviceUuid: string): Promise<void> {
+    await this.bind(session, { kind: 'device', userUuid: null, partnerUuid: null, partnerName: null, deviceUuid });
+  }
+
+  /** DELETE /api/session and idle expiry: the sid stops working at once. */
+  async closeSession(session: SessionContext): Promise<void> {
+    this.unregister(session);
+    session.queue.releaseWaiters();
+    await repo.deleteSession(this.deps.db, session.did);
+  }
+
+  /** Writes the activity times of sessions used since the last flush; expires idle ones. */
+  async flushActivity(): Promise<void> {
+    const since = this.lastFlush;
+    this.lastFlush = Date.now();
+    const cutoff = Date.now() - this.deps.config.sessionIdleTimeout * 1000;
+    const touched: LiveSession[] = [];
+    for (const session of this.bySid.values()) {
+      if (session.lastSeen <= cutoff) this.unregister(session);
+      else if (session.lastSeen > since) touched.push(session);
+    }
+    this.newSessions.clear();
+    const { db, config } = this.deps;
+    await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
+    if (touched.length === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const session of touched) await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
+    });
+  }
+
+  private async checkCredentials(session: SessionContext | undefined, body: PostSessionBody) {
+    const { users, partners } = this.deps;
+    if (body.partner !== undefined && body.key !== undefined) {
+      if (body.user === undefined && !session) throw new ApiError('no-session');
+      const partner = await partners.verifyPartner(body.partner, body.key);
+      if (!partner) throw new ApiError('wrong-credentials');
+      if (body.user === undefined) {
+        return { kind: 'partner' as const, userUuid: null, partnerUuid: partner.uuid, partnerName: partner.name };
+      }
+      const user = await users.findUser(body.user);
+      if (!user || user.partner_uuid !== partner.uuid || user.disabled) throw new ApiError('wrong-user');
+      return { kind: 'user' as const, userUuid: user.uuid, partnerUuid: partner.uuid, partnerName: partner.name };
+    }
+    const user = await users.verifyCredentials({ username: body.username, email: body.email }, body.password ?? '');
+    if (!user) throw new ApiError('wrong-credentials');
+    const partner = user.partner_uuid ? await partners.findPartner(user.partner_uuid) : undefined;
+    return { kind: 'user' as const, userUuid: user.uuid, partnerUuid: partner?.uuid ?? null, partnerName: partner?.name ?? null };
+  }
+
+  private async bind(
+    session: SessionContext,
+    identity: {
+      kind: SessionKind;
+      userUuid: string | null;
+      partnerUuid: string | null;
+      partnerName: string | null;
+      deviceUuid?: string | null;
+    },
+  ): Promise<void> {
+    await repo.updateSession(this.deps.db, session.did, {
+      kind: identity.kind,
+      user_uuid: identity.userUuid,
+      partner_uuid: identity.partnerUuid,
+      device_uuid: identity.deviceUuid ?? null,
+    });
+    this.deps.hub.detach(session.did, session.queue, principals(session));
+    session.kind = identity.kind;
+    session.userUuid = identity.userUuid;
+    session.partnerUuid = identity.partnerUuid;
+    session.partnerName = identity.partnerName;
+    session.deviceUuid = identity.deviceUuid ?? null;
+    this.deps.hub.attach(session.did, session.queue, principals(session));
+  }
+
+  private live(session: LiveSession | undefined): SessionContext | undefined {
+    if (!session) return undefined;
+    if (session.lastSeen <= Date.now() - this.deps.config.sessionIdleTimeout * 1000) {
+      this.unregister(session);
+      return undefined;
+    }
+    return session;
+  }
+
+  private register(session: LiveSession): void {
+    this.bySid.set(session.sid, session);
+    this.byDid.set(session.did, session);
+    this.deps.hub.attach(session.did, session.queue, principals(session));
+  }
+
+  private unregister(session: SessionContext): void {
+    this.bySid.delete(session.sid);
+    this.byDid.delete(session.did);
+    this.deps.hub.detach(session.did, session.queue, principals(session));
+  }
+
+  private countNewSession(address: string): void {
+    const limit = this.deps.config.sessionRateLimit;
+    if (limit === 0) return;
+    const minute = Math.floor(Date.now() / 60_000);
+    const entry = this.newSessions.get(address);
+    if (!entry || entry.minute !== minute) {
+      this.newSessions.set(address, { minute, count: 1 });
+      return;
+    }
+    if (entry.count >= limit) throw new ApiError('resource-throttle', 'too many new sessions');
+    entry.count += 1;
+  }
+
+  private sidFor(did: string): string {
+    return createHmac('sha256', this.secret).update(did).digest('base64url');
+  }
+
+  private loadSecret(): Buffer {
+    const file = path.join(this.deps.config.dataDir, 'session.key');
+    fs.mkdirSync(this.deps.config.dataDir, { recursive: true });
+    try {
+      return Buffer.from(fs.readFileSync(file, 'utf8').trim(), 'hex');
+    } catch {
+      const secret = randomBytes(32);
+      fs.writeFileSync(file, secret.toString('hex'), { mode: 0o600, flag: 'wx' });
+      return secret;
+    }
+  }
+}

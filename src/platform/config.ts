@@ -1,0 +1,84 @@
+/**
+ * Deployment contract (decisions.md, "Deployment contract"): the environment is read and
+ * validated here once, into a frozen typed object. Nothing else reads process.env.
+ */
+import path from 'node:path';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly dataDir: string;
+  /** A postgres:// URL selects PostgreSQL; undefined means SQLite under dataDir. */
+  readonly databaseUrl: string | undefined;
+  readonly publicUrl: string;
+  readonly smtpUrl: string | undefined;
+  readonly captchaTestAnswer: string | undefined;
+  /** New sessions per client address and minute; 0 = no limit. */
+  readonly sessionRateLimit: number;
+  /** Idle expiry of sessions, seconds. */
+  readonly sessionIdleTimeout: number;
+  readonly sipDomainLegacy: string;
+  readonly sipDomainCurrent: string;
+  /** Largest accepted upload in bytes (too-large beyond it). */
+  readonly maxUploadSize: number;
+  /** Largest accepted JSON request body in bytes. */
+  readonly maxJsonBodySize: number;
+  readonly logLevel: string;
+}
+
+export class ConfigError extends Error {}
+
+type Env = Record<string, string | undefined>;
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^[0-9]+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  const value = Number(raw);
+  if (value < min || value > max) throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
+  return value;
+}
+
+function url(env: Env, name: string, protocols: string[]): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  let parsed: URL;
+  try {
+    parsed = new URL(raw);
+  } catch {
+    throw new ConfigError(`${name} is not a valid URL: "${raw}"`);
+  }
+  if (!protocols.includes(parsed.protocol)) {
+    throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);
+  }
+  return raw;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** Reads and validates the configuration; throws ConfigError with a clear message. */
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 8080, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const publicUrl = url(env, 'PUBLIC_URL', ['http:', 'https:']) ?? `http://${host}:${port}`;
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  return Object.freeze({
+    port,
+    host,
+    dataDir: path.resolve(env.DATA_DIR || './data'),
+    databaseUrl: url(env, 'DATABASE_URL', ['postgres:', 'postgresql:']),
+    publicUrl: publicUrl.replace(/\/+$/, ''),
+    smtpUrl: url(env, 'SMTP_URL', ['smtp:', 'smtps:']),
+    captchaTestAnswer: env.CAPTCHA_TEST_ANSWER || undefined,
+    sessionRateLimit: integer(env, 'SESSION_RATE_LIMIT', 60, 0, 1_000_000_000),
+    sessionIdleTimeout: integer(env, 'SESSION_IDLE_TIMEOUT', 86_400, 60, 31_536_000),
+    sipDomainLegacy: env.SIP_DOMAIN_LEGACY || 'sip.legacy.zentrale.local',
+    sipDomainCurrent: env.SIP_DOMAIN_CURRENT || 'sip.zentrale.local',
+    maxUploadSize: integer(env, 'MAX_UPLOAD_SIZE', 20 * 1024 * 1024, 1024, 2 ** 31),
+    maxJsonBodySize: integer(env, 'MAX_JSON_BODY_SIZE', 1024 * 1024, 1024, 2 ** 30),
+    logLevel,
+  });
+}

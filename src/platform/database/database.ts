@@ -1,0 +1,53 @@
+/**
+ * The one database handle (Kysely) and its versioned migrations, which run at start.
+ * Modules declare their tables by merging into `Tables`:
+ *
+ *   declare module '../../platform/database/database.js' { interface Tables { session: SessionTable } }
+ */
+import path from 'node:path';
+import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import { openPostgres } from '../../db/dialect/postgres.js';
+import { openSqlite } from '../../db/dialect/sqlite.js';
+import type { Config } from '../config.js';
+import { migrations } from './migrations/index.js';
+
+// biome-ignore lint/suspicious/noEmptyInterface: filled by declaration merging in each module.
+export interface Tables {}
+
+export type Db = Kysely<Tables>;
+
+/** Cross-node messages (PostgreSQL LISTEN/NOTIFY); absent on a single SQLite node. */
+export interface MessageBus {
+  subscribe(channel: string, handler: (payload: string) => void): Promise<void>;
+  publish(channel: string, payload: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface DatabaseHandle {
+  readonly db: Db;
+  readonly dialect: 'sqlite' | 'postgres';
+  readonly bus: MessageBus | undefined;
+  close(): Promise<void>;
+}
+
+export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): DatabaseHandle {
+  return config.databaseUrl
+    ? openPostgres(config.databaseUrl)
+    : openSqlite(path.join(config.dataDir, 'zentrale.sqlite'));
+}
+
+class StaticMigrationProvider implements MigrationProvider {
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return migrations;
+  }
+}
+
+/** Brings the schema to the newest version; throws when a migration fails. */
+export async function migrateToLatest(db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider() });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((result) => result.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${String(error)}`);
+  }
+}

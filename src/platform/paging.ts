@@ -1,0 +1,60 @@
+/**
+ * Conventions 8: paged list calls. `from`/`to` bound the time; `start` (exclusive) overrides
+ * `from` when ascending and `to` when descending; `count` has a per-call default and range.
+ * One helper builds the query part for every list over Kysely.
+ */
+import { type SelectQueryBuilder, sql } from 'kysely';
+import { Type } from 'typebox';
+import { ApiError } from './errors.js';
+import { isUuidV1, uuidSortKey } from './ids.js';
+
+export interface PageQuery {
+  from?: number;
+  to?: number;
+  start?: string;
+  order?: 'asc' | 'desc';
+  count?: number;
+}
+
+/** The query-string properties of a paged call with its own count default and range. */
+export function pageQuery(count: { default: number; max: number }) {
+  return {
+    from: Type.Optional(Type.Integer({ minimum: 0, description: 'seconds since epoch' })),
+    to: Type.Optional(Type.Integer({ minimum: 0, description: 'seconds since epoch' })),
+    start: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'first item, exclusive' })),
+    order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
+    count: Type.Optional(Type.Integer({ minimum: 1, maximum: count.max, default: count.default })),
+  };
+}
+
+export interface PageColumns {
+  /** Column with the item's time in seconds. */
+  time: string;
+  /** Column with the item's sort key (uuidSortKey of its UUID, or another sortable id). */
+  key: string;
+}
+
+/** Adds the paging conditions, order and limit to a select. */
+export function applyPage<DB, TB extends keyof DB, O>(
+  query: SelectQueryBuilder<DB, TB, O>,
+  page: PageQuery,
+  columns: PageColumns,
+  defaultCount: number,
+): SelectQueryBuilder<DB, TB, O> {
+  const order = page.order ?? 'asc';
+  if (page.from !== undefined && page.to !== undefined && page.from > page.to) {
+    throw new ApiError('wrong-syntax', 'from must not be after to');
+  }
+  const key = sql.ref(columns.key);
+  const time = sql.ref(columns.time);
+  let q = query;
+  const startKey = page.start === undefined ? undefined : isUuidV1(page.start) ? uuidSortKey(page.start) : page.start;
+  if (startKey !== undefined) q = q.where(sql<boolean>`${key} ${sql.raw(order === 'asc' ? '>' : '<')} ${startKey}`);
+  if (page.from !== undefined && !(startKey !== undefined && order === 'asc')) {
+    q = q.where(sql<boolean>`${time} >= ${page.from}`);
+  }
+  if (page.to !== undefined && !(startKey !== undefined && order === 'desc')) {
+    q = q.where(sql<boolean>`${time} <= ${page.to}`);
+  }
+  return q.orderBy(sql`${key}`, order).limit(page.count ?? defaultCount);
+}

@@ -1,0 +1,132 @@
+/**
+ * The HTTP server every area plugs its routes into: Fastify with one validation path, one
+ * envelope, the access levels, gzip, cookies and the OpenAPI document built from the routes'
+ * own schemas.
+ */
+import type { IncomingMessage } from 'node:http';
+import compress from '@fastify/compress';
+import cookie from '@fastify/cookie';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController, type RawServerDefault } from 'fastify';
+import pino from 'pino';
+import secureJson from 'secure-json-parse';
+import { registerAccess, type SessionResolver } from './access.js';
+import type { Config } from './config.js';
+import { registerEnvelope } from './envelope.js';
+import { ApiError } from './errors.js';
+import { registerValidation } from './validation.js';
+
+export type AppInstance = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  import('node:http').ServerResponse,
+  FastifyBaseLogger,
+  TypeBoxTypeProvider
+>;
+
+export const API_VERSION = '1.16.0';
+
+/** The process logger (pino, pretty on a terminal); Fastify and every service use it. */
+export function createLogger(config: Config): FastifyBaseLogger {
+  return pino(loggerOptions(config));
+}
+
+function loggerOptions(config: Config) {
+  const pretty = process.stdout.isTTY && config.logLevel !== 'silent';
+  return {
+    level: config.logLevel,
+    // Secrets travel in these; they never reach the log.
+    redact: ['req.headers.authorization', 'req.headers.cookie', 'req.query.sid', 'req.query.dkey'],
+    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
+  };
+}
+
+/** Reads a JSON body of any content type (clients do not all label it); raw uploads pass through. */
+function registerBodyParser(app: FastifyInstance, limit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (request, payload, done) => {
+    if (request.routeOptions.config.upload) {
+      done(null, payload);
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let failed = false;
+    payload.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit && !failed) {
+        failed = true;
+        done(new ApiError('too-large', 'request body too large'), undefined);
+        payload.resume();
+        return;
+      }
+      if (!failed) chunks.push(chunk);
+    });
+    payload.on('error', (error) => {
+      if (!failed) done(error, undefined);
+      failed = true;
+    });
+    payload.on('end', () => {
+      if (failed) return;
+      const text = Buffer.concat(chunks).toString('utf8');
+      if (text.trim() === '') {
+        done(null, undefined);
+        return;
+      }
+      try {
+        done(null, secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
+      } catch {
+        done(new ApiError('wrong-syntax', 'invalid JSON'), undefined);
+      }
+    });
+  });
+}
+
+export async function createServer(
+  config: Config,
+  resolver: SessionResolver,
+  log: FastifyBaseLogger,
+): Promise<AppInstance> {
+  const app = Fastify({
+    loggerInstance: log,
+    bodyLimit: Math.max(config.maxJsonBodySize, config.maxUploadSize),
+    // Request lines only when debugging: at full load they would cost more than the calls.
+    logController: new LogController({
+      requestIdLogLabel: 'request',
+      disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
+    }),
+    routerOptions: { ignoreTrailingSlash: true },
+    forceCloseConnections: false,
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  registerEnvelope(app);
+  registerValidation(app);
+  registerBodyParser(app, config.maxJsonBodySize);
+  await app.register(cookie);
+  await app.register(compress, { global: true, encodings: ['gzip'], threshold: 1024 });
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Zentrale API',
+        version: API_VERSION,
+        description:
+          'Cloud telephony and collaboration API. Every JSON answer is HTTP 200 with `status`; see the README.',
+      },
+      servers: [{ url: config.publicUrl }],
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', description: 'the session id (sid)' },
+          sidCookie: { type: 'apiKey', in: 'cookie', name: 'sid' },
+          sidQuery: { type: 'apiKey', in: 'query', name: 'sid' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  registerAccess(app, resolver);
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  return app;
+}

@@ -1,0 +1,57 @@
+/**
+ * The one validation path: route schemas (JSON Schema, written with TypeBox) are compiled by
+ * Ajv. Bodies are checked strictly (a field of the wrong JSON type is wrong-syntax, never
+ * coerced); query strings and path parameters are coerced from text. Every problem is
+ * collected so that a missing element outranks a malformed one (decisions.md order).
+ */
+import { Ajv, type ErrorObject, type Options } from 'ajv';
+import addFormats from 'ajv-formats';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { ApiError } from './errors.js';
+
+function createAjv(options: Options): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: false,
+    // Patterns come from the spec: `.` must match any character, including astral ones.
+    unicodeRegExp: true,
+    ...options,
+  });
+  addFormats.default(ajv, ['email', 'uuid', 'date']);
+  return ajv;
+}
+
+const bodyAjv = createAjv({ coerceTypes: false, useDefaults: true, removeAdditional: false });
+const textAjv = createAjv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false });
+
+function fieldName(error: ErrorObject): string {
+  if (error.keyword === 'required') {
+    const missing = (error.params as { missingProperty: string }).missingProperty;
+    return [error.instancePath.slice(1).replaceAll('/', '.'), missing].filter(Boolean).join('.');
+  }
+  return error.instancePath.slice(1).replaceAll('/', '.') || '(body)';
+}
+
+/** Maps Ajv errors to the spec's generic status: missing-element before wrong-syntax. */
+export function toApiError(errors: readonly ErrorObject[]): ApiError {
+  const missing = errors.find((error) => error.keyword === 'required');
+  if (missing) return new ApiError('missing-element', `missing ${fieldName(missing)}`);
+  const first = errors[0];
+  return new ApiError('wrong-syntax', first ? `bad ${fieldName(first)}` : 'bad request');
+}
+
+export function registerValidation(app: FastifyInstance): void {
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
+    return (data: unknown) => {
+      if (validate(data)) return { value: data };
+      throw toApiError(validate.errors ?? []);
+    };
+  });
+
+  // A JSON route called without a body is judged as if it sent `{}`: missing-element, not a type error.
+  app.addHook('preValidation', async (request) => {
+    const schema = request.routeOptions.schema as FastifySchema | undefined;
+    if (schema?.body && (request.body === undefined || request.body === null)) request.body = {};
+  });
+}
