@@ -15,11 +15,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config);
-  if (config.captchaTestAnswer) log.warn('CAPTCHA_TEST_ANSWER is set: captchas can be bypassed. For automated tests only.');
+  if (config.captchaTestAnswer)
+    log.warn('CAPTCHA_TEST_ANSWER is set: captchas can be bypassed. For automated tests only.');
   const app = await buildApp(config, log);
   await app.server.listen({ port: config.port, host: config.host });
   const database = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;
-  log.info(`Zentrale serves the API at ${config.publicUrl} (listening on ${config.host}:${config.port}, ${database})`);
+  log.info(
+    `Zentrale serves the API at ${config.publicUrl} (listening on ${config.host}:${config.port}, ${database})`,
+  );
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -39,6 +42,8 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
-  process.stderr.write(`zentrale: could not start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.stderr.write(
+    `zentrale: could not start: ${error instanceof Error ? error.message : String(error)}\n`,
+  );
   process.exit(1);
 });

@@ -73,7 +73,9 @@ export function readSid(request: FastifyRequest): string | undefined {
 
 /** dkey = base64url(md5(lower-case object UUID + sid)), compared in constant time. */
 export function checkDownloadKey(objectUuid: string, sid: string, dkey: string): boolean {
-  const expected = createHash('md5').update(objectUuid.toLowerCase() + sid).digest();
+  const expected = createHash('md5')
+    .update(objectUuid.toLowerCase() + sid)
+    .digest();
   const given = Buffer.from(dkey, 'base64url');
   return given.length === expected.length && timingSafeEqual(given, expected);
 }

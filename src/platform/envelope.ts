@@ -14,11 +14,15 @@ interface ErrorBody {
 function classify(error: FastifyError | Error, request: FastifyRequest): ErrorBody | undefined {
   if (error instanceof ApiError) return { status: error.status, message: error.message };
   const code = (error as FastifyError).code;
-  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE') return { status: 'too-large', message: 'request body too large' };
+  if (code === 'FST_ERR_CTP_BODY_TOO_LARGE')
+    return { status: 'too-large', message: 'request body too large' };
   const statusCode = (error as FastifyError).statusCode;
   // Fastify's own 4xx errors are about the request's form: unparsable JSON, bad content type.
   if (statusCode !== undefined && statusCode >= 400 && statusCode < 500) {
-    return { status: 'wrong-syntax', message: code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'invalid JSON' : 'bad request' };
+    return {
+      status: 'wrong-syntax',
+      message: code === 'FST_ERR_CTP_INVALID_JSON_BODY' ? 'invalid JSON' : 'bad request',
+    };
   }
   request.log.error({ err: error }, 'unexpected error');
   return undefined;

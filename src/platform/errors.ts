@@ -4,7 +4,13 @@
  */
 
 /** Generic statuses possible on any call. */
-export type GenericStatus = 'no-session' | 'no-auth' | 'wrong-origin' | 'wrong-syntax' | 'missing-element' | 'fail';
+export type GenericStatus =
+  | 'no-session'
+  | 'no-auth'
+  | 'wrong-origin'
+  | 'wrong-syntax'
+  | 'missing-element'
+  | 'fail';
 
 export class ApiError extends Error {
   readonly status: string;

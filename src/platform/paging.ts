@@ -48,8 +48,10 @@ export function applyPage<DB, TB extends keyof DB, O>(
   const key = sql.ref(columns.key);
   const time = sql.ref(columns.time);
   let q = query;
-  const startKey = page.start === undefined ? undefined : isUuidV1(page.start) ? uuidSortKey(page.start) : page.start;
-  if (startKey !== undefined) q = q.where(sql<boolean>`${key} ${sql.raw(order === 'asc' ? '>' : '<')} ${startKey}`);
+  const startKey =
+    page.start === undefined ? undefined : isUuidV1(page.start) ? uuidSortKey(page.start) : page.start;
+  if (startKey !== undefined)
+    q = q.where(sql<boolean>`${key} ${sql.raw(order === 'asc' ? '>' : '<')} ${startKey}`);
   if (page.from !== undefined && !(startKey !== undefined && order === 'asc')) {
     q = q.where(sql<boolean>`${time} >= ${page.from}`);
   }

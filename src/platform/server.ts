@@ -9,7 +9,12 @@ import cookie from '@fastify/cookie';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController, type RawServerDefault } from 'fastify';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  LogController,
+  type RawServerDefault,
+} from 'fastify';
 import pino from 'pino';
 import secureJson from 'secure-json-parse';
 import { registerAccess, type SessionResolver } from './access.js';
@@ -39,7 +44,14 @@ function loggerOptions(config: Config) {
     level: config.logLevel,
     // Secrets travel in these; they never reach the log.
     redact: ['req.headers.authorization', 'req.headers.cookie', 'req.query.sid', 'req.query.dkey'],
-    ...(pretty ? { transport: { target: 'pino-pretty', options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' } } } : {}),
+    ...(pretty
+      ? {
+          transport: {
+            target: 'pino-pretty',
+            options: { translateTime: 'HH:MM:ss', ignore: 'pid,hostname' },
+          },
+        }
+      : {}),
   };
 }
 

@@ -3,8 +3,12 @@ import { Type } from 'typebox';
 import { envelope } from '../../platform/schema.js';
 
 export const GetEventQuery = Type.Object({
-  next: Type.Optional(Type.Integer({ minimum: 0, description: "first event id wanted; default the session's next_event" })),
-  timeout: Type.Optional(Type.Integer({ minimum: 0, maximum: 300, default: 30, description: 'seconds to wait' })),
+  next: Type.Optional(
+    Type.Integer({ minimum: 0, description: "first event id wanted; default the session's next_event" }),
+  ),
+  timeout: Type.Optional(
+    Type.Integer({ minimum: 0, maximum: 300, default: 30, description: 'seconds to wait' }),
+  ),
 });
 
 export const EventSkeleton = Type.Object(
@@ -17,5 +21,7 @@ export const EventSkeleton = Type.Object(
 );
 
 export const GetEventAnswer = envelope({
-  event: Type.Array(EventSkeleton, { description: 'retained events with id >= next, in id order, at most 100' }),
+  event: Type.Array(EventSkeleton, {
+    description: 'retained events with id >= next, in id order, at most 100',
+  }),
 });

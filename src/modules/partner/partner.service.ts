@@ -19,14 +19,25 @@ export interface Partner {
 }
 
 function toPartner(row: repo.PartnerTable): Partner {
-  return { uuid: row.uuid, name: row.name, rights: JSON.parse(row.rights) as PartnerRight[], created: row.created };
+  return {
+    uuid: row.uuid,
+    name: row.name,
+    rights: JSON.parse(row.rights) as PartnerRight[],
+    created: row.created,
+  };
 }
 
 export class PartnerService {
   constructor(private readonly db: Db) {}
 
   async createPartner(name: string, key: string, rights: PartnerRight[]): Promise<Partner> {
-    const row = { uuid: newUuid(), name, key_hash: await hashSecret(key), rights: JSON.stringify(rights), created: nowSeconds() };
+    const row = {
+      uuid: newUuid(),
+      name,
+      key_hash: await hashSecret(key),
+      rights: JSON.stringify(rights),
+      created: nowSeconds(),
+    };
     await repo.insertPartner(this.db, row);
     return toPartner(row);
   }

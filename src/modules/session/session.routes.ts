@@ -59,7 +59,11 @@ export function sessionRoutes(app: AppInstance, sessions: SessionService, public
     },
     async (request, reply) => {
       if (!request.session && request.sentSid !== undefined) throw new ApiError('no-session');
-      const { session, created } = await sessions.authenticate(request.session, request.body, originOf(request, undefined));
+      const { session, created } = await sessions.authenticate(
+        request.session,
+        request.body,
+        originOf(request, undefined),
+      );
       if (created) {
         setCookies(reply, session.sid);
         return sessions.describe(session);

@@ -47,7 +47,12 @@ interface LiveSession extends SessionContext {
 const FLUSH_INTERVAL_MS = 60_000;
 
 function principals(session: SessionContext): string[] {
-  const id = session.kind === 'partner' ? session.partnerUuid : session.kind === 'device' ? session.deviceUuid : session.userUuid;
+  const id =
+    session.kind === 'partner'
+      ? session.partnerUuid
+      : session.kind === 'device'
+        ? session.deviceUuid
+        : session.userUuid;
   return id ? [id] : [];
 }
 
@@ -58,7 +63,8 @@ function requireCredentialFields(body: PostSessionBody): void {
     if (body.key === undefined) throw new ApiError('missing-element', 'missing key');
     return;
   }
-  if (body.username === undefined && body.email === undefined) throw new ApiError('missing-element', 'missing username');
+  if (body.username === undefined && body.email === undefined)
+    throw new ApiError('missing-element', 'missing username');
   if (body.password === undefined) throw new ApiError('missing-element', 'missing password');
 }
 
@@ -89,7 +95,9 @@ export class SessionService implements SessionResolver {
         language: row.language,
         userUuid: row.user_uuid,
         partnerUuid: row.partner_uuid,
-        partnerName: row.partner_uuid ? ((await this.deps.partners.findPartner(row.partner_uuid))?.name ?? null) : null,
+        partnerName: row.partner_uuid
+          ? ((await this.deps.partners.findPartner(row.partner_uuid))?.name ?? null)
+          : null,
         deviceUuid: row.device_uuid,
         lastSeen: row.last_seen,
         created: row.created,
@@ -98,7 +106,9 @@ export class SessionService implements SessionResolver {
     }
     this.lastFlush = Date.now();
     this.flushTimer = setInterval(() => {
-      this.flushActivity().catch((error: unknown) => this.deps.log.error({ err: error }, 'session flush failed'));
+      this.flushActivity().catch((error: unknown) =>
+        this.deps.log.error({ err: error }, 'session flush failed'),
+      );
     }, FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
   }
@@ -221,12 +231,23 @@ export class SessionService implements SessionResolver {
     const user = await this.deps.users.findUser(userUuid);
     if (!user) throw new ApiError('wrong-user');
     const partner = user.partner_uuid ? await this.deps.partners.findPartner(user.partner_uuid) : undefined;
-    await this.bind(session, { kind: 'user', userUuid, partnerUuid: partner?.uuid ?? null, partnerName: partner?.name ?? null });
+    await this.bind(session, {
+      kind: 'user',
+      userUuid,
+      partnerUuid: partner?.uuid ?? null,
+      partnerName: partner?.name ?? null,
+    });
   }
 
   /** Makes a session a device session (device protocol). */
   async authenticateDevice(session: SessionContext, deviceUuid: string): Promise<void> {
-    await this.bind(session, { kind: 'device', userUuid: null, partnerUuid: null, partnerName: null, deviceUuid });
+    await this.bind(session, {
+      kind: 'device',
+      userUuid: null,
+      partnerUuid: null,
+      partnerName: null,
+      deviceUuid,
+    });
   }
 
   /** DELETE /api/session and idle expiry: the sid stops working at once. */
@@ -251,7 +272,8 @@ export class SessionService implements SessionResolver {
     await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
     if (touched.length === 0) return;
     await db.transaction().execute(async (trx) => {
-      for (const session of touched) await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
+      for (const session of touched)
+        await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
     });
   }
 
@@ -262,16 +284,34 @@ export class SessionService implements SessionResolver {
       const partner = await partners.verifyPartner(body.partner, body.key);
       if (!partner) throw new ApiError('wrong-credentials');
       if (body.user === undefined) {
-        return { kind: 'partner' as const, userUuid: null, partnerUuid: partner.uuid, partnerName: partner.name };
+        return {
+          kind: 'partner' as const,
+          userUuid: null,
+          partnerUuid: partner.uuid,
+          partnerName: partner.name,
+        };
       }
       const user = await users.findUser(body.user);
       if (!user || user.partner_uuid !== partner.uuid || user.disabled) throw new ApiError('wrong-user');
-      return { kind: 'user' as const, userUuid: user.uuid, partnerUuid: partner.uuid, partnerName: partner.name };
+      return {
+        kind: 'user' as const,
+        userUuid: user.uuid,
+        partnerUuid: partner.uuid,
+        partnerName: partner.name,
+      };
     }
-    const user = await users.verifyCredentials({ username: body.username, email: body.email }, body.password ?? '');
+    const user = await users.verifyCredentials(
+      { username: body.username, email: body.email },
+      body.password ?? '',
+    );
     if (!user) throw new ApiError('wrong-credentials');
     const partner = user.partner_uuid ? await partners.findPartner(user.partner_uuid) : undefined;
-    return { kind: 'user' as const, userUuid: user.uuid, partnerUuid: partner?.uuid ?? null, partnerName: partner?.name ?? null };
+    return {
+      kind: 'user' as const,
+      userUuid: user.uuid,
+      partnerUuid: partner?.uuid ?? null,
+      partnerName: partner?.name ?? null,
+    };
   }
 
   private async bind(

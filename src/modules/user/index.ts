@@ -1,1 +1,9 @@
-export { emailKey, INTERNAL_PERMISSIONS, type InternalPermission, type NewUser, type UserRow, UserService, usernameKey } from './user.service.js';
+export {
+  emailKey,
+  INTERNAL_PERMISSIONS,
+  type InternalPermission,
+  type NewUser,
+  type UserRow,
+  UserService,
+  usernameKey,
+} from './user.service.js';

