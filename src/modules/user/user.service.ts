@@ -52,7 +52,7 @@ export class UserService {
       username_key: usernameKey(input.username),
       email: input.email ?? null,
       email_key: input.email ? emailKey(input.email) : null,
-      password_hash: await hashSecret(input.password),
+      password_hash: passwordHash,
       firstname: input.firstname,
       lastname: input.lastname,
       display_name: input.displayName ?? `${input.firstname} ${input.lastname}`,
@@ -64,6 +64,7 @@ export class UserService {
       created: nowSeconds(),
     };
     await repo.insertUser(db, row);
+    for (const hook of this.createdHooks) await hook(db, row);
     return row;
   }
 
