@@ -3,6 +3,7 @@ export {
   INTERNAL_PERMISSIONS,
   type InternalPermission,
   type NewUser,
+  type UserCreatedHook,
   type UserRow,
   UserService,
   usernameKey,

@@ -36,11 +36,33 @@ export function emailKey(email: string): string {
   return email.trim().toLowerCase();
 }
 
+/**
+ * Runs inside the transaction that creates a user, so that what every user owns from the start
+ * (system tags, own contact, default feature packs) exists with it or not at all.
+ */
+export type UserCreatedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
+
 export class UserService {
+  private readonly createdHooks: UserCreatedHook[] = [];
+
   constructor(private readonly db: Db) {}
 
-  /** Creates a user; duplicate-username or already-exist (e-mail in use) on conflict. */
-  async createUser(input: NewUser, db: Db = this.db): Promise<repo.UserRow> {
+  /** Other areas register what a new user gets (see UserCreatedHook). */
+  onUserCreated(hook: UserCreatedHook): void {
+    this.createdHooks.push(hook);
+  }
+
+  /**
+   * Creates a user with everything a user owns from the start; duplicate-username, or
+   * already-exist when the e-mail address is in use. Pass `db` to join a caller's transaction.
+   */
+  async createUser(input: NewUser, db?: Db): Promise<repo.UserRow> {
+    const passwordHash = await hashSecret(input.password);
+    if (db) return this.insertUser(db, input, passwordHash);
+    return this.db.transaction().execute((trx) => this.insertUser(trx, input, passwordHash));
+  }
+
+  private async insertUser(db: Db, input: NewUser, passwordHash: string): Promise<repo.UserRow> {
     if (await repo.findUserByUsernameKey(db, usernameKey(input.username)))
       throw new ApiError('duplicate-username');
     if (input.email && (await repo.findUserByEmailKey(db, emailKey(input.email)))) {
