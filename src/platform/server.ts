@@ -33,6 +33,20 @@ export type AppInstance = FastifyInstance<
 
 export const API_VERSION = '1.16.0';
 
+/** A registered API route and its declared access level (for checks and tests). */
+export interface RouteEntry {
+  method: string;
+  url: string;
+  access: string;
+  binary: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    routeTable: RouteEntry[];
+  }
+}
+
 /** The process logger (pino, pretty on a terminal); Fastify and every service use it. */
 export function createLogger(config: Config): FastifyBaseLogger {
   return pino(loggerOptions(config));
@@ -113,6 +127,16 @@ export async function createServer(
     forceCloseConnections: false,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
+  // Every API route must say who may call it; a route without an access level never starts.
+  app.decorate('routeTable', [] as RouteEntry[]);
+  app.addHook('onRoute', (route) => {
+    if (!route.url.startsWith('/api/') || route.schema?.hide || route.method === 'HEAD') return;
+    const access = route.config?.access;
+    if (!access) throw new Error(`route ${String(route.method)} ${route.url} declares no access level`);
+    for (const method of [route.method].flat()) {
+      app.routeTable.push({ method, url: route.url, access, binary: route.config?.binary === true });
+    }
+  });
   registerEnvelope(app);
   registerValidation(app);
   registerBodyParser(app, config.maxJsonBodySize);

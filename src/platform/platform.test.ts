@@ -1,0 +1,261 @@
+/**
+ * Conventions, Errors and Authentication, checked across every registered route: the generic
+ * statuses come from the declared access level and schemas, in decisions.md's order.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { describe, test } from 'node:test';
+import { gunzipSync } from 'node:zlib';
+import { sql } from 'kysely';
+import { build, buildUser, Client, loggedInClient } from '../../test/helper.js';
+import { checkDownloadKey } from './access.js';
+import { ConfigError, loadConfig } from './config.js';
+import { newUuid } from './ids.js';
+
+/** A concrete URL for a route pattern (path parameters become a fresh UUID). */
+function concrete(url: string): string {
+  return url.replace(/:[^/.]+/g, newUuid()).replace(/\*/g, 'x');
+}
+
+describe('generic statuses on every route', () => {
+  test('every API route declares an access level', async (t) => {
+    const app = await build(t);
+    assert.ok(app.server.routeTable.length > 0);
+    for (const route of app.server.routeTable) {
+      assert.ok(
+        ['none', 'session', 'user', 'partner', 'device', 'internal'].includes(route.access),
+        route.url,
+      );
+    }
+  });
+
+  test('no-session without a sid, no-auth for the wrong kind of session; binary routes answer an empty 404', async (t) => {
+    const app = await build(t);
+    const anonymous = new Client(app);
+    await anonymous.open();
+    for (const route of app.server.routeTable) {
+      if (route.access === 'none') continue;
+      const url = concrete(route.url);
+      const method = route.method as 'GET' | 'POST' | 'DELETE';
+      const bare = await app.server.inject({ method, url, payload: method === 'POST' ? {} : undefined });
+      if (route.binary) {
+        assert.equal(bare.statusCode, 404, `${method} ${route.url}`);
+        assert.equal(bare.body, '', `${method} ${route.url}`);
+        continue;
+      }
+      assert.equal(bare.statusCode, 200, `${method} ${route.url}`);
+      assert.equal(bare.json().status, 'no-session', `${method} ${route.url}`);
+      if (route.access !== 'session') {
+        const answer = await anonymous.call(method, url, method === 'POST' ? {} : undefined);
+        assert.equal(answer.status, 'no-auth', `${method} ${route.url}`);
+      }
+    }
+  });
+
+  test('wrong-origin when the Origin differs from the one the session was created with', async (t) => {
+    const app = await build(t);
+    const user = await buildUser(app);
+    const client = new Client(app, { origin: 'https://app.example' });
+    await client.login(user.username, user.password);
+    const partner = new Client(app, { origin: 'https://app.example' });
+    await partner.open();
+    for (const route of app.server.routeTable) {
+      if (route.access === 'none' || route.binary) continue;
+      const method = route.method as 'GET' | 'POST' | 'DELETE';
+      const answer = await app.server.inject({
+        method,
+        url: concrete(route.url),
+        headers: { authorization: `Bearer ${client.sid}`, origin: 'https://evil.example' },
+        payload: method === 'POST' ? {} : undefined,
+      });
+      // A user session on a partner or device route is no-auth first: origin comes after authentication.
+      const expected = ['partner', 'device'].includes(route.access) ? 'no-auth' : 'wrong-origin';
+      assert.equal(answer.json().status, expected, `${method} ${route.url}`);
+    }
+    // The same origin, and no Origin header at all (a non-browser client), are accepted.
+    assert.equal((await client.call('GET', '/api/session')).status, 'ok');
+    const noOrigin = await app.server.inject({
+      url: '/api/session',
+      headers: { authorization: `Bearer ${client.sid}` },
+    });
+    assert.equal(noOrigin.json().status, 'ok');
+  });
+});
+
+describe('envelope', () => {
+  test('unknown routes answer HTTP 404 with status fail', async (t) => {
+    const app = await build(t);
+    const answer = await app.server.inject('/api/no/such/route');
+    assert.equal(answer.statusCode, 404);
+    assert.deepEqual(answer.json(), { status: 'fail', message: 'unknown route' });
+  });
+
+  test('a body that is not JSON is wrong-syntax, whatever its content type; JSON is read from any content type', async (t) => {
+    const app = await build(t);
+    const user = await buildUser(app);
+    const client = new Client(app);
+    await client.open();
+    const headers = { authorization: `Bearer ${client.sid}` };
+    for (const contentType of ['application/json', 'text/plain', 'application/x-www-form-urlencoded']) {
+      const bad = await app.server.inject({
+        method: 'POST',
+        url: '/api/session',
+        headers: { ...headers, 'content-type': contentType },
+        payload: '{"username": ',
+      });
+      assert.equal(bad.statusCode, 200);
+      assert.equal(bad.json().status, 'wrong-syntax');
+    }
+    const good = await app.server.inject({
+      method: 'POST',
+      url: '/api/session',
+      headers: { ...headers, 'content-type': 'text/plain' },
+      payload: JSON.stringify({ username: user.username, password: user.password }),
+    });
+    assert.equal(good.json().status, 'ok');
+  });
+
+  test('an empty body counts as {}: missing-element', async (t) => {
+    const app = await build(t);
+    const client = new Client(app);
+    await client.open();
+    const answer = await app.server.inject({
+      method: 'POST',
+      url: '/api/session',
+      headers: { authorization: `Bearer ${client.sid}`, 'content-type': 'application/json' },
+    });
+    assert.equal(answer.json().status, 'missing-element');
+  });
+
+  test('an oversized body is too-large and changes nothing', async (t) => {
+    const app = await build(t, { env: { MAX_JSON_BODY_SIZE: '2048' } });
+    const user = await buildUser(app);
+    const client = new Client(app);
+    await client.open();
+    const answer = await app.server.inject({
+      method: 'POST',
+      url: '/api/session',
+      headers: { authorization: `Bearer ${client.sid}`, 'content-type': 'application/json' },
+      payload: JSON.stringify({
+        username: user.username,
+        password: user.password,
+        padding: 'x'.repeat(4096),
+      }),
+    });
+    assert.equal(answer.statusCode, 200);
+    assert.equal(answer.json().status, 'too-large');
+    assert.equal((await client.call('GET', '/api/session')).auth, false);
+  });
+
+  test('__proto__ in a body does not pollute objects', async (t) => {
+    const app = await build(t);
+    const client = new Client(app);
+    await client.open();
+    const answer = await app.server.inject({
+      method: 'POST',
+      url: '/api/session',
+      headers: { authorization: `Bearer ${client.sid}`, 'content-type': 'application/json' },
+      payload: '{"__proto__": {"polluted": true}, "username": "ab", "password": "12345"}',
+    });
+    assert.equal(answer.json().status, 'wrong-credentials');
+    assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  });
+
+  test('an unexpected failure answers fail with the request id and no internals', async (t) => {
+    const app = await build(t);
+    const user = await buildUser(app);
+    await sql`ALTER TABLE "user" RENAME TO user_gone`.execute(app.database.db);
+    const answer = await app.server.inject({
+      method: 'POST',
+      url: '/api/session',
+      payload: { username: user.username, password: user.password },
+    });
+    assert.equal(answer.statusCode, 200);
+    const body = answer.json();
+    assert.equal(body.status, 'fail');
+    assert.match(body.message, /^internal error \(request [^)]+\)$/);
+    assert.doesNotMatch(answer.body, /at .*\.ts|Error:|stack/);
+  });
+
+  test('gzip when the client accepts it', async (t) => {
+    const app = await build(t);
+    const answer = await app.server.inject({
+      url: '/api/openapi.json',
+      headers: { 'accept-encoding': 'gzip' },
+    });
+    assert.equal(answer.headers['content-encoding'], 'gzip');
+    const document = JSON.parse(gunzipSync(answer.rawPayload).toString('utf8'));
+    assert.equal(document.openapi, '3.1.0');
+    const plain = await app.server.inject({ url: '/api/openapi.json' });
+    assert.equal(plain.headers['content-encoding'], undefined);
+  });
+});
+
+describe('OpenAPI', () => {
+  test('GET /api/openapi.json documents every route with its schemas; /api/docs serves the reference', async (t) => {
+    const app = await build(t);
+    const document = (await app.server.inject('/api/openapi.json')).json();
+    assert.equal(document.openapi, '3.1.0');
+    for (const route of app.server.routeTable) {
+      const path = route.url.replace(/:([^/.]+)/g, '{$1}');
+      assert.ok(document.paths[path]?.[route.method.toLowerCase()], `${route.method} ${route.url} missing`);
+    }
+    const session = document.paths['/api/session'].get;
+    assert.ok(session.responses['200'].content['application/json'].schema.properties.next_event);
+    const docs = await app.server.inject('/api/docs/');
+    assert.equal(docs.statusCode, 200);
+    assert.match(docs.body, /swagger/i);
+  });
+});
+
+describe('download id', () => {
+  test('dkey is base64url of the MD5 of the lower-case UUID and the sid', () => {
+    const uuid = 'AB9C1E20-0000-1000-8000-000000000001';
+    const sid = 'the-session-id';
+    const dkey = createHash('md5')
+      .update(uuid.toLowerCase() + sid)
+      .digest('base64url');
+    assert.ok(checkDownloadKey(uuid, sid, dkey));
+    assert.ok(!checkDownloadKey(uuid, 'other-sid', dkey));
+    assert.ok(!checkDownloadKey(uuid, sid, `${dkey}x`));
+    assert.ok(!checkDownloadKey(uuid, sid, ''));
+  });
+});
+
+describe('configuration', () => {
+  test('defaults follow decisions.md', () => {
+    const config = loadConfig({});
+    assert.equal(config.port, 8080);
+    assert.equal(config.host, '127.0.0.1');
+    assert.equal(config.publicUrl, 'http://127.0.0.1:8080');
+    assert.equal(config.sessionRateLimit, 60);
+    assert.equal(config.databaseUrl, undefined);
+    assert.equal(config.maxUploadSize, 20 * 1024 * 1024);
+    assert.ok(Object.isFrozen(config));
+  });
+
+  test('bad values are refused with a message naming the variable', () => {
+    for (const [name, value] of [
+      ['PORT', 'eighty'],
+      ['PORT', '70000'],
+      ['DATABASE_URL', 'mysql://localhost/x'],
+      ['PUBLIC_URL', 'not a url'],
+      ['SESSION_RATE_LIMIT', '-1'],
+      ['LOG_LEVEL', 'loud'],
+      ['SMTP_URL', 'http://mail'],
+    ] as const) {
+      assert.throws(
+        () => loadConfig({ [name]: value }),
+        (error: unknown) => error instanceof ConfigError && error.message.includes(name),
+      );
+    }
+  });
+});
+
+describe('sessions and users across a login', () => {
+  test('a logged-in client sees auth true', async (t) => {
+    const app = await build(t);
+    const { client } = await loggedInClient(app);
+    assert.equal((await client.call('GET', '/api/session')).auth, true);
+  });
+});

@@ -1,0 +1,159 @@
+/**
+ * End-to-end tests with real server processes: events between nodes that share a PostgreSQL,
+ * and graceful shutdown.
+ */
+import assert from 'node:assert/strict';
+import { type ChildProcess, spawn } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { describe, type TestContext, test } from 'node:test';
+import { createServices, openStorage } from '../src/app.js';
+import { loadConfig } from '../src/platform/config.js';
+import { createLogger } from '../src/platform/server.js';
+import { testEnv } from './helper.js';
+
+const root = path.resolve(import.meta.dirname, '..');
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+interface Node {
+  url: string;
+  process: ChildProcess;
+  exited: Promise<number | null>;
+}
+
+/** Starts `src/main.ts` as its own process and waits until it serves. */
+async function startNode(t: TestContext, env: Record<string, string>, fixedPort?: number): Promise<Node> {
+  const port = fixedPort ?? (await freePort());
+  const url = `http://127.0.0.1:${port}`;
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: root,
+    env: { ...process.env, ...env, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  t.after(() => {
+    if (child.exitCode === null) child.kill('SIGKILL');
+  });
+  let output = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node did not start:\n${output}`)), 20_000);
+    const onData = (chunk: Buffer) => {
+      output += chunk.toString();
+      if (output.includes('serves the API')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+    child.on('exit', () => reject(new Error(`node exited:\n${output}`)));
+  });
+  return { url, process: child, exited };
+}
+
+async function call(node: Node, method: string, route: string, sid?: string, body?: unknown) {
+  const response = await fetch(node.url + route, {
+    method,
+    headers: {
+      ...(sid ? { authorization: `Bearer ${sid}` } : {}),
+      ...(body ? { 'content-type': 'application/json' } : {}),
+    },
+    ...(body ? { body: JSON.stringify(body) } : {}),
+  });
+  return (await response.json()) as Record<string, unknown>;
+}
+
+describe('server processes', () => {
+  test('an event emitted on one node reaches a session held by another node through PostgreSQL', async (t) => {
+    const env = await testEnv(t, 'postgres');
+    const nodeA = await startNode(t, env);
+    const nodeB = await startNode(t, { ...env, DATA_DIR: `${env.DATA_DIR}/b` });
+
+    // A third participant on the same database creates the user and later emits, as a node would.
+    const config = loadConfig({ ...env, DATA_DIR: `${env.DATA_DIR}/c`, PUBLIC_URL: 'http://127.0.0.3:1' });
+    const storage = await openStorage(config);
+    t.after(() => storage.close());
+    const services = createServices(storage, config, createLogger(config));
+    await services.hub.start();
+    t.after(() => services.hub.stop());
+    const user = await services.users.createUser({
+      username: 'nodeuser',
+      password: 'secret-pw',
+      firstname: 'N',
+      lastname: 'U',
+    });
+
+    const onA = await call(nodeA, 'POST', '/api/session', undefined, {
+      username: 'nodeuser',
+      password: 'secret-pw',
+    });
+    const onB = await call(nodeB, 'POST', '/api/session', undefined, {
+      username: 'nodeuser',
+      password: 'secret-pw',
+    });
+    assert.equal(onA.server, nodeA.url);
+    assert.equal(onB.server, nodeB.url);
+    // Each node knows only its own sessions.
+    assert.equal((await call(nodeA, 'DELETE', '/api/session', onB.sid as string)).status, 'no-session');
+
+    const pollA = call(nodeA, 'GET', '/api/event?timeout=20', onA.sid as string);
+    const pollB = call(nodeB, 'GET', '/api/event?timeout=20', onB.sid as string);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    services.hub.emit({ users: [user.uuid] }, 'user_modify');
+    // A payload larger than a NOTIFY can carry goes through the database too.
+    services.hub.emit({ users: [user.uuid] }, 'object_metadata', {
+      update: { 'big.value': 'x'.repeat(20_000) },
+    });
+    const [answerA, answerB] = await Promise.all([pollA, pollB]);
+    for (const answer of [answerA, answerB]) {
+      const events = answer.event as { id: number; event: string }[];
+      assert.equal(events[0]?.event, 'user_modify');
+    }
+    const rest = await call(nodeB, 'GET', '/api/event?next=1&timeout=20', onB.sid as string);
+    const big = (rest.event as { event: string; update: Record<string, string> }[])[0]!;
+    assert.equal(big.event, 'object_metadata');
+    assert.equal(big.update['big.value']!.length, 20_000);
+  });
+
+  test('SIGTERM answers held long-polls, finishes, and the session survives the restart', async (t) => {
+    const env = await testEnv(t, 'sqlite');
+    const node = await startNode(t, env);
+    const session = await call(node, 'GET', '/api/session');
+    const poll = call(node, 'GET', '/api/event?timeout=300', session.sid as string);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    node.process.kill('SIGTERM');
+    const answer = await poll;
+    assert.deepEqual(answer, { event: [], status: 'ok' });
+    assert.equal(await node.exited, 0);
+
+    const again = await startNode(t, env, Number(new URL(node.url).port));
+    const resumed = await call(again, 'GET', '/api/session', session.sid as string);
+    assert.equal(resumed.status, 'ok');
+    assert.equal(resumed.did, session.did);
+  });
+
+  test('a bad configuration stops the start with a clear message', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: root,
+      env: { ...process.env, PORT: 'eighty' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString();
+    });
+    const code = await new Promise((resolve) => child.on('exit', resolve));
+    assert.equal(code, 2);
+    assert.match(stderr, /configuration error: PORT must be a whole number/);
+  });
+});
