@@ -124,11 +124,12 @@ export class EventHub {
     }
     const id = randomUUID();
     await this.db.insertInto('event_broadcast').values({ id, body, created: Date.now() }).execute();
-    await this.bus!.publish(CHANNEL, JSON.stringify({ ref: id }));
+    await this.bus!.publish(CHANNEL, JSON.stringify({ ref: id, node: this.nodeId }));
   }
 
   private async receive(raw: string): Promise<void> {
-    let parsed = JSON.parse(raw) as BusMessage | { ref: string };
+    let parsed = JSON.parse(raw) as BusMessage | { ref: string; node: string };
+    if (parsed.node === this.nodeId) return;
     if ('ref' in parsed) {
       const row = await this.db
         .selectFrom('event_broadcast')
@@ -138,7 +139,6 @@ export class EventHub {
       if (!row) return;
       parsed = JSON.parse(row.body) as BusMessage;
     }
-    if (parsed.node === this.nodeId) return;
     this.deliver(parsed.target, parsed.event, parsed.time, parsed.payload);
   }
 }
