@@ -126,14 +126,18 @@ export function registerAccess(app: FastifyInstance, resolver: SessionResolver):
     if (origin !== undefined && origin !== session.origin) throw new ApiError('wrong-origin');
   });
 
-  // Permissions are call-specific statuses, so they come after validation.
-  app.addHook('preHandler', async (request) => {
-    const { access, permission } = request.routeOptions.config;
-    if (access !== 'internal') return;
+  // Permissions are call-specific statuses, so they come after validation; only internal
+  // routes get the check, keeping every other route's hot path free of it.
+  const checkPermission = async (request: FastifyRequest) => {
+    const { permission } = request.routeOptions.config;
     const user = request.session?.userUuid;
     if (!user || !permission || !(await resolver.hasPermission(user, permission))) {
       throw new ApiError('access-denied');
     }
+  };
+  app.addHook('onRoute', (route) => {
+    if (route.config?.access !== 'internal') return;
+    route.preHandler = [checkPermission, ...[route.preHandler ?? []].flat()];
   });
 }
 

@@ -6,7 +6,7 @@
  */
 import { Ajv, type ErrorObject, type Options } from 'ajv';
 import addFormats from 'ajv-formats';
-import type { FastifyInstance, FastifySchema } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
 function createAjv(options: Options): Ajv {
@@ -49,9 +49,13 @@ export function registerValidation(app: FastifyInstance): void {
     };
   });
 
-  // A JSON route called without a body is judged as if it sent `{}`: missing-element, not a type error.
-  app.addHook('preValidation', async (request) => {
-    const schema = request.routeOptions.schema as FastifySchema | undefined;
-    if (schema?.body && (request.body === undefined || request.body === null)) request.body = {};
+  // A JSON route called without a body is judged as if it sent `{}`: missing-element, not a
+  // type error. Only routes with a body schema get this step.
+  const defaultBody = async (request: FastifyRequest) => {
+    if (request.body === undefined || request.body === null) request.body = {};
+  };
+  app.addHook('onRoute', (route) => {
+    if (!route.schema?.body) return;
+    route.preValidation = [defaultBody, ...[route.preValidation ?? []].flat()];
   });
 }
