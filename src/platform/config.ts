@@ -2,6 +2,7 @@
  * Deployment contract (decisions.md, "Deployment contract"): the environment is read and
  * validated here once, into a frozen typed object. Nothing else reads process.env.
  */
+import os from 'node:os';
 import path from 'node:path';
 
 export interface Config {
@@ -23,6 +24,8 @@ export interface Config {
   readonly maxUploadSize: number;
   /** Largest accepted JSON request body in bytes. */
   readonly maxJsonBodySize: number;
+  /** Conversion workers (fax, presentation, audio, text2speech) of this node. */
+  readonly contentWorkers: number;
   readonly logLevel: string;
 }
 
@@ -80,6 +83,8 @@ export function loadConfig(env: Env = process.env): Config {
     sipDomainCurrent: env.SIP_DOMAIN_CURRENT || 'sip.zentrale.local',
     maxUploadSize: integer(env, 'MAX_UPLOAD_SIZE', 20 * 1024 * 1024, 1024, 2 ** 31),
     maxJsonBodySize: integer(env, 'MAX_JSON_BODY_SIZE', 1024 * 1024, 1024, 2 ** 30),
+    // One core stays free for the HTTP event loop.
+    contentWorkers: integer(env, 'CONTENT_WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 1024),
     logLevel,
   });
 }

@@ -49,6 +49,10 @@ export function deleteIdleSessions(db: Db, server: string, seenBefore: number): 
   return db.deleteFrom('session').where('server', '=', server).where('last_seen', '<=', seenBefore).execute();
 }
 
+export function deleteUserSessions(db: Db, userUuid: string): Promise<unknown> {
+  return db.deleteFrom('session').where('user_uuid', '=', userUuid).execute();
+}
+
 /** Closes every session of a device but the one given (a new device session replaces the old). */
 export function listDeviceSessions(db: Db, deviceUuid: string): Promise<{ did: string; server: string }[]> {
   return db.selectFrom('session').select(['did', 'server']).where('device_uuid', '=', deviceUuid).execute();

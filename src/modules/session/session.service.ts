@@ -45,6 +45,7 @@ interface LiveSession extends SessionContext {
 }
 
 const FLUSH_INTERVAL_MS = 60_000;
+const CLOSE_USER_SESSIONS = 'close_user_sessions';
 
 function principals(session: SessionContext): string[] {
   const id =
@@ -76,7 +77,12 @@ export class SessionService implements SessionResolver {
   private flushTimer: NodeJS.Timeout | undefined;
   private lastFlush = Date.now();
 
-  constructor(private readonly deps: SessionServiceDeps) {}
+  constructor(private readonly deps: SessionServiceDeps) {
+    deps.hub.onControl((name, payload) => {
+      if (name === CLOSE_USER_SESSIONS && typeof payload.user === 'string')
+        this.closeLocalSessionsOf(payload.user);
+    });
+  }
 
   /** Loads this node's sessions and starts the activity flush and idle expiry. */
   async start(): Promise<void> {
@@ -255,6 +261,23 @@ export class SessionService implements SessionResolver {
     this.unregister(session);
     session.queue.releaseWaiters();
     await repo.deleteSession(this.deps.db, session.did);
+  }
+
+  /**
+   * Closes every session of a user on every node (account deleted or disabled): their sids
+   * stop working at once and their held long-polls answer.
+   */
+  async closeUserSessions(userUuid: string): Promise<void> {
+    this.deps.hub.control(CLOSE_USER_SESSIONS, { user: userUuid });
+    await repo.deleteUserSessions(this.deps.db, userUuid);
+  }
+
+  private closeLocalSessionsOf(userUuid: string): void {
+    for (const session of [...this.bySid.values()]) {
+      if (session.userUuid !== userUuid) continue;
+      this.unregister(session);
+      session.queue.releaseWaiters();
+    }
   }
 
   /** Writes the activity times of sessions used since the last flush; expires idle ones. */

@@ -237,6 +237,26 @@ for (const dialect of DIALECTS) {
       assert.equal((await foreign.call('DELETE', '/api/session')).status, 'no-session');
     });
 
+    test("closing a user's sessions ends all of them and answers their long-polls", async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const first = new Client(app);
+      await first.login(user.username, user.password);
+      const second = new Client(app);
+      await second.login(user.username, user.password);
+      const other = await buildUser(app);
+      const bystander = new Client(app);
+      await bystander.login(other.username, other.password);
+      const held = second.call('GET', '/api/event?timeout=60');
+      const queue = app.services.sessions.findBySid(second.sid!)!.queue;
+      while (queue.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      await app.services.sessions.closeUserSessions(user.uuid);
+      assert.deepEqual((await held).event, []);
+      assert.equal((await first.call('GET', '/api/session')).status, 'wrong-session');
+      assert.equal((await second.call('GET', '/api/session')).status, 'wrong-session');
+      assert.equal((await bystander.call('GET', '/api/session')).auth, true);
+    });
+
     test('idle sessions expire', async (t) => {
       const app = await build(t, { dialect, env: { SESSION_IDLE_TIMEOUT: '60' } });
       const client = new Client(app);

@@ -17,12 +17,52 @@ export interface UserTable {
   partner_uuid: string | null;
   disabled: number;
   created: number;
+  birthday: string | null;
+  zip_code: string | null;
+  town: string | null;
+  street: string | null;
+  house_number: string | null;
+  country: string | null;
+  area_code: string | null;
+  fax_ident: string | null;
+  fax_header: string | null;
+  pin_hash: string | null;
+  /** incomplete, checking, missmatch, baddocument, fail, ok */
+  validation: string;
+  picture: number;
+}
+
+/** A password recovery or e-mail change code (only its hash), single use. */
+export interface AccountCodeTable {
+  code_hash: string;
+  purpose: string;
+  user_uuid: string;
+  /** The new address of an e-mail change. */
+  email: string | null;
+  created: number;
+  expires: number;
+}
+
+export interface IdcardJobTable {
+  uuid: string;
+  user_uuid: string;
+  created: number;
+}
+
+export interface ThrottleTable {
+  scope: string;
+  subject: string;
+  window_start: number;
+  failures: number;
 }
 
 declare module '../../platform/database/database.js' {
   interface Tables {
     user: UserTable;
     internal_permission: { user_uuid: string; permission: string };
+    account_code: AccountCodeTable;
+    idcard_job: IdcardJobTable;
+    throttle: ThrottleTable;
   }
 }
 
@@ -91,4 +131,90 @@ export function listPermissions(
   let query = db.selectFrom('internal_permission').selectAll();
   if (userUuid) query = query.where('user_uuid', '=', userUuid);
   return query.orderBy('user_uuid').orderBy('permission').execute();
+}
+
+// --- single-use codes (password recovery, e-mail change) ---
+
+export function insertCode(db: Db, row: AccountCodeTable): Promise<unknown> {
+  return db.insertInto('account_code').values(row).execute();
+}
+
+export function findCode(db: Db, codeHash: string): Promise<AccountCodeTable | undefined> {
+  return db.selectFrom('account_code').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+}
+
+/** Deletes one code; false when it was gone already (used by a concurrent call). */
+export async function deleteCode(db: Db, codeHash: string): Promise<boolean> {
+  const result = await db.deleteFrom('account_code').where('code_hash', '=', codeHash).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export function deleteCodesOfUser(db: Db, userUuid: string, purpose: string): Promise<unknown> {
+  return db
+    .deleteFrom('account_code')
+    .where('user_uuid', '=', userUuid)
+    .where('purpose', '=', purpose)
+    .execute();
+}
+
+export function deleteExpiredCodes(db: Db, now: number): Promise<unknown> {
+  return db.deleteFrom('account_code').where('expires', '<=', now).execute();
+}
+
+// --- id card jobs (address validation) ---
+
+export function insertIdcardJob(db: Db, row: IdcardJobTable): Promise<unknown> {
+  return db.insertInto('idcard_job').values(row).execute();
+}
+
+export function findIdcardJob(db: Db, uuid: string): Promise<IdcardJobTable | undefined> {
+  return db.selectFrom('idcard_job').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+}
+
+export function listIdcardJobs(db: Db): Promise<IdcardJobTable[]> {
+  return db.selectFrom('idcard_job').selectAll().orderBy('created').orderBy('uuid').execute();
+}
+
+export function listIdcardJobsOfUser(db: Db, userUuid: string): Promise<IdcardJobTable[]> {
+  return db.selectFrom('idcard_job').selectAll().where('user_uuid', '=', userUuid).execute();
+}
+
+export async function deleteIdcardJob(db: Db, uuid: string): Promise<boolean> {
+  const result = await db.deleteFrom('idcard_job').where('uuid', '=', uuid).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
+
+export function deleteIdcardJobsOfUser(db: Db, userUuid: string): Promise<unknown> {
+  return db.deleteFrom('idcard_job').where('user_uuid', '=', userUuid).execute();
+}
+
+// --- throttling of wrong answers ---
+
+export function findThrottle(db: Db, scope: string, subject: string): Promise<ThrottleTable | undefined> {
+  return db
+    .selectFrom('throttle')
+    .selectAll()
+    .where('scope', '=', scope)
+    .where('subject', '=', subject)
+    .executeTakeFirst();
+}
+
+export function saveThrottle(db: Db, row: ThrottleTable): Promise<unknown> {
+  return db
+    .insertInto('throttle')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .columns(['scope', 'subject'])
+        .doUpdateSet({ window_start: row.window_start, failures: row.failures }),
+    )
+    .execute();
+}
+
+export function deleteThrottle(db: Db, scope: string, subject: string): Promise<unknown> {
+  return db.deleteFrom('throttle').where('scope', '=', scope).where('subject', '=', subject).execute();
+}
+
+export function deleteStaleThrottles(db: Db, before: number): Promise<unknown> {
+  return db.deleteFrom('throttle').where('window_start', '<', before).execute();
 }

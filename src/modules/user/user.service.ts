@@ -7,6 +7,7 @@ import type { Db } from '../../platform/database/database.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
+import { hashSecretCode } from './codes.js';
 import * as repo from './user.repository.js';
 
 export type { UserRow } from './user.repository.js';
@@ -26,7 +27,12 @@ export interface NewUser {
   countryCode?: string | undefined;
   newsletter?: boolean | undefined;
   partnerUuid?: string | null | undefined;
+  /** The UUID promised in advance (partner-controlled sign-up); a new one otherwise. */
+  uuid?: string | undefined;
 }
+
+/** What a single-use account code is for. */
+export type CodePurpose = 'recovery' | 'email';
 
 export function usernameKey(username: string): string {
   return username.toLowerCase();
@@ -42,14 +48,26 @@ export function emailKey(email: string): string {
  */
 export type UserCreatedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
 
+/**
+ * Runs inside the transaction that deletes a user, before the user row goes, so that what the
+ * user owns goes with it or the deletion fails as a whole.
+ */
+export type UserDeletedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
+
 export class UserService {
   private readonly createdHooks: UserCreatedHook[] = [];
+  private readonly deletedHooks: UserDeletedHook[] = [];
 
   constructor(private readonly db: Db) {}
 
   /** Other areas register what a new user gets (see UserCreatedHook). */
   onUserCreated(hook: UserCreatedHook): void {
     this.createdHooks.push(hook);
+  }
+
+  /** Other areas register what goes when a user is deleted (see UserDeletedHook). */
+  onUserDeleted(hook: UserDeletedHook): void {
+    this.deletedHooks.push(hook);
   }
 
   /**
@@ -69,7 +87,7 @@ export class UserService {
       throw new ApiError('already-exist', 'e-mail address already in use');
     }
     const row: repo.UserRow = {
-      uuid: newUuid(),
+      uuid: input.uuid ?? newUuid(),
       username: input.username,
       username_key: usernameKey(input.username),
       email: input.email ?? null,
@@ -84,6 +102,18 @@ export class UserService {
       partner_uuid: input.partnerUuid ?? null,
       disabled: 0,
       created: nowSeconds(),
+      birthday: null,
+      zip_code: null,
+      town: null,
+      street: null,
+      house_number: null,
+      country: null,
+      area_code: null,
+      fax_ident: null,
+      fax_header: null,
+      pin_hash: null,
+      validation: 'incomplete',
+      picture: 0,
     };
     await repo.insertUser(db, row);
     for (const hook of this.createdHooks) await hook(db, row);
@@ -123,12 +153,76 @@ export class UserService {
     await repo.updateUser(this.db, uuid, { partner_uuid: partnerUuid });
   }
 
+  /**
+   * Stores a single-use code (only its hash) valid for `lifetime` seconds; it replaces the
+   * user's earlier codes of the same purpose. `email` is the new address of an e-mail change.
+   */
+  async storeCode(
+    purpose: CodePurpose,
+    userUuid: string,
+    code: string,
+    lifetime: number,
+    email: string | null = null,
+  ): Promise<void> {
+    const now = nowSeconds();
+    await this.db.transaction().execute(async (trx) => {
+      await repo.deleteExpiredCodes(trx, now);
+      await repo.deleteCodesOfUser(trx, userUuid, purpose);
+      await repo.insertCode(trx, {
+        code_hash: hashSecretCode(code),
+        purpose,
+        user_uuid: userUuid,
+        email,
+        created: now,
+        expires: now + lifetime,
+      });
+    });
+  }
+
+  /**
+   * POST /api/password: replaces the password when `code` is a live recovery code of the user,
+   * and uses the code up, in one transaction. False when the code is unknown, expired, used,
+   * or someone else's.
+   */
+  async resetPasswordWithCode(userUuid: string, code: string, password: string): Promise<boolean> {
+    const codeHash = hashSecretCode(code);
+    const row = await repo.findCode(this.db, codeHash);
+    if (row?.purpose !== 'recovery' || row.user_uuid !== userUuid || row.expires <= nowSeconds())
+      return false;
+    const passwordHash = await hashSecret(password);
+    return this.db.transaction().execute(async (trx) => {
+      // A concurrent call may have used the code meanwhile: only one of them gets to delete it.
+      if (!(await repo.deleteCode(trx, codeHash))) return false;
+      await repo.deleteCodesOfUser(trx, userUuid, 'recovery');
+      await repo.updateUser(trx, userUuid, { password_hash: passwordHash });
+      return true;
+    });
+  }
+
   listUsers(limit = 1000): Promise<repo.UserRow[]> {
     return repo.listUsers(this.db, limit);
   }
 
-  deleteUser(uuid: string): Promise<boolean> {
-    return repo.deleteUser(this.db, uuid);
+  /**
+   * Deletes a user with everything the deletion hooks remove, in one transaction; false when
+   * there was no such user. Pass `db` to join a caller's transaction.
+   */
+  async deleteUser(uuid: string, db?: Db): Promise<boolean> {
+    if (db) return this.removeUser(db, uuid);
+    return this.db.transaction().execute((trx) => this.removeUser(trx, uuid));
+  }
+
+  private async removeUser(db: Db, uuid: string): Promise<boolean> {
+    const user = await repo.findUserByUuid(db, uuid);
+    if (!user) return false;
+    for (const hook of this.deletedHooks) await hook(db, user);
+    return repo.deleteUser(db, uuid);
+  }
+
+  /** True when `pin` is the user's phone PIN (POST /api/user `pin`); false without a PIN. */
+  async verifyPin(uuid: string, pin: string): Promise<boolean> {
+    const user = await repo.findUserByUuid(this.db, uuid);
+    return user?.pin_hash ? verifySecret(user.pin_hash, pin) : false;
   }
 
   hasPermission(userUuid: string, permission: string): Promise<boolean> {

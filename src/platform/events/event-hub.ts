@@ -27,7 +27,12 @@ interface BusMessage {
   event: string;
   time: number;
   payload: Record<string, unknown>;
+  /** A message between nodes, not an event for clients (e.g. "close this user's sessions"). */
+  control?: true;
 }
+
+/** Handles a control message on every node (see `control`). */
+export type ControlHandler = (name: string, payload: Record<string, unknown>) => void;
 
 const CHANNEL = 'zentrale_event';
 // pg_notify payloads must stay under 8000 bytes.
@@ -39,6 +44,7 @@ export class EventHub {
   private readonly bySession = new Map<string, EventQueue>();
   private readonly nodeId = randomUUID();
   private cleanupTimer: NodeJS.Timeout | undefined;
+  private readonly controlHandlers: ControlHandler[] = [];
 
   constructor(
     private readonly db: Db,
@@ -99,6 +105,29 @@ export class EventHub {
     }
   }
 
+  /** Registers a handler for control messages (runs on every node, this one included). */
+  onControl(handler: ControlHandler): void {
+    this.controlHandlers.push(handler);
+  }
+
+  /** Runs `name` on every node's control handlers: this node at once, others through the bus. */
+  control(name: string, payload: Record<string, unknown>): void {
+    for (const handler of this.controlHandlers) handler(name, payload);
+    if (this.bus) {
+      const message: BusMessage = {
+        node: this.nodeId,
+        target: {},
+        event: name,
+        time: 0,
+        payload,
+        control: true,
+      };
+      this.publish(message).catch((error: unknown) =>
+        this.log.error({ err: error, name }, 'control not passed to other nodes'),
+      );
+    }
+  }
+
   /** Number of sessions on this node that receive a user's events. */
   sessionsOf(user: string): number {
     return this.byUser.get(user)?.size ?? 0;
@@ -138,6 +167,10 @@ export class EventHub {
         .executeTakeFirst();
       if (!row) return;
       parsed = JSON.parse(row.body) as BusMessage;
+    }
+    if (parsed.control) {
+      for (const handler of this.controlHandlers) handler(parsed.event, parsed.payload);
+      return;
     }
     this.deliver(parsed.target, parsed.event, parsed.time, parsed.payload);
   }

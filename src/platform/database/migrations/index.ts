@@ -2,8 +2,18 @@
 import type { Migration } from 'kysely';
 import * as foundation from './0001-foundation.js';
 import * as operator from './0002-operator.js';
+import * as accounts from './0003-accounts.js';
+import * as objectStore from './0004-object-store.js';
+import * as content from './0005-content.js';
+import * as live from './0006-live.js';
+import * as documents from './0007-documents.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
   '0002-operator': operator,
+  '0003-accounts': accounts,
+  '0004-object-store': objectStore,
+  '0005-content': content,
+  '0006-live': live,
+  '0007-documents': documents,
 };

@@ -1,0 +1,2 @@
+export { announcementRoutes } from './announcement.routes.js';
+export { AnnouncementService } from './announcement.service.js';

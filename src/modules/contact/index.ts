@@ -1,0 +1,2 @@
+export { contactRoutes } from './contact.routes.js';
+export { ContactService } from './contact.service.js';

@@ -1,0 +1,110 @@
+/**
+ * Devices (spec "Device API", "Authentication" 6): physical devices known by a version 1 UUID
+ * and a key, which is stored only as an argon2id hash. The operator registers them and may give
+ * each an owner; the device protocol authenticates with `verifyDevice`.
+ */
+import type { Db } from '../../platform/database/database.js';
+import { ApiError } from '../../platform/errors.js';
+import { isUuidV1, newUuid, nowSeconds } from '../../platform/ids.js';
+import { hashSecret, verifySecret } from '../../platform/secrets.js';
+import type { UserService } from '../user/index.js';
+import * as repo from './device.repository.js';
+
+/** The spec's format of the device `key` (POST /api/device/session). */
+export const DEVICE_KEY = /^.{5,50}$/u;
+const DESCRIPTION = /^.{0,200}$/u;
+
+export interface Device {
+  uuid: string;
+  /** UUID of the owning user, or null. */
+  owner: string | null;
+  description: string;
+  created: number;
+}
+
+export interface NewDevice {
+  /** A version 1 UUID; a new one when left out. */
+  uuid?: string | undefined;
+  key: string;
+  owner?: string | null | undefined;
+  description?: string | undefined;
+}
+
+function toDevice(row: repo.DeviceTable): Device {
+  return { uuid: row.uuid, owner: row.owner_uuid, description: row.description, created: row.created };
+}
+
+function checkKey(key: string): void {
+  if (!DEVICE_KEY.test(key)) throw new ApiError('wrong-syntax', 'bad key: 5 to 50 characters');
+}
+
+export class DeviceService {
+  constructor(
+    private readonly db: Db,
+    private readonly users: UserService,
+  ) {}
+
+  /** Registers a device; already-exist for a known UUID, wrong-user for an unknown owner. */
+  async createDevice(input: NewDevice): Promise<Device> {
+    if (input.uuid !== undefined && !isUuidV1(input.uuid))
+      throw new ApiError('wrong-syntax', 'bad uuid: a version 1 UUID');
+    checkKey(input.key);
+    const description = input.description ?? '';
+    if (!DESCRIPTION.test(description))
+      throw new ApiError('wrong-syntax', 'bad description: at most 200 characters');
+    if (input.owner) await this.requireUser(input.owner);
+    const row: repo.DeviceTable = {
+      uuid: input.uuid?.toLowerCase() ?? newUuid(),
+      key_hash: await hashSecret(input.key),
+      owner_uuid: input.owner ?? null,
+      description,
+      created: nowSeconds(),
+    };
+    await this.db.transaction().execute(async (trx) => {
+      if (await repo.findDevice(trx, row.uuid))
+        throw new ApiError('already-exist', `device ${row.uuid} exists`);
+      await repo.insertDevice(trx, row);
+    });
+    return toDevice(row);
+  }
+
+  async findDevice(uuid: string): Promise<Device | undefined> {
+    const row = await repo.findDevice(this.db, uuid.toLowerCase());
+    return row && toDevice(row);
+  }
+
+  /** Every device, or those of one owner. */
+  async listDevices(ownerUuid?: string): Promise<Device[]> {
+    return (await repo.listDevices(this.db, ownerUuid)).map(toDevice);
+  }
+
+  async setKey(uuid: string, key: string): Promise<void> {
+    checkKey(key);
+    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { key_hash: await hashSecret(key) })))
+      throw new ApiError('wrong-device', `no device ${uuid}`);
+  }
+
+  /** Gives the device an owner, or none (null). */
+  async setOwner(uuid: string, ownerUuid: string | null): Promise<Device> {
+    if (ownerUuid) await this.requireUser(ownerUuid);
+    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { owner_uuid: ownerUuid })))
+      throw new ApiError('wrong-device', `no device ${uuid}`);
+    return (await this.findDevice(uuid))!;
+  }
+
+  async deleteDevice(uuid: string): Promise<void> {
+    if (!(await repo.deleteDevice(this.db, uuid.toLowerCase())))
+      throw new ApiError('wrong-device', `no device ${uuid}`);
+  }
+
+  /** The device whose UUID and key match, or undefined; takes the same time either way. */
+  async verifyDevice(uuid: string, key: string): Promise<Device | undefined> {
+    const row = isUuidV1(uuid) ? await repo.findDevice(this.db, uuid.toLowerCase()) : undefined;
+    const ok = await verifySecret(row?.key_hash, key);
+    return ok && row ? toDevice(row) : undefined;
+  }
+
+  private async requireUser(uuid: string): Promise<void> {
+    if (!(await this.users.findUser(uuid))) throw new ApiError('wrong-user', `no user ${uuid}`);
+  }
+}

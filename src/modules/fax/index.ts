@@ -1,0 +1,2 @@
+export { faxRoutes } from './fax.routes.js';
+export { FaxService, type NewFaxReport } from './fax.service.js';

@@ -1,0 +1,1 @@
+export { idcardcheckRoutes } from './idcardcheck.routes.js';

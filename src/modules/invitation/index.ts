@@ -1,0 +1,2 @@
+export { invitationRoutes } from './invitation.routes.js';
+export { InvitationService } from './invitation.service.js';

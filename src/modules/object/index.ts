@@ -1,0 +1,2 @@
+export { objectRoutes } from './object.routes.js';
+export { ObjectService } from './object.service.js';

@@ -1,0 +1,78 @@
+/**
+ * Schemas of spec "Comments, links, metadata": comments on objects, links between objects,
+ * object metadata and user metadata.
+ */
+import { type Static, Type } from 'typebox';
+import { ObjectParams } from '../../platform/object-store/index.js';
+import { pageQuery } from '../../platform/paging.js';
+import { envelope, Flag, Uuid } from '../../platform/schema.js';
+
+export const COMMENT_LIST_COUNT = { default: 100, max: 1000 };
+
+/** Metadata keys: reverse-domain form. */
+export const KEY_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){1,10}$';
+/** A domain: one or more labels; its keys are those below it. */
+export const DOMAIN_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){0,10}$';
+/** Largest metadata value, as JSON text (too-large beyond). */
+export const METADATA_VALUE_MAX = 100 * 1024;
+
+export { ObjectParams };
+
+// Line breaks are allowed in comments; the limit is 1..1000 characters.
+const CommentText = Type.String({ pattern: '^[\\s\\S]{1,1000}$', description: '1 to 1000 characters' });
+
+export const ListCommentsQuery = Type.Object(pageQuery(COMMENT_LIST_COUNT));
+export type ListCommentsQuery = Static<typeof ListCommentsQuery>;
+
+export const CommentObject = Type.Object({
+  uuid: Uuid,
+  owner: Uuid,
+  text: Type.String(),
+  time: Type.Integer(),
+  modified: Type.Integer({ description: 'time of the last change of the text' }),
+});
+export type CommentObject = Static<typeof CommentObject>;
+
+export const ListCommentsAnswer = envelope({
+  comment: Type.Array(CommentObject, { description: 'one page of the comments, in time order' }),
+});
+
+export const CommentBody = Type.Object({ text: CommentText });
+export type CommentBody = Static<typeof CommentBody>;
+
+export const UuidAnswer = envelope({ uuid: Uuid });
+
+export const LinkParams = Type.Object({ uuid: Uuid, other: Uuid });
+
+export const ListLinksAnswer = envelope({
+  link: Type.Record(Type.String(), Type.Object({ type: Type.String({ description: 'object type' }) }), {
+    description: 'linked objects the user may read, by UUID',
+  }),
+});
+
+export const MetadataQuery = Type.Object({
+  keys: Type.Optional(Type.String({ maxLength: 10_000, description: 'comma-separated keys' })),
+  domain: Type.Optional(Type.String({ pattern: DOMAIN_PATTERN, description: 'all keys below this domain' })),
+});
+export type MetadataQuery = Static<typeof MetadataQuery>;
+
+export const MetadataAnswer = envelope({
+  metadata: Type.Record(Type.String(), Type.Unknown(), { description: 'key -> value' }),
+});
+
+export const SetMetadataQuery = Type.Object({
+  noevent: Flag,
+  nostore: Flag,
+});
+export type SetMetadataQuery = Static<typeof SetMetadataQuery>;
+
+export const SetMetadataBody = Type.Object({
+  update: Type.Optional(
+    Type.Record(Type.String({ pattern: KEY_PATTERN }), Type.Unknown(), {
+      additionalProperties: false,
+      description: `key (${KEY_PATTERN}) -> value (any JSON, at most 100 KB)`,
+    }),
+  ),
+  delete: Type.Optional(Type.Array(Type.String({ pattern: KEY_PATTERN }), { maxItems: 1000 })),
+});
+export type SetMetadataBody = Static<typeof SetMetadataBody>;

@@ -1,0 +1,7 @@
+export {
+  PHONE,
+  type PhoneHolders,
+  type PhoneNumber,
+  PhoneService,
+  type PhoneServiceDeps,
+} from './phone.service.js';

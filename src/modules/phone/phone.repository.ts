@@ -1,0 +1,46 @@
+/** Storage of phone numbers and who holds them (spec "Partner API", GET /api/phone). */
+import type { Db } from '../../platform/database/database.js';
+
+export interface PhoneNumberTable {
+  number: string;
+  user_uuid: string | null;
+  partner_uuid: string | null;
+  locked: number;
+  /** JSON: per-number switches (dialplan_enable, fax_enable, ...) */
+  settings: string;
+  created: number;
+}
+
+declare module '../../platform/database/database.js' {
+  interface Tables {
+    phone_number: PhoneNumberTable;
+  }
+}
+
+export function insertNumber(db: Db, row: PhoneNumberTable): Promise<unknown> {
+  return db.insertInto('phone_number').values(row).execute();
+}
+
+export function findNumber(db: Db, number: string): Promise<PhoneNumberTable | undefined> {
+  return db.selectFrom('phone_number').selectAll().where('number', '=', number).executeTakeFirst();
+}
+
+/** Numbers in number order, all of them or those of a user and/or a partner. */
+export function listNumbers(
+  db: Db,
+  filter: { userUuid?: string | undefined; partnerUuid?: string | undefined },
+): Promise<PhoneNumberTable[]> {
+  let query = db.selectFrom('phone_number').selectAll();
+  if (filter.userUuid !== undefined) query = query.where('user_uuid', '=', filter.userUuid);
+  if (filter.partnerUuid !== undefined) query = query.where('partner_uuid', '=', filter.partnerUuid);
+  return query.orderBy('number').execute();
+}
+
+export function updateNumber(db: Db, number: string, changes: Partial<PhoneNumberTable>): Promise<unknown> {
+  return db.updateTable('phone_number').set(changes).where('number', '=', number).execute();
+}
+
+export async function deleteNumber(db: Db, number: string): Promise<boolean> {
+  const result = await db.deleteFrom('phone_number').where('number', '=', number).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}

@@ -1,0 +1,250 @@
+/** Routes of spec "Presentation": the object, its slides and PDF, event subscription and control. */
+import { sessionOf, userOf } from '../../platform/access.js';
+import { CONTENT_TYPES, sendContent } from '../../platform/content/index.js';
+import { Empty, isSet } from '../../platform/schema.js';
+import type { AppInstance } from '../../platform/server.js';
+import {
+  ControlBody,
+  CreatePresentationBody,
+  DeletePresentationQuery,
+  DownloadQuery,
+  FileParams,
+  GetPresentationAnswer,
+  PresentationParams,
+  SlideParams,
+  SubscribeAnswer,
+  UpdatePresentationBody,
+  UuidAnswer,
+} from './presentation.schema.js';
+import type { PresentationService } from './presentation.service.js';
+import {
+  DROP_AFTER_MS,
+  KEEPALIVE_INTERVAL_MS,
+  type PresentationLiveService,
+} from './presentation-live.service.js';
+
+const STATUS_EVENT =
+  'presentation_status (to subscribers): `presentation`, `busy`, `version` (grows with every change; ' +
+  'ignore a status whose version is not above the last one applied) and, while busy, `moderator` ' +
+  '(user UUID), `page` (1-based), `pointer` {x, y, visible}, `member_count`, and `member` (member ' +
+  'user UUIDs in the order they joined) when the members changed and in the status a new subscriber ' +
+  'gets. Sent to a new subscriber of a busy presentation, and to all subscribers on every change of ' +
+  'members, moderator, page or pointer and on start and stop; joins and leaves within 100 ms are ' +
+  'reported together.';
+
+export function presentationRoutes(
+  app: AppInstance,
+  presentations: PresentationService,
+  live: PresentationLiveService,
+): void {
+  const tags = ['presentation'];
+
+  app.post(
+    '/api/presentation',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Create a presentation (object_new); its status is empty until a PDF is uploaded',
+        tags,
+        body: CreatePresentationBody,
+        response: { 200: UuidAnswer },
+      },
+    },
+    async (request) => ({ uuid: await presentations.createPresentation(userOf(request), request.body) }),
+  );
+
+  app.get(
+    '/api/presentation/:uuid',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'One presentation',
+        description: 'Status wrong-presentation.',
+        tags,
+        params: PresentationParams,
+        response: { 200: GetPresentationAnswer },
+      },
+    },
+    async (request) => ({
+      presentation: await presentations.getPresentation(userOf(request), request.params.uuid),
+    }),
+  );
+
+  app.post(
+    '/api/presentation/:uuid',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Change the description (object_modify)',
+        description: 'Statuses wrong-presentation, access-denied.',
+        tags,
+        params: PresentationParams,
+        body: UpdatePresentationBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await presentations.updatePresentation(userOf(request), request.params.uuid, request.body);
+      return {};
+    },
+  );
+
+  app.delete(
+    '/api/presentation/:uuid',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Move to the trash, or delete with purge (object_delete)',
+        description:
+          'A started presentation stops first (presentation_status busy false to its subscribers). ' +
+          'Statuses wrong-presentation, access-denied.',
+        tags,
+        params: PresentationParams,
+        querystring: DeletePresentationQuery,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await presentations.deletePresentation(
+        userOf(request),
+        request.params.uuid,
+        isSet(request.query.purge),
+      );
+      return {};
+    },
+  );
+
+  app.get(
+    '/api/presentation/:uuid/:page/:name.png',
+    {
+      config: { access: 'user', binary: true, didParam: 'uuid' },
+      schema: {
+        summary: 'One slide (PNG, 1-based), or HTTP 404',
+        description: 'Accepts did/dkey authentication (object UUID = presentation UUID); `inline` optional.',
+        tags,
+        params: SlideParams,
+        querystring: DownloadQuery,
+      },
+    },
+    async (request, reply) => {
+      const key = await presentations.slideKey(userOf(request), request.params.uuid, request.params.page);
+      return sendContent(request, reply, presentations.storage, key, {
+        type: CONTENT_TYPES.png,
+        inline: isSet(request.query.inline),
+      });
+    },
+  );
+
+  app.get(
+    '/api/presentation/:uuid/:name.pdf',
+    {
+      config: { access: 'user', binary: true, didParam: 'uuid' },
+      schema: {
+        summary: 'The original PDF, or HTTP 404',
+        description: 'Accepts did/dkey authentication (object UUID = presentation UUID); `inline` optional.',
+        tags,
+        params: FileParams,
+        querystring: DownloadQuery,
+      },
+    },
+    async (request, reply) => {
+      const key = await presentations.pdfKey(userOf(request), request.params.uuid);
+      return sendContent(request, reply, presentations.storage, key, {
+        type: CONTENT_TYPES.pdf,
+        inline: isSet(request.query.inline),
+      });
+    },
+  );
+
+  app.post(
+    '/api/presentation/:uuid/:name.pdf',
+    {
+      config: { access: 'user', upload: true },
+      schema: {
+        summary: 'Upload the PDF (raw body); slides are made from it in the background',
+        description:
+          'The presentation shows status convert, then ok (page_count set), empty (no pages) or fail; ' +
+          'object_modify and presentation_convert {presentation, status, page_count (when ok)} go to ' +
+          'its readers. The original PDF is kept. A started presentation whose page is beyond the new ' +
+          'slides goes to page 1. Statuses wrong-presentation, access-denied, too-large, ' +
+          'malformed-file (the presentation keeps its content).',
+        tags,
+        params: FileParams,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await presentations.uploadPdf(userOf(request), request.params.uuid, request.body);
+      return {};
+    },
+  );
+
+  app.get(
+    '/api/presentation/:uuid/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Subscribe the session to presentation_status events',
+        description: `Answers busy; when true, a presentation_status with the member list follows. ${STATUS_EVENT} The subscription ends with DELETE, or when the session ends. Status wrong-presentation.`,
+        tags,
+        params: PresentationParams,
+        response: { 200: SubscribeAnswer },
+      },
+    },
+    async (request) => {
+      const session = sessionOf(request);
+      return { busy: await live.subscribe(userOf(request), session.did, request.params.uuid) };
+    },
+  );
+
+  app.delete(
+    '/api/presentation/:uuid/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Cancel the subscription of the session',
+        description: 'Status wrong-presentation.',
+        tags,
+        params: PresentationParams,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await live.unsubscribe(userOf(request), sessionOf(request).did, request.params.uuid);
+      return {};
+    },
+  );
+
+  app.post(
+    '/api/presentation/:uuid/control',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Control a live presentation (the presentation state table)',
+        description:
+          'start (write access needed, else access-denied): the caller becomes the first member and ' +
+          'moderator, page 1, pointer {x 0.5, y 0.5, visible false}; illegal-state when started. ' +
+          'join: the caller becomes a member (again: no change). leave: the caller leaves; when the ' +
+          'moderator leaves, the member who joined first becomes moderator; when nobody is left the ' +
+          'presentation stops. keepalive: the answer to presentation_keepalive {presentation}, which ' +
+          `a member's session gets every ${KEEPALIVE_INTERVAL_MS / 1000} s; a member that has not ` +
+          `answered (or sent any control) for ${DROP_AFTER_MS / 1000} s, or whose session ended, is ` +
+          'dropped as if it left. Moderator only (a member who is not the moderator gets ' +
+          'access-denied): stop (all members leave), moderator (field moderator: a current member, ' +
+          'else illegal-state), page (field page: 1..page_count, else wrong-syntax), pointer (x, y in ' +
+          '0..1 and visible, each optional, merged into the pointer). Every control but start and join ' +
+          'from a caller who is not a member is illegal-state; every control but start on a presentation ' +
+          'that is not started is illegal-state. Read access is needed (wrong-presentation). ' +
+          'Changes send presentation_status to the subscribers.',
+        tags,
+        params: PresentationParams,
+        body: ControlBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await live.control(userOf(request), sessionOf(request).did, request.params.uuid, request.body);
+      return {};
+    },
+  );
+}

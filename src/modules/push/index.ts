@@ -1,0 +1,7 @@
+export {
+  APPLICATION_ID,
+  type NewPushApplication,
+  type PushApplication,
+  PushApplicationService,
+  type PushCredentials,
+} from './push-application.service.js';

@@ -1,0 +1,16 @@
+/**
+ * Queries of the recording area beyond the object store. One query per function; each takes
+ * `db` or a transaction first.
+ */
+import type { Db } from '../../platform/database/database.js';
+
+/** The owner of a recording (conversion results carry no user). */
+export async function findRecordingOwner(db: Db, uuid: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('object')
+    .select('owner')
+    .where('uuid', '=', uuid)
+    .where('type', '=', 'recording')
+    .executeTakeFirst();
+  return row?.owner;
+}

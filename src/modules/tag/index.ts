@@ -1,0 +1,2 @@
+export { tagRoutes } from './tag.routes.js';
+export { TagService } from './tag.service.js';

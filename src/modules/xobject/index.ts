@@ -1,0 +1,2 @@
+export { xobjectRoutes } from './xobject.routes.js';
+export { XObjectService } from './xobject.service.js';

@@ -1,0 +1,403 @@
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import * as mupdf from 'mupdf';
+import { PDFDocument } from 'pdf-lib';
+import pino from 'pino';
+import UTIF from 'utif2';
+import { createPostgresDatabase, DIALECTS, type Dialect } from '../../../test/helper.js';
+import { type DatabaseHandle, migrateToLatest, openDatabase } from '../database/database.js';
+import { ApiError } from '../errors.js';
+import { getPixel } from './bitmap.js';
+import { decodeG4 } from './ccitt-g4.js';
+import { countAttempt, listJobs } from './content-job.repository.js';
+import {
+  ContentService,
+  type ConversionKind,
+  type ConversionOptions,
+  type ConversionResult,
+} from './content-service.js';
+import { decodeOggVorbis, encodeOggVorbis } from './ogg.js';
+import { SPEECH_LOCALES } from './speech.js';
+import { LocalContentStorage } from './storage.js';
+import { A4, markerPdf, pcm16, sine, speechLike, textPdf, wavFile } from './test-inputs.js';
+import { readTiffPages } from './tiff.js';
+import { parseWav } from './wav.js';
+
+const NODE = 'http://127.0.0.1:8080';
+const log = pino({ level: 'silent' });
+let counter = 0;
+
+function objectUuid(): string {
+  counter += 1;
+  return `object-${process.pid}-${counter}`;
+}
+
+/** A database and data directory that outlive one service, as across a restart. */
+async function openStore(
+  dialect: Dialect,
+): Promise<{ database: DatabaseHandle; dir: string; close(): Promise<void> }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-content-'));
+  const database = openDatabase({
+    dataDir: dir,
+    databaseUrl: dialect === 'postgres' ? await createPostgresDatabase() : undefined,
+  });
+  await migrateToLatest(database.db);
+  return {
+    database,
+    dir,
+    async close() {
+      await database.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A service whose results can be awaited per job. */
+function createService(
+  store: { database: DatabaseHandle; dir: string },
+  maxUploadSize = 5_000_000,
+  workers = 1,
+) {
+  const service = new ContentService({
+    db: store.database.db,
+    storage: new LocalContentStorage(path.join(store.dir, 'content')),
+    node: NODE,
+    log,
+    maxUploadSize,
+    workers,
+  });
+  const results: ConversionResult[] = [];
+  const waiting = new Map<string, (result: ConversionResult) => void>();
+  for (const kind of ['fax', 'presentation', 'audio', 'text2speech'] as const) {
+    service.onConversion(kind, async (result) => {
+      results.push(result);
+      waiting.get(result.job)?.(result);
+    });
+  }
+  const convert = async (
+    kind: ConversionKind,
+    input: Parameters<ContentService['enqueueConversion']>[2],
+    options: ConversionOptions = {},
+  ): Promise<ConversionResult> => {
+    const prepared = await service.enqueueConversion(kind, objectUuid(), input, options);
+    const done = results.find((result) => result.job === prepared.job);
+    if (done) return done;
+    return new Promise((resolve) => waiting.set(prepared.job, resolve));
+  };
+  return { service, results, convert };
+}
+
+async function rejectsWith(promise: Promise<unknown>, status: string): Promise<void> {
+  await assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.status === status);
+}
+
+function count(bitmap: ReturnType<typeof decodeG4>, x0: number, y0: number, x1: number, y1: number): number {
+  let black = 0;
+  for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) black += getPixel(bitmap, x, y);
+  return black / ((x1 - x0) * (y1 - y0));
+}
+
+for (const dialect of DIALECTS) {
+  describe(`content conversion (${dialect})`, () => {
+    let store: Awaited<ReturnType<typeof openStore>>;
+    let shared: ReturnType<typeof createService>;
+    const storage = () => shared.service.storage;
+
+    before(async () => {
+      store = await openStore(dialect);
+      shared = createService(store);
+      await shared.service.start();
+    });
+    after(async () => {
+      await shared.service.close();
+      await store.close();
+    });
+
+    async function faxPages(content: string) {
+      const tiff = await storage().read(`${content}fax.tif`);
+      return readTiffPages(tiff).map((page) => ({
+        ...page,
+        bitmap: decodeG4(tiff.subarray(page.offset, page.offset + page.length), page.width, page.height),
+      }));
+    }
+
+    test('a PDF becomes 1-bit fax pages 1728 wide at 204x196 dpi, a G4 TIFF, page PNGs, a PDF and a report', async () => {
+      const result = await shared.convert('fax', { data: await textPdf(3) });
+      assert.equal(result.status, 'ok');
+      assert.deepEqual(result.metadata, { page_count: 3, x_res: 204, y_res: 196 });
+      const content = result.content!;
+      assert.equal(await storage().stat(`${content}source.pdf`), undefined, 'the upload is not kept');
+
+      const tiff = await storage().read(await shared.service.faxTiffKey(content));
+      const ifds = UTIF.decode(tiff);
+      assert.equal(ifds.length, 3);
+      for (const ifd of ifds) {
+        assert.deepEqual(
+          [(ifd.t256 as number[])[0], (ifd.t258 as number[])[0], (ifd.t259 as number[])[0]],
+          [1728, 1, 4],
+        );
+        assert.equal((ifd.t257 as number[])[0], Math.round((841.89 * 196) / 72));
+        UTIF.decodeImage(tiff, ifd);
+        const rgba = UTIF.toRGBA8(ifd);
+        let black = 0;
+        for (let i = 0; i < rgba.length; i += 4) if (rgba[i] === 0) black++;
+        assert.ok(black > 10_000, 'the page has its text');
+      }
+
+      const png = await storage().read(await shared.service.faxPageKey(content, 2));
+      assert.equal(png.subarray(1, 4).toString(), 'PNG');
+      assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20), png[24]], [1728, 2292, 1]);
+      await assert.rejects(shared.service.faxPageKey(content, 4), { name: 'NotFoundError' });
+      await assert.rejects(shared.service.faxPageKey(content, 0), { name: 'NotFoundError' });
+
+      const pdf = mupdf.Document.openDocument(
+        await storage().read(await shared.service.faxPdfKey(content)),
+        'application/pdf',
+      );
+      assert.equal(pdf.countPages(), 3);
+      const [x0, y0, x1, y1] = pdf.loadPage(0).getBounds();
+      assert.ok(Math.abs(x1 - x0 - (1728 * 72) / 204) < 0.5 && Math.abs(y1 - y0 - 841.89) < 0.5);
+
+      const report = await shared.service.faxReportPdf(
+        {
+          language: 'en',
+          fax: 'fax-1',
+          report: 'report-1',
+          incoming: false,
+          from: '+4930123456',
+          to: '+4989654321',
+          time_start: 1_700_000_000,
+          time_end: 1_700_000_095,
+          status: 'ok',
+          page_count: 3,
+          description: 'Quarterly report ✓',
+        },
+        content,
+      );
+      const reportDocument = mupdf.Document.openDocument(report, 'application/pdf');
+      const reportText = reportDocument.loadPage(0).toStructuredText('preserve-whitespace').asText();
+      for (const expected of ['Fax transmission report', '+4989654321', '95 s', 'OK', 'Quarterly report ?']) {
+        assert.ok(reportText.includes(expected), `report shows ${expected}`);
+      }
+      let images = 0;
+      reportDocument
+        .loadPage(0)
+        .toStructuredText('preserve-images')
+        .walk({ onImageBlock: () => images++ });
+      assert.equal(images, 1, 'report shows the first page');
+    });
+
+    test('landscape rotates each page by 90 degrees; photo mode dithers grey instead of thresholding it', async () => {
+      const input = await markerPdf(A4, 0.6);
+      const portrait = (await faxPages((await shared.convert('fax', { data: input })).content!))[0]!;
+      assert.equal(portrait.height, 2292);
+      assert.ok(count(portrait.bitmap, 100, 0, 1600, 40) > 0.99, 'the bar is at the top');
+      assert.ok(count(portrait.bitmap, 600, 1300, 1100, 1600) < 0.01, 'light grey becomes white');
+
+      const photo = (
+        await faxPages((await shared.convert('fax', { data: input }, { mode: 'photo' })).content!)
+      )[0]!;
+      const dots = count(photo.bitmap, 600, 1300, 1100, 1600);
+      assert.ok(dots > 0.25 && dots < 0.55, `40% grey gives about 40% dots, got ${dots}`);
+
+      const landscape = await shared.convert('fax', { data: input }, { orientation: 'landscape' });
+      const rotated = (await faxPages(landscape.content!))[0]!;
+      // A4 turned sideways is 297 mm wide: scaled to the fax width, it is about 1173 lines long.
+      assert.equal(rotated.width, 1728);
+      assert.ok(Math.abs(rotated.height - 1173) <= 2, `height ${rotated.height}`);
+      assert.ok(count(rotated.bitmap, 1700, 50, 1728, 1100) > 0.99, 'the top bar is now on the right');
+      assert.ok(count(rotated.bitmap, 0, 0, 1600, 30) < 0.01, 'and no longer at the top');
+    });
+
+    test('encrypted, broken, truncated, zero-length and non-PDF uploads are malformed-file and store nothing', async () => {
+      const good = await textPdf(1);
+      const encrypted = mupdf.Document.openDocument(good, 'application/pdf')
+        .asPDF()!
+        .saveToBuffer('encrypt=aes-256,user-password=secret,owner-password=owner')
+        .asUint8Array();
+      const broken = Buffer.concat([
+        Buffer.from('%PDF-1.7\n'),
+        Buffer.alloc(2000, 0x41),
+        Buffer.from('\n%%EOF\n'),
+      ]);
+      const inputs = [
+        encrypted,
+        broken,
+        good.subarray(0, good.length - 200),
+        new Uint8Array(0),
+        Buffer.from('GIF89a'),
+      ];
+      for (const data of inputs) {
+        const object = objectUuid();
+        await rejectsWith(shared.service.enqueueConversion('fax', object, { data }), 'malformed-file');
+        assert.equal(fs.existsSync(path.join(store.dir, 'content', object)), false);
+      }
+    });
+
+    test('a malformed upload leaves the previous content intact; too-large stores nothing', async () => {
+      const object = objectUuid();
+      const first = await shared.service.enqueueConversion('presentation', object, {
+        data: await textPdf(1),
+      });
+      await shared.service.idle();
+      const previous = shared.results.find((result) => result.job === first.job)!;
+      assert.equal(previous.status, 'ok');
+      await rejectsWith(
+        shared.service.enqueueConversion('presentation', object, { data: Buffer.from('%PDF-1.4') }),
+        'malformed-file',
+      );
+      assert.ok(await storage().stat(`${previous.content}slide-1.png`));
+
+      const small = createService(store, 4096);
+      await rejectsWith(
+        small.service.enqueueConversion('fax', object, { data: await textPdf(3) }),
+        'too-large',
+      );
+      await small.service.close();
+      assert.deepEqual(fs.readdirSync(path.join(store.dir, 'content', object)), [first.job]);
+    });
+
+    test('a presentation is one PNG per slide plus the original PDF', async () => {
+      const document = await PDFDocument.create();
+      document.addPage(A4);
+      document.addPage([960, 540]);
+      const input = await document.save();
+      const result = await shared.convert('presentation', { data: input });
+      assert.equal(result.status, 'ok');
+      assert.deepEqual(result.metadata, { page_count: 2 });
+      const size = async (page: number) => {
+        const png = await storage().read(await shared.service.slideKey(result.content!, page));
+        return [png.readUInt32BE(16), png.readUInt32BE(20)];
+      };
+      assert.deepEqual(await size(1), [1358, 1920]);
+      assert.deepEqual(await size(2), [1920, 1080]);
+      await assert.rejects(shared.service.slideKey(result.content!, 3), { name: 'NotFoundError' });
+      assert.deepEqual(
+        await storage().read(await shared.service.presentationPdfKey(result.content!)),
+        Buffer.from(input),
+      );
+    });
+
+    test('a PDF of hundreds of pages converts', async () => {
+      const result = await shared.convert('fax', { data: await textPdf(200) });
+      assert.equal(result.status, 'ok');
+      assert.equal(result.metadata.page_count, 200);
+      assert.equal(readTiffPages(await storage().read(`${result.content}fax.tif`)).length, 200);
+    });
+
+    test('WAV and Ogg Vorbis uploads become 8 kHz mono WAV and Ogg; silence is empty', async () => {
+      const stereo = wavFile({ body: pcm16(sine(440, 44100, 1), 2), channels: 2, rate: 44100 });
+      const fromWav = await shared.convert('audio', { data: stereo });
+      assert.equal(fromWav.status, 'ok');
+      assert.equal(fromWav.metadata.duration, 1);
+      const wav = parseWav(await storage().read(await shared.service.audioKey(fromWav.content!, 'wav')));
+      assert.equal(wav.sampleRate, 8000);
+      assert.equal(wav.samples.length, 8000);
+      const ogg = await decodeOggVorbis(
+        await storage().read(await shared.service.audioKey(fromWav.content!, 'ogg')),
+      );
+      assert.equal(ogg.sampleRate, 8000);
+      assert.equal(await storage().stat(`${fromWav.content}source.audio`), undefined);
+
+      const fromOgg = await shared.convert('audio', {
+        data: await encodeOggVorbis(speechLike(16000, 2), 16000),
+      });
+      assert.equal(fromOgg.status, 'ok');
+      assert.ok(Math.abs(fromOgg.metadata.duration! - 2) < 0.05);
+
+      const silence = await shared.convert('audio', { data: wavFile({ body: new Uint8Array(16000) }) });
+      assert.equal(silence.status, 'empty');
+      assert.equal(silence.content, undefined);
+      assert.equal(fs.existsSync(path.join(store.dir, 'content', silence.objectUuid)), false);
+
+      const lying = wavFile({ body: pcm16(sine(440, 8000, 0.5)), dataSize: 1_000_000 });
+      await rejectsWith(
+        shared.service.enqueueConversion('audio', objectUuid(), { data: lying }),
+        'malformed-file',
+      );
+      await rejectsWith(
+        shared.service.enqueueConversion('audio', objectUuid(), { data: new Uint8Array(0) }),
+        'malformed-file',
+      );
+    });
+
+    test('text2speech speaks in all six locales', async () => {
+      const texts: Record<string, string> = {
+        'de-DE': 'Guten Tag, bitte hinterlassen Sie eine Nachricht.',
+        'en-GB': 'Good afternoon, please leave a message.',
+        'en-US': 'Hello, please leave a message after the tone.',
+        'es-ES': 'Buenas tardes, deje un mensaje por favor.',
+        'fr-FR': 'Bonjour, veuillez laisser un message.',
+        'it-IT': 'Buongiorno, lasciate un messaggio per favore.',
+      };
+      for (const locale of SPEECH_LOCALES) {
+        const result = await shared.convert('text2speech', { text: texts[locale]!, locale });
+        assert.equal(result.status, 'ok', locale);
+        assert.ok(result.metadata.duration! > 1, `${locale}: ${result.metadata.duration} s`);
+        const wav = parseWav(await storage().read(`${result.content}audio.wav`));
+        assert.equal(wav.sampleRate, 8000);
+      }
+      await rejectsWith(
+        shared.service.enqueueConversion('text2speech', objectUuid(), { text: 'hi', locale: 'xx-XX' }),
+        'wrong-syntax',
+      );
+    });
+
+    test('pending and interrupted jobs resume after a restart; a job that keeps failing gives up', async () => {
+      const restart = await openStore(dialect);
+      after(() => restart.close());
+      const first = createService(restart);
+      const pending = await first.service.prepareConversion('fax', objectUuid(), { data: await textPdf(2) });
+      await first.service.recordConversion(restart.database.db, pending);
+      const interrupted = await first.service.prepareConversion('audio', objectUuid(), {
+        data: wavFile({ body: pcm16(sine(300, 8000, 0.5)) }),
+      });
+      await first.service.recordConversion(restart.database.db, interrupted);
+      await countAttempt(restart.database.db, interrupted.job, 1);
+      const hopeless = await first.service.prepareConversion('fax', objectUuid(), { data: await textPdf(1) });
+      await first.service.recordConversion(restart.database.db, hopeless);
+      await countAttempt(restart.database.db, hopeless.job, 3);
+      await first.service.close();
+      assert.equal(first.results.length, 0);
+
+      const second = createService(restart);
+      await second.service.start();
+      await second.service.idle();
+      await second.service.close();
+      const byJob = new Map(second.results.map((result) => [result.job, result]));
+      assert.equal(byJob.get(pending.job)?.status, 'ok');
+      assert.equal(byJob.get(pending.job)?.metadata.page_count, 2);
+      assert.equal(byJob.get(interrupted.job)?.status, 'ok');
+      assert.equal(byJob.get(hopeless.job)?.status, 'fail');
+      assert.deepEqual(await listJobs(restart.database.db, NODE), []);
+    });
+
+    test('a newer upload supersedes an older one, even with workers to spare; cancelled jobs deliver nothing', async () => {
+      const restart = await openStore(dialect);
+      after(() => restart.close());
+      const { service, results } = createService(restart, 5_000_000, 2);
+      const object = objectUuid();
+      // The older job is the longer one: with two workers it would otherwise finish last.
+      const older = await service.prepareConversion('presentation', object, { data: await textPdf(20) });
+      await service.recordConversion(restart.database.db, older);
+      const newer = await service.prepareConversion('presentation', object, { data: await textPdf(2) });
+      await service.recordConversion(restart.database.db, newer);
+      const other = objectUuid();
+      const cancelled = await service.prepareConversion('presentation', other, { data: await textPdf(1) });
+      await service.recordConversion(restart.database.db, cancelled);
+      await service.cancelConversions(other);
+      await service.start();
+      await service.idle();
+      await service.close();
+      assert.deepEqual(
+        results.map((result) => [result.job, result.metadata.page_count]),
+        [[newer.job, 2]],
+      );
+      assert.equal(fs.existsSync(path.join(restart.dir, 'content', object, older.job)), false);
+      assert.equal(fs.existsSync(path.join(restart.dir, 'content', other)), false);
+    });
+  });
+}

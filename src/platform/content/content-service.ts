@@ -1,0 +1,530 @@
+/**
+ * The content pipeline shared by fax, presentation, announcement and recording (decisions.md
+ * "Content and conversion"). An upload is stored as it came under a new content version
+ * ("<object>/<job>/"), checked (malformed-file, too-large), and converted in the background by
+ * the worker pool; the object type's handler then gets ok, empty or fail with the metadata and
+ * switches the object to the new version. Jobs are rows in content_job, so conversions that
+ * were pending or running when the node stopped run again when it starts.
+ */
+import os from 'node:os';
+import { PassThrough, type Readable } from 'node:stream';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../database/database.js';
+import { ApiError, NotFoundError } from '../errors.js';
+import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
+import {
+  type ContentJobTable,
+  countAttempt,
+  deleteJob,
+  findJob,
+  hasNewerJob,
+  insertJob,
+  listJobs,
+  listObjectJobs,
+} from './content-job.repository.js';
+import { MalformedContentError } from './errors.js';
+import type { FaxPageImage, FaxReportData } from './fax-pdf.js';
+import { type FaxIndex, type FaxOptions, FILES } from './layout.js';
+import { SPEECH_LOCALES, type SpeechAudio, type SpeechEngine } from './speech.js';
+import { type ContentStorage, ContentTooLargeError } from './storage.js';
+import { WorkerPool } from './worker-pool.js';
+
+export type ConversionKind = 'fax' | 'presentation' | 'audio' | 'text2speech';
+export type ConversionStatus = 'ok' | 'empty' | 'fail';
+
+/** What to convert: uploaded bytes (a stream or in memory), or text to speak. */
+export type ConversionInput =
+  | { readonly stream: Readable }
+  | { readonly data: Uint8Array }
+  | { readonly text: string; readonly locale: string };
+
+export interface ConversionOptions {
+  /** Fax: landscape rotates each page by 90 degrees. */
+  readonly orientation?: 'portrait' | 'landscape';
+  /** Fax: photo dithers grey instead of converting to black and white. */
+  readonly mode?: 'normal' | 'photo';
+}
+
+/** A stored and checked input whose job is not yet recorded (see prepareConversion). */
+export interface PreparedConversion {
+  readonly job: string;
+  readonly kind: ConversionKind;
+  readonly objectUuid: string;
+  /** The content version (storage prefix) the conversion writes. */
+  readonly content: string;
+  readonly input: JobInput;
+  readonly options: ConversionOptions;
+}
+
+type JobInput = { readonly file: string } | { readonly text: string; readonly locale: string };
+
+export interface ConversionResult {
+  readonly job: string;
+  readonly kind: ConversionKind;
+  readonly objectUuid: string;
+  readonly status: ConversionStatus;
+  /** The new content version when status is ok; the object should point to it from now on. */
+  readonly content: string | undefined;
+  /** fax: page_count, x_res, y_res; presentation: page_count; audio and text2speech: duration (s). */
+  readonly metadata: Readonly<Record<string, number>>;
+  /** Why it failed, for the log. */
+  readonly message?: string;
+}
+
+/** Called once per finished job (again after a restart if it did not return); should be idempotent. */
+export type ConversionHandler = (result: ConversionResult) => Promise<void>;
+
+export interface ContentServiceOptions {
+  readonly db: Db;
+  readonly storage: ContentStorage;
+  /** This node's identity (PUBLIC_URL): its jobs' inputs are on its own disk. */
+  readonly node: string;
+  readonly log: FastifyBaseLogger;
+  /** Uploads beyond this many bytes are too-large. */
+  readonly maxUploadSize: number;
+  /** Conversion workers; default: one less than the cores, at least one. */
+  readonly workers?: number;
+  /** Default: eSpeak NG in the workers. */
+  readonly speech?: SpeechEngine;
+  /** Longest a single conversion may run. */
+  readonly timeoutMs?: number;
+}
+
+/** A job that failed to finish this often (for example because it crashed the node) fails. */
+const MAX_ATTEMPTS = 3;
+
+/** The built-in voice: eSpeak NG (WebAssembly) in the conversion workers. */
+export class EspeakSpeechEngine implements SpeechEngine {
+  readonly locales = SPEECH_LOCALES;
+  constructor(private readonly pool: WorkerPool) {}
+
+  async synthesize(text: string, locale: string): Promise<SpeechAudio> {
+    const result = await this.pool.run<{ sampleRate: number; samples: Uint8Array }>({
+      task: 'speak',
+      args: { text, locale },
+    });
+    const bytes = result.samples.slice();
+    return { sampleRate: result.sampleRate, samples: new Int16Array(bytes.buffer, 0, bytes.length >> 1) };
+  }
+}
+
+export function defaultWorkerCount(): number {
+  return Math.max(1, os.availableParallelism() - 1);
+}
+
+function parseJson<T>(text: string): T {
+  return JSON.parse(text) as T;
+}
+
+export class ContentService {
+  readonly pool: WorkerPool;
+  private readonly db: Db;
+  readonly storage: ContentStorage;
+  private readonly log: FastifyBaseLogger;
+  private readonly speech: SpeechEngine;
+  private readonly handlers = new Map<ConversionKind, ConversionHandler>();
+  private readonly queue: ContentJobTable[] = [];
+  private readonly scheduled = new Set<string>();
+  private readonly running = new Set<Promise<void>>();
+  /** Jobs being converted now, and their objects. */
+  private readonly active = new Set<string>();
+  private readonly activeObjects = new Set<string>();
+  private readonly rendering = new Map<string, Promise<string>>();
+  private readonly idleWaiters: (() => void)[] = [];
+  private started = false;
+  private closing = false;
+
+  constructor(private readonly options: ContentServiceOptions) {
+    this.db = options.db;
+    this.storage = options.storage;
+    this.log = options.log;
+    this.pool = new WorkerPool(options.workers ?? defaultWorkerCount(), options.log, options.timeoutMs);
+    this.speech = options.speech ?? new EspeakSpeechEngine(this.pool);
+  }
+
+  /** Registers the object type that receives the results of one kind; before start(). */
+  onConversion(kind: ConversionKind, handler: ConversionHandler): void {
+    this.handlers.set(kind, handler);
+  }
+
+  /** Resumes this node's pending jobs and runs new ones from now on. */
+  async start(): Promise<void> {
+    this.started = true;
+    for (const job of await listJobs(this.db, this.options.node)) this.schedule(job);
+    this.pump();
+  }
+
+  /** Stops the workers; unfinished jobs stay recorded and resume at the next start. */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.queue.length = 0;
+    await this.pool.close();
+    await Promise.allSettled([...this.running]);
+  }
+
+  /** Resolves when no job is queued or running (tests and benchmarks). */
+  idle(): Promise<void> {
+    if (this.queue.length === 0 && this.running.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Stores and checks an input without recording a job yet: throws ApiError too-large or
+   * malformed-file, leaving nothing behind. Follow with recordConversion (in the caller's
+   * transaction) and startConversion after commit, or discardConversion.
+   */
+  async prepareConversion(
+    kind: ConversionKind,
+    objectUuid: string,
+    input: ConversionInput,
+    options: ConversionOptions = {},
+  ): Promise<PreparedConversion> {
+    const job = newUuid();
+    const content = `${objectUuid}/${job}/`;
+    if ('text' in input) {
+      if (kind !== 'text2speech') throw new Error(`${kind} converts uploads, not text`);
+      if (!this.speech.locales.includes(input.locale)) throw new ApiError('wrong-syntax', 'unknown locale');
+      return {
+        job,
+        kind,
+        objectUuid,
+        content,
+        input: { text: input.text, locale: input.locale },
+        options: {},
+      };
+    }
+    if (kind === 'text2speech') throw new Error('text2speech converts text');
+    const file = kind === 'audio' ? FILES.sourceAudio : FILES.sourcePdf;
+    const key = `${content}${file}`;
+    try {
+      const source = 'stream' in input ? input.stream : input.data;
+      const { size } = await this.storage.put(key, source, { maxSize: this.options.maxUploadSize });
+      if (size === 0) throw new MalformedContentError('empty upload');
+      // Read back rather than use the caller's bytes, which must stay the caller's.
+      const data = await this.storage.read(key);
+      const task = kind === 'audio' ? 'probe-audio' : 'probe-pdf';
+      await this.pool.run({ task, input: data, transfer: true }, { interactive: true });
+    } catch (error) {
+      await this.storage.deletePrefix(content);
+      if (error instanceof ContentTooLargeError) throw new ApiError('too-large', 'upload too large');
+      if (error instanceof MalformedContentError) throw new ApiError('malformed-file', error.message);
+      throw error;
+    }
+    const fax: FaxOptions = {
+      orientation: options.orientation ?? 'portrait',
+      mode: options.mode ?? 'normal',
+    };
+    return { job, kind, objectUuid, content, input: { file }, options: kind === 'fax' ? fax : {} };
+  }
+
+  /** Records the job (pass the caller's transaction to make it part of its write). */
+  async recordConversion(db: Db, prepared: PreparedConversion): Promise<void> {
+    await insertJob(db, {
+      uuid: prepared.job,
+      node: this.options.node,
+      kind: prepared.kind,
+      object_uuid: prepared.objectUuid,
+      content: prepared.content,
+      input: JSON.stringify(prepared.input),
+      options: JSON.stringify(prepared.options),
+      sort_key: uuidSortKey(prepared.job),
+      attempts: 0,
+      created: nowSeconds(),
+    });
+  }
+
+  /** Starts a recorded job (after the recording transaction committed). */
+  startConversion(prepared: PreparedConversion): void {
+    this.schedule({
+      uuid: prepared.job,
+      node: this.options.node,
+      kind: prepared.kind,
+      object_uuid: prepared.objectUuid,
+      content: prepared.content,
+      input: JSON.stringify(prepared.input),
+      options: JSON.stringify(prepared.options),
+      sort_key: uuidSortKey(prepared.job),
+      attempts: 0,
+      created: nowSeconds(),
+    });
+    this.pump();
+  }
+
+  /** Removes a prepared input whose job was not recorded. */
+  async discardConversion(prepared: PreparedConversion): Promise<void> {
+    await this.storage.deletePrefix(prepared.content);
+  }
+
+  /** prepare + record + start, for callers that need no transaction of their own. */
+  async enqueueConversion(
+    kind: ConversionKind,
+    objectUuid: string,
+    input: ConversionInput,
+    options: ConversionOptions = {},
+  ): Promise<PreparedConversion> {
+    const prepared = await this.prepareConversion(kind, objectUuid, input, options);
+    try {
+      await this.recordConversion(this.db, prepared);
+    } catch (error) {
+      await this.discardConversion(prepared);
+      throw error;
+    }
+    this.startConversion(prepared);
+    return prepared;
+  }
+
+  /** Drops an object's unfinished jobs (when the object is purged); a running one is discarded when done. */
+  async cancelConversions(objectUuid: string): Promise<void> {
+    for (const job of await listObjectJobs(this.db, objectUuid)) {
+      await deleteJob(this.db, job.uuid);
+      const queued = this.queue.findIndex((entry) => entry.uuid === job.uuid);
+      if (queued >= 0) {
+        this.queue.splice(queued, 1);
+        this.scheduled.delete(job.uuid);
+      }
+      // A running job finds its row gone when it ends and removes its files then.
+      if (!this.active.has(job.uuid)) await this.storage.deletePrefix(job.content);
+    }
+  }
+
+  /** Deletes a content version (the old one after a switch, or all of a purged object's). */
+  async deleteContent(content: string): Promise<void> {
+    await this.storage.deletePrefix(content);
+  }
+
+  private schedule(job: ContentJobTable): void {
+    if (this.scheduled.has(job.uuid) || this.closing) return;
+    this.scheduled.add(job.uuid);
+    this.queue.push(job);
+  }
+
+  private pump(): void {
+    if (!this.started || this.closing) return;
+    while (this.running.size < this.pool.size) {
+      // One job per object at a time, oldest first: a newer upload can then only finish after
+      // an older one, and supersedes it.
+      const next = this.queue.findIndex((entry) => !this.activeObjects.has(entry.object_uuid));
+      if (next < 0) break;
+      const [job] = this.queue.splice(next, 1) as [ContentJobTable];
+      this.active.add(job.uuid);
+      this.activeObjects.add(job.object_uuid);
+      const run = this.execute(job)
+        .catch((error: unknown) => this.log.error({ err: error, job: job.uuid }, 'content job failed'))
+        .finally(() => {
+          this.running.delete(run);
+          this.active.delete(job.uuid);
+          this.activeObjects.delete(job.object_uuid);
+          this.scheduled.delete(job.uuid);
+          this.pump();
+          if (this.queue.length === 0 && this.running.size === 0) {
+            for (const resolve of this.idleWaiters.splice(0)) resolve();
+          }
+        });
+      this.running.add(run);
+    }
+  }
+
+  private async execute(job: ContentJobTable): Promise<void> {
+    const kind = job.kind as ConversionKind;
+    const attempts = job.attempts + 1;
+    await countAttempt(this.db, job.uuid, attempts);
+    let status: ConversionStatus;
+    let metadata: Record<string, number> = {};
+    let message: string | undefined;
+    if (attempts > MAX_ATTEMPTS) {
+      status = 'fail';
+      message = 'gave up after repeated attempts';
+    } else {
+      try {
+        ({ status, metadata } = await this.convert(kind, job));
+      } catch (error) {
+        // Closing: the job stays recorded and runs again at the next start.
+        if (this.closing) return;
+        status = 'fail';
+        message = error instanceof Error ? error.message : String(error);
+        this.log.warn({ job: job.uuid, kind, err: error }, 'conversion failed');
+      }
+    }
+    if (this.closing) return;
+    const current = await findJob(this.db, job.uuid);
+    const superseded = current ? await hasNewerJob(this.db, job.object_uuid, job.sort_key) : true;
+    if (status !== 'ok' || superseded) await this.storage.deletePrefix(job.content);
+    else if (kind !== 'presentation' && 'file' in parseJson<JobInput>(job.input)) {
+      // Only presentations keep their original; fax and audio keep the converted form.
+      await this.storage.delete(`${job.content}${parseJson<{ file: string }>(job.input).file}`);
+    }
+    if (!current) return;
+    if (!superseded) {
+      const handler = this.handlers.get(kind);
+      const result: ConversionResult = {
+        job: job.uuid,
+        kind,
+        objectUuid: job.object_uuid,
+        status,
+        content: status === 'ok' ? job.content : undefined,
+        metadata,
+        ...(message === undefined ? {} : { message }),
+      };
+      if (!handler) this.log.warn({ job: job.uuid, kind }, 'no handler for conversion results');
+      else {
+        try {
+          await handler(result);
+        } catch (error) {
+          this.log.error({ err: error, job: job.uuid, kind }, 'conversion handler failed');
+          if (status === 'ok') await this.storage.deletePrefix(job.content);
+        }
+      }
+    }
+    await deleteJob(this.db, job.uuid);
+  }
+
+  private async convert(
+    kind: ConversionKind,
+    job: ContentJobTable,
+  ): Promise<{ status: 'ok' | 'empty'; metadata: Record<string, number> }> {
+    const input = parseJson<JobInput>(job.input);
+    const outputs = new Map<string, { stream: PassThrough; done: Promise<unknown> }>();
+    const onEmit = (file: string, data: Uint8Array) => {
+      let output = outputs.get(file);
+      if (!output) {
+        const stream = new PassThrough();
+        const done = this.storage.put(`${job.content}${file}`, stream);
+        // Failures are collected below; this keeps an early one from going unhandled.
+        done.catch(() => {});
+        output = { stream, done };
+        outputs.set(file, output);
+      }
+      output.stream.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
+    };
+    try {
+      let result: { status: 'ok' | 'empty'; metadata: Record<string, number> };
+      if ('text' in input) {
+        const speech = await this.speech.synthesize(input.text, input.locale);
+        const pcm = new Uint8Array(
+          speech.samples.buffer,
+          speech.samples.byteOffset,
+          speech.samples.byteLength,
+        );
+        result = await this.pool.run(
+          { task: 'pcm', input: pcm, args: { sampleRate: speech.sampleRate }, transfer: true },
+          { onEmit },
+        );
+      } else {
+        const data = await this.storage.read(`${job.content}${input.file}`);
+        const task = kind === 'fax' ? 'fax' : kind === 'presentation' ? 'presentation' : 'audio';
+        result = await this.pool.run(
+          { task, input: data, args: parseJson<ConversionOptions>(job.options), transfer: true },
+          { onEmit },
+        );
+      }
+      for (const output of outputs.values()) output.stream.end();
+      await Promise.all([...outputs.values()].map((output) => output.done));
+      return result;
+    } catch (error) {
+      for (const output of outputs.values()) output.stream.destroy(error as Error);
+      await Promise.allSettled([...outputs.values()].map((output) => output.done));
+      throw error;
+    }
+  }
+
+  // Downloads. Each returns the storage key of a file to stream (see sendContent), producing
+  // previews and PDFs from the stored 1-bit pages on first use; NotFoundError when there is none.
+
+  key(content: string, file: string): string {
+    return `${content}${file}`;
+  }
+
+  async faxIndex(content: string): Promise<FaxIndex> {
+    try {
+      return JSON.parse(
+        (await this.storage.read(this.key(content, FILES.faxIndex))).toString('utf8'),
+      ) as FaxIndex;
+    } catch {
+      throw new NotFoundError();
+    }
+  }
+
+  /** The multi-page G4 TIFF. */
+  async faxTiffKey(content: string): Promise<string> {
+    return this.existing(this.key(content, FILES.faxTiff));
+  }
+
+  /** One fax page (1-based) as PNG. */
+  async faxPageKey(content: string, page: number): Promise<string> {
+    const key = this.key(content, FILES.faxPng(page));
+    return this.produce(key, async () => {
+      const image = await this.faxPage(content, page);
+      if (!image) throw new NotFoundError();
+      const { g4, ...args } = image;
+      return this.pool.run<Uint8Array>({ task: 'fax-page-png', input: g4, args }, { interactive: true });
+    });
+  }
+
+  /** The fax as PDF (CCITT G4 images of the stored pages). */
+  async faxPdfKey(content: string): Promise<string> {
+    const key = this.key(content, FILES.faxPdf);
+    return this.produce(key, async () => {
+      const tiff = await this.storage.read(await this.faxTiffKey(content));
+      return this.pool.run<Uint8Array>(
+        { task: 'fax-pdf', input: tiff, transfer: true },
+        { interactive: true },
+      );
+    });
+  }
+
+  /** The fax report PDF, rendered from its data, with the first page of `content` when given. */
+  async faxReportPdf(data: FaxReportData, content?: string): Promise<Uint8Array> {
+    const image = content ? await this.faxPage(content, 1).catch(() => undefined) : undefined;
+    const page = image && { width: image.width, height: image.height, xRes: image.xRes, yRes: image.yRes };
+    return this.pool.run<Uint8Array>(
+      { task: 'fax-report', input: image?.g4, args: { data, page } },
+      { interactive: true },
+    );
+  }
+
+  /** One presentation slide (1-based) as PNG. */
+  async slideKey(content: string, page: number): Promise<string> {
+    return this.existing(this.key(content, FILES.slide(page)));
+  }
+
+  /** The presentation's original PDF. */
+  async presentationPdfKey(content: string): Promise<string> {
+    return this.existing(this.key(content, FILES.sourcePdf));
+  }
+
+  /** Announcement or recording audio, 8 kHz mono, as WAV or Ogg Vorbis. */
+  async audioKey(content: string, format: 'wav' | 'ogg'): Promise<string> {
+    return this.existing(this.key(content, format === 'wav' ? FILES.wav : FILES.ogg));
+  }
+
+  private async faxPage(content: string, page: number): Promise<FaxPageImage | undefined> {
+    const index = await this.faxIndex(content);
+    const location = Number.isInteger(page) ? index.pages[page - 1] : undefined;
+    if (!location) return undefined;
+    const g4 = await this.storage.read(this.key(content, FILES.faxTiff), {
+      start: location.offset,
+      end: location.offset + location.length - 1,
+    });
+    return { width: location.width, height: location.height, xRes: index.x_res, yRes: index.y_res, g4 };
+  }
+
+  private async existing(key: string): Promise<string> {
+    if (!(await this.storage.stat(key))) throw new NotFoundError();
+    return key;
+  }
+
+  /** Returns the key, making the file first if it is missing (once, however many ask at a time). */
+  private async produce(key: string, make: () => Promise<Uint8Array>): Promise<string> {
+    if (await this.storage.stat(key)) return key;
+    let pending = this.rendering.get(key);
+    if (!pending) {
+      pending = (async () => {
+        const bytes = await make();
+        await this.storage.put(key, bytes);
+        return key;
+      })().finally(() => this.rendering.delete(key));
+      this.rendering.set(key, pending);
+    }
+    return pending;
+  }
+}
