@@ -103,7 +103,7 @@ async function holdAndRelease(
   const after = await memory(server);
   const { start, returned } = await trigger();
   const collected = await client.request<Collected>({ cmd: 'collect', timeoutMs: 60_000 });
-  const { lastFinish } = await server.child.request<{ lastFinish: number }>({ cmd: 'pending' });
+  const { lastWritten } = await server.child.request<{ lastWritten: number }>({ cmd: 'pending' });
   const polls = options.polls;
   return {
     rssBefore: before.rss,
@@ -115,7 +115,7 @@ async function holdAndRelease(
     externalPerPoll: (after.heap.external - before.heap.external) / polls,
     deliveryMs: collected.last - start,
     emitMs: returned - start,
-    serverMs: lastFinish - start,
+    serverMs: lastWritten - start,
     delivered: collected.delivered,
     failed: collected.failed,
     openSeconds: opened.seconds,

@@ -8,8 +8,8 @@ import { AnnouncementService, announcementRoutes } from './modules/announcement/
 import { ChatService, chatRoutes } from './modules/chat/index.js';
 import { ContactService, contactRoutes } from './modules/contact/index.js';
 import { DeviceService } from './modules/device/index.js';
-import { FaxService, faxRoutes } from './modules/fax/index.js';
 import { eventRoutes } from './modules/event/index.js';
+import { FaxService, faxRoutes } from './modules/fax/index.js';
 import { FeatureService } from './modules/feature/index.js';
 import { HardwareCodeService } from './modules/hardware/index.js';
 import { idcardcheckRoutes } from './modules/internal/index.js';

@@ -88,7 +88,11 @@ export function announcementRoutes(app: AppInstance, announcements: Announcement
       },
     },
     async (request) => {
-      await announcements.deleteAnnouncement(userOf(request), request.params.uuid, isSet(request.query.purge));
+      await announcements.deleteAnnouncement(
+        userOf(request),
+        request.params.uuid,
+        isSet(request.query.purge),
+      );
       return {};
     },
   );

@@ -23,14 +23,11 @@ export const AnnouncementObject = Type.Object({
   owner: Uuid,
   time: Type.Integer(),
   description: Type.String(),
-  status: Type.Enum(
-    ANNOUNCEMENT_STATUSES,
-    {
-      description:
-        'record: being recorded; ok: audio available; convert: an upload or text2speech is being converted; ' +
-        'empty: no audio (new, or only silence); fail: the conversion failed, no audio',
-    },
-  ),
+  status: Type.Enum(ANNOUNCEMENT_STATUSES, {
+    description:
+      'record: being recorded; ok: audio available; convert: an upload or text2speech is being converted; ' +
+      'empty: no audio (new, or only silence); fail: the conversion failed, no audio',
+  }),
   tag: TagList,
 });
 export type AnnouncementObject = Static<typeof AnnouncementObject>;
@@ -55,8 +52,6 @@ export const FileParams = Type.Object({
 
 export const Text2SpeechBody = Type.Object({
   text: Type.String({ pattern: '^.{1,5000}$', description: 'plain text to speak' }),
-  locale: Type.Optional(
-    Type.Enum(SPEECH_LOCALES, { description: 'default de-DE' }),
-  ),
+  locale: Type.Optional(Type.Enum(SPEECH_LOCALES, { description: 'default de-DE' })),
 });
 export type Text2SpeechBody = Static<typeof Text2SpeechBody>;

@@ -135,7 +135,12 @@ export class AnnouncementService {
   }
 
   /** Records the job with the status change in one transaction, then starts it. */
-  private async record(user: string, uuid: string, prepared: PreparedConversion, size: number): Promise<void> {
+  private async record(
+    user: string,
+    uuid: string,
+    prepared: PreparedConversion,
+    size: number,
+  ): Promise<void> {
     try {
       await this.store.write(async (w) => {
         const { row } = await this.store.getForWrite(w.trx, user, uuid, this.definition);
@@ -207,7 +212,12 @@ export class AnnouncementService {
       const data: AnnouncementData = newContent
         ? { content: newContent, duration: result.metadata.duration ?? 0 }
         : {};
-      const row = await this.store.updateObject(w, found.row, { status, data, contentBytes: bytes }, undefined);
+      const row = await this.store.updateObject(
+        w,
+        found.row,
+        { status, data, contentBytes: bytes },
+        undefined,
+      );
       w.emit(await this.store.readers(w.trx, row), 'announcement_convert', {
         announcement: uuid,
         success: status === 'ok',

@@ -78,7 +78,8 @@ export function faxRoutes(app: AppInstance, faxes: FaxService): void {
       config: { access: 'user' },
       schema: {
         summary: 'Move to the trash, or delete with purge (object_delete)',
-        description: 'Purge removes the pages and reports too (owner only). Statuses wrong-fax, access-denied.',
+        description:
+          'Purge removes the pages and reports too (owner only). Statuses wrong-fax, access-denied.',
         tags,
         params: FaxParams,
         querystring: DeleteFaxQuery,

@@ -28,13 +28,10 @@ export const ReportEntry = Type.Object({
   to: Type.String(),
   time_start: Type.Integer(),
   time_end: Type.Optional(Type.Integer()),
-  status: Type.Enum(
-    REPORT_STATUSES,
-    {
-      description:
-        'dial (outgoing only), transmit, ok, fail, cancel (outgoing only, by user), busy (outgoing only), error (internal error)',
-    },
-  ),
+  status: Type.Enum(REPORT_STATUSES, {
+    description:
+      'dial (outgoing only), transmit, ok, fail, cancel (outgoing only, by user), busy (outgoing only), error (internal error)',
+  }),
   sip_status_code: Type.Optional(Type.Integer()),
   fax_error_code: Type.Optional(Type.Integer()),
 });
@@ -47,14 +44,11 @@ export const FaxObject = Type.Object({
   page_count: Type.Optional(Type.Integer({ description: 'absent while the fax has no content' })),
   x_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
   y_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
-  status: Type.Enum(
-    FAX_STATUSES,
-    {
-      description:
-        'record: being received; ok: content available; convert: an upload is being converted; empty: no ' +
-        'content (new, or a PDF without pages); fail: reception or conversion failed, no content',
-    },
-  ),
+  status: Type.Enum(FAX_STATUSES, {
+    description:
+      'record: being received; ok: content available; convert: an upload is being converted; empty: no ' +
+      'content (new, or a PDF without pages); fail: reception or conversion failed, no content',
+  }),
   tag: TagList,
   report: Type.Record(Type.String(), ReportEntry, {
     description: 'report entries keyed by report UUID, ordered by time_start',

@@ -11,8 +11,8 @@ import {
   type ContentService,
   type ContentStorage,
   type ConversionResult,
-  FILES,
   type FaxReportData,
+  FILES,
   type PreparedConversion,
 } from '../../platform/content/index.js';
 import type { Db } from '../../platform/database/database.js';
@@ -326,7 +326,12 @@ export class FaxService {
             y_res: result.metadata.y_res ?? 0,
           }
         : {};
-      const row = await this.store.updateObject(w, found.row, { status, data, contentBytes: bytes }, undefined);
+      const row = await this.store.updateObject(
+        w,
+        found.row,
+        { status, data, contentBytes: bytes },
+        undefined,
+      );
       w.emit(await this.store.readers(w.trx, row), 'fax_convert', {
         fax: uuid,
         status,

@@ -101,6 +101,22 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(byMail.status, 'ok');
       assert.equal((await newEvents(c.client, 'invitation_new'))[0]?.owner, a.user.uuid);
+
+      // At most 100 pending invitations sent (a has 2 now).
+      const d = await loggedInClient(app);
+      const rows = Array.from({ length: 98 }, (_, i) => ({
+        id: `filler-invitation-${String(i).padStart(4, '0')}`,
+        owner: a.user.uuid,
+        user_uuid: d.user.uuid,
+        time: 0,
+      }));
+      await app.services.store.db.insertInto('invitation').values(rows).execute();
+      const e = await loggedInClient(app);
+      assert.equal(
+        (await a.client.call('POST', '/api/user/invitation', { username: e.user.username })).status,
+        'exceeded-limit',
+      );
+      assert.equal((await newEvents(e.client, 'invitation_new')).length, 0);
     });
 
     test('accepting links the two: share tags, object_share for what was shared already; declining and withdrawing', async (t) => {

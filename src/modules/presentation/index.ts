@@ -4,6 +4,7 @@ export {
   DROP_AFTER_MS,
   KEEPALIVE_INTERVAL_MS,
   MEMBER_STATUS_DELAY_MS,
+  MEMBER_STATUS_MAX_DELAY_MS,
   PresentationLiveService,
   type StatusPayload,
 } from './presentation-live.service.js';

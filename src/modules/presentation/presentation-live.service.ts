@@ -33,8 +33,18 @@ import { PRESENTATION, type PresentationData } from './presentation.type.js';
 export const KEEPALIVE_INTERVAL_MS = 20_000;
 /** A member that has not answered for this long is dropped (two missed requests and slack). */
 export const DROP_AFTER_MS = 50_000;
-/** Joins and leaves within this window are reported in one presentation_status. */
+/**
+ * Joins and leaves are reported together in one presentation_status (with the member list)
+ * after this long: 1 ms per member, at least MEMBER_STATUS_DELAY_MS and at most
+ * MEMBER_STATUS_MAX_DELAY_MS, so that a wave of joins to a large presentation does not send its
+ * growing member list to every subscriber for every join.
+ */
 export const MEMBER_STATUS_DELAY_MS = 100;
+export const MEMBER_STATUS_MAX_DELAY_MS = 1000;
+/** Keepalive requests to many members go out in slices of this many sessions ... */
+const KEEPALIVE_SLICE = 100;
+/** ... spread over this long, so that the answers do not all arrive at once. */
+const KEEPALIVE_SPREAD_MS = 5000;
 
 export interface Pointer {
   x: number;
@@ -93,6 +103,7 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 export class PresentationLiveService {
   private readonly now: () => number;
   private readonly pendingMemberStatus = new Map<string, NodeJS.Timeout>();
+  private readonly keepaliveTimers = new Set<NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
 
@@ -114,6 +125,8 @@ export class PresentationLiveService {
     if (this.timer) clearInterval(this.timer);
     for (const timer of this.pendingMemberStatus.values()) clearTimeout(timer);
     this.pendingMemberStatus.clear();
+    for (const timer of this.keepaliveTimers) clearTimeout(timer);
+    this.keepaliveTimers.clear();
     await this.ticking;
   }
 
@@ -158,17 +171,18 @@ export class PresentationLiveService {
     if (body.control === 'moderator' && body.moderator === undefined)
       throw new ApiError('missing-element', 'missing moderator');
     const { store } = this.deps;
+    if (body.control === 'keepalive') {
+      // The most frequent control: no transaction and no lock, presence is the member's own row.
+      await store.getForRead(store.db, user, presentation, PRESENTATION);
+      if ((await repo.touchMember(store.db, presentation, user, this.now())) === 0) {
+        throw new ApiError('illegal-state', 'not a member of a started presentation');
+      }
+      return;
+    }
     try {
       await store.write(async (w) => {
         const found = await store.getForRead(w.trx, user, presentation, PRESENTATION);
         const now = this.now();
-        if (body.control === 'keepalive') {
-          // No lock: presence is the member's own row.
-          if ((await repo.touchMember(w.trx, presentation, user, now)) === 0) {
-            throw new ApiError('illegal-state', 'not a member of a started presentation');
-          }
-          return;
-        }
         // Joining again (say from a new session) moves the member to the calling session; only
         // members of started presentations exist, and a concurrent stop leaves nothing to move.
         if (
@@ -331,8 +345,9 @@ export class PresentationLiveService {
 
   /**
    * One presence round of this node: forgets subscribers and drops members whose sessions
-   * ended, drops members of any node that stopped answering, and asks this node's members for
-   * a keepalive. Runs every KEEPALIVE_INTERVAL_MS; `now` is for tests.
+   * ended, drops members of any node that stopped answering, gives presentations that lost
+   * their moderator another one, and asks this node's members for a keepalive. Runs every
+   * KEEPALIVE_INTERVAL_MS; `now` is for tests.
    */
   async tick(now: number = this.now()): Promise<void> {
     if (this.ticking) return this.ticking;
@@ -365,9 +380,31 @@ export class PresentationLiveService {
     for (const presentation of await repo.listPresentationsWithStaleMembers(db, cutoff)) {
       await this.dropMembers(presentation, (trx) => repo.deleteStaleMembers(trx, presentation, cutoff));
     }
-    for (const [presentation, dids] of alive) {
-      this.deps.hub.emit({ sessions: dids }, 'presentation_keepalive', { presentation });
+    // Members that vanished with their account leave no moderator behind.
+    for (const presentation of await repo.listPresentationsWithoutModerator(db)) {
+      await this.dropMembers(presentation, async () => 1);
     }
+    for (const [presentation, dids] of alive) this.requestKeepalives(presentation, dids);
+  }
+
+  /** presentation_keepalive to the sessions, in slices spread over KEEPALIVE_SPREAD_MS. */
+  private requestKeepalives(presentation: string, dids: readonly string[]): void {
+    const slices = chunks(dids, KEEPALIVE_SLICE);
+    slices.forEach((slice, index) => {
+      const send = () => this.deps.hub.emit({ sessions: slice }, 'presentation_keepalive', { presentation });
+      if (index === 0) {
+        send();
+        return;
+      }
+      const timer = setTimeout(
+        () => {
+          this.keepaliveTimers.delete(timer);
+          send();
+        },
+        (index * KEEPALIVE_SPREAD_MS) / slices.length,
+      );
+      this.keepaliveTimers.add(timer);
+    });
   }
 
   private async dropMembers(presentation: string, drop: (trx: Db) => Promise<number>): Promise<void> {
@@ -392,16 +429,18 @@ export class PresentationLiveService {
 
   /**
    * Sends presentation_status to every subscriber after the commit. A change of members alone
-   * waits MEMBER_STATUS_DELAY_MS so that a wave of joins makes one event; other changes go at
-   * once, carrying the member list too when one is pending.
+   * waits (see MEMBER_STATUS_DELAY_MS) so that a wave of joins makes one event; other changes
+   * go at once, with the member list when the members changed too. Page and pointer changes
+   * never carry the list, so that they stay small however large the presentation.
    */
   private async announce(w: Write, presentation: string, change: Exclude<Change, 'none'>): Promise<void> {
-    const membersChanged = change !== 'state';
     if (change === 'members') {
-      w.afterCommit.push(async () => this.scheduleMemberStatus(presentation));
+      const count = await repo.countMembers(w.trx, presentation);
+      const delay = Math.min(MEMBER_STATUS_MAX_DELAY_MS, Math.max(MEMBER_STATUS_DELAY_MS, count));
+      w.afterCommit.push(async () => this.scheduleMemberStatus(presentation, delay));
       return;
     }
-    const withMembers = membersChanged || this.pendingMemberStatus.has(presentation);
+    const withMembers = change === 'both';
     const payload = await this.statusPayload(w.trx, presentation, withMembers);
     const dids = await repo.listSubscriberDids(w.trx, presentation);
     w.afterCommit.push(async () => {
@@ -410,14 +449,14 @@ export class PresentationLiveService {
     });
   }
 
-  private scheduleMemberStatus(presentation: string): void {
+  private scheduleMemberStatus(presentation: string, delay: number): void {
     if (this.pendingMemberStatus.has(presentation)) return;
     const timer = setTimeout(() => {
       this.pendingMemberStatus.delete(presentation);
       this.sendFullStatus(presentation).catch((error: unknown) =>
         this.deps.log.error({ err: error, presentation }, 'presentation_status not sent'),
       );
-    }, MEMBER_STATUS_DELAY_MS);
+    }, delay);
     this.pendingMemberStatus.set(presentation, timer);
   }
 

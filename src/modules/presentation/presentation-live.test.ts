@@ -308,6 +308,19 @@ for (const dialect of DIALECTS) {
       assert.equal(await control(b, uuid, { control: 'page', page: 2 }), 'ok');
       assert.equal((await watcher.events.waitFor('presentation_status')).page, 2);
 
+      // A moderator that vanished without leaving (its account deleted) is replaced at the next round.
+      assert.equal(await control(a, uuid, { control: 'join' }), 'ok');
+      await watcher.events.waitFor('presentation_status', (event) => event.member_count === 2);
+      assert.equal(await control(b, uuid, { control: 'moderator', moderator: a.uuid }), 'ok');
+      await watcher.events.waitFor('presentation_status', (event) => event.moderator === a.uuid);
+      await db.deleteFrom('presentation_member').where('user_uuid', '=', a.uuid).execute();
+      await presentationLive.tick();
+      const replaced = await watcher.events.waitFor(
+        'presentation_status',
+        (event) => event.moderator === b.uuid,
+      );
+      assert.deepEqual(replaced.member, [b.uuid]);
+
       // b's session ends: b is dropped at the next round, the presentation stops.
       assert.equal((await b.client.call('DELETE', '/api/session')).status, 'ok');
       await presentationLive.tick();

@@ -124,6 +124,26 @@ export function updateState(
   return db.updateTable('presentation_state').set(changes).where('presentation', '=', presentation).execute();
 }
 
+/** Started presentations whose moderator is no member (say, the moderator's account was deleted). */
+export async function listPresentationsWithoutModerator(db: Db): Promise<string[]> {
+  const rows = await db
+    .selectFrom('presentation_state as s')
+    .select('s.presentation')
+    .where('s.busy', '=', 1)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('presentation_member as m')
+            .select('m.user_uuid')
+            .whereRef('m.presentation', '=', 's.presentation')
+            .whereRef('m.user_uuid', '=', 's.moderator'),
+        ),
+      ),
+    )
+    .execute();
+  return rows.map((row) => row.presentation);
+}
+
 // ---- members ----
 
 /** Adds the member, or moves an existing member to a new session. */

@@ -20,6 +20,8 @@ import type { PresentationService } from './presentation.service.js';
 import {
   DROP_AFTER_MS,
   KEEPALIVE_INTERVAL_MS,
+  MEMBER_STATUS_DELAY_MS,
+  MEMBER_STATUS_MAX_DELAY_MS,
   type PresentationLiveService,
 } from './presentation-live.service.js';
 
@@ -29,8 +31,9 @@ const STATUS_EVENT =
   '(user UUID), `page` (1-based), `pointer` {x, y, visible}, `member_count`, and `member` (member ' +
   'user UUIDs in the order they joined) when the members changed and in the status a new subscriber ' +
   'gets. Sent to a new subscriber of a busy presentation, and to all subscribers on every change of ' +
-  'members, moderator, page or pointer and on start and stop; joins and leaves within 100 ms are ' +
-  'reported together.';
+  'members, moderator, page or pointer and on start and stop. Joins and leaves are reported together ' +
+  `a moment later (1 ms per member, ${MEMBER_STATUS_DELAY_MS} to ${MEMBER_STATUS_MAX_DELAY_MS} ms), so ` +
+  'that a wave of joins makes few events; page and pointer statuses carry no member list.';
 
 export function presentationRoutes(
   app: AppInstance,

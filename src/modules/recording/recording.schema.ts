@@ -19,14 +19,11 @@ export const RecordingObject = Type.Object({
   description: Type.String(),
   from: Type.String({ description: 'the caller (phone number or SIP account)' }),
   to: Type.String({ description: 'the number called' }),
-  status: Type.Enum(
-    RECORDING_STATUSES,
-    {
-      description:
-        'record: in progress; ok: audio available; convert: being converted; empty: only silence; ' +
-        'fail: recording or conversion failed, no audio',
-    },
-  ),
+  status: Type.Enum(RECORDING_STATUSES, {
+    description:
+      'record: in progress; ok: audio available; convert: being converted; empty: only silence; ' +
+      'fail: recording or conversion failed, no audio',
+  }),
   tag: TagList,
 });
 export type RecordingObject = Static<typeof RecordingObject>;

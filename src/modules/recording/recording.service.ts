@@ -184,7 +184,11 @@ export class RecordingService {
     return true;
   }
 
-  private async applyConversion(owner: string, result: ConversionResult, status: RecordingStatus): Promise<void> {
+  private async applyConversion(
+    owner: string,
+    result: ConversionResult,
+    status: RecordingStatus,
+  ): Promise<void> {
     const uuid = result.objectUuid;
     const newContent = status === 'ok' ? result.content : undefined;
     const bytes = newContent ? await this.contentBytes(newContent) : 0;

@@ -6,7 +6,8 @@
  * calls these functions from its service.
  *
  * Writes run in `write()`: one transaction, whose events are sent and whose content files are
- * removed only after it commits.
+ * removed only after it commits. Inside it, query only through `w.trx`: on SQLite the
+ * transaction holds the only connection, so a query through another handle would wait forever.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -403,8 +404,7 @@ export class ObjectStore {
   /**
    * Account deletion, inside the deleting transaction: the user's objects are purged with their
    * content (object_delete) and their links end (what was shared with or through them is
-   * unshared). It
-   * cannot wait for the commit, so its events go out and its files go at once.
+   * unshared). It cannot wait for the commit, so its events go out and its files go at once.
    */
   async removeUser(trx: Db, user: string): Promise<void> {
     const w = new Write(trx);

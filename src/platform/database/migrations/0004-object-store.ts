@@ -57,7 +57,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('tag_policy_user').on('tag_policy').columns(['user_uuid', 'tag']).execute();
 
-  // sort_key, time and type are the object's, copied so that a tag's page is read from one index.
+  // sort_key, time and type are the object's, copied so that a tag's page is read from one index;
+  // the list indexes also hold the object, so a page needs no visit to object_tag's rows.
   await db.schema
     .createTable('object_tag')
     .addColumn('object', 'text', (c) => c.notNull().references('object.uuid').onDelete('cascade'))
@@ -68,11 +69,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('type', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('object_tag_pk', ['object', 'tag'])
     .execute();
-  await db.schema.createIndex('object_tag_list').on('object_tag').columns(['tag', 'sort_key']).execute();
+  await db.schema
+    .createIndex('object_tag_list')
+    .on('object_tag')
+    .columns(['tag', 'sort_key', 'object'])
+    .execute();
   await db.schema
     .createIndex('object_tag_list_type')
     .on('object_tag')
-    .columns(['tag', 'type', 'sort_key'])
+    .columns(['tag', 'type', 'sort_key', 'object'])
     .execute();
 
   await db.schema

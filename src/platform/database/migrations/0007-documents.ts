@@ -25,7 +25,11 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('fax_ident', 'text')
     .addColumn('fax_header', 'text')
     .execute();
-  await db.schema.createIndex('fax_report_fax').on('fax_report').columns(['fax', 'time_start', 'sort_key']).execute();
+  await db.schema
+    .createIndex('fax_report_fax')
+    .on('fax_report')
+    .columns(['fax', 'time_start', 'sort_key'])
+    .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
