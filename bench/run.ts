@@ -4,7 +4,7 @@
  * stderr; the summary (Markdown, or JSON with --json) goes to stdout.
  *
  *   http      (a) GET /api/session with a Bearer sid against bare node:http, same autocannon
- *             settings; with --references also (c) GET /api/language, plain Fastify, and
+ *             settings; unless --no-references also (c) GET /api/language, plain Fastify, and
  *             Fastify reading the session from SQLite.
  *   longpoll  (b) 10,000 idle long-polls: server memory per poll against bare node:http, and
  *             the time until one event reaches every client.

@@ -7,12 +7,4 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
 }
 
-export function kib(bytes: number): string {
-  return `${(bytes / 1024).toFixed(1)} KB`;
-}
-
-export function mib(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
-}
-
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
