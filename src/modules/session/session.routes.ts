@@ -39,7 +39,8 @@ export function sessionRoutes(app: AppInstance, sessions: SessionService, public
         if (language) await sessions.setLanguage(session, language);
         // A browser that re-uses its session by URL parameter gets the cookies; a client that
         // sends a Bearer header does not use cookies, so they are not re-sent on every call.
-        if (!request.headers.authorization && request.cookies.sid !== session.sid) setCookies(reply, session.sid);
+        if (!request.headers.authorization && request.cookies.sid !== session.sid)
+          setCookies(reply, session.sid);
       } else {
         session = await sessions.createSession(originOf(request, language));
         setCookies(reply, session.sid);
