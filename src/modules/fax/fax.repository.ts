@@ -29,17 +29,6 @@ declare module '../../platform/database/database.js' {
 
 export type ReportRow = FaxReportTable;
 
-/** The owner of a fax (conversion results and reports carry no user). */
-export async function findFaxOwner(db: Db, uuid: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('object')
-    .select('owner')
-    .where('uuid', '=', uuid)
-    .where('type', '=', 'fax')
-    .executeTakeFirst();
-  return row?.owner;
-}
-
 export function insertReport(db: Db, row: ReportRow): Promise<unknown> {
   return db.insertInto('fax_report').values(row).execute();
 }

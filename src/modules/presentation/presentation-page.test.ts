@@ -30,6 +30,7 @@ async function signIn(page: Page, url: string, username: string, password: strin
 describe('presentation web page', () => {
   test('a viewer follows page and pointer changes live; the moderator changes them by clicking', {
     skip,
+    timeout: 120_000,
   }, async (t) => {
     const app = await build(t, { dialect: 'sqlite' });
     await app.server.listen({ port: 0, host: '127.0.0.1' });
@@ -63,7 +64,13 @@ describe('presentation web page', () => {
         '--disable-sync',
       ],
     });
-    t.after(() => context.close());
+    // The browser closes before the app: its pages keep long-polls open, which a closing server waits for.
+    let closed = false;
+    const closeBrowser = async () => {
+      if (!closed) await context.close();
+      closed = true;
+    };
+    t.after(closeBrowser);
     const url = `${base}/app/presentation/${uuid}`;
 
     // The presenter signs in and starts; the page makes them the moderator.
@@ -145,5 +152,6 @@ describe('presentation web page', () => {
     await moderator.locator('#stop').click();
     await watcher.waitForFunction(() => document.body.dataset.busy === 'false');
     assert.equal(await watcher.locator('#start').isVisible(), true);
+    await closeBrowser();
   });
 });

@@ -43,18 +43,6 @@ declare module '../../platform/database/database.js' {
 export type StateRow = PresentationStateTable;
 export type MemberRow = PresentationMemberTable;
 
-// ---- the presentation object (for conversion results, which carry no user) ----
-
-export async function findPresentationOwner(db: Db, uuid: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('object')
-    .select('owner')
-    .where('uuid', '=', uuid)
-    .where('type', '=', 'presentation')
-    .executeTakeFirst();
-  return row?.owner;
-}
-
 // ---- state ----
 
 export function findState(db: Db, presentation: string): Promise<StateRow | undefined> {

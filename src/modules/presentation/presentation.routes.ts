@@ -1,21 +1,11 @@
 /** Routes of spec "Presentation": the object, its slides and PDF, event subscription and control. */
 import { sessionOf, userOf } from '../../platform/access.js';
-import { CONTENT_TYPES, sendContent } from '../../platform/content/index.js';
-import { Empty, isSet } from '../../platform/schema.js';
+import { downloadRoute, objectRoutes, uploadRoute } from '../../platform/content/content-object.routes.js';
+import { CONTENT_TYPES } from '../../platform/content/index.js';
+import { ObjectParams } from '../../platform/object-store/index.js';
+import { Empty, FileParams, PageParams } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import {
-  ControlBody,
-  CreatePresentationBody,
-  DeletePresentationQuery,
-  DownloadQuery,
-  FileParams,
-  GetPresentationAnswer,
-  PresentationParams,
-  SlideParams,
-  SubscribeAnswer,
-  UpdatePresentationBody,
-  UuidAnswer,
-} from './presentation.schema.js';
+import { ControlBody, GetPresentationAnswer, SubscribeAnswer } from './presentation.schema.js';
 import type { PresentationService } from './presentation.service.js';
 import {
   DROP_AFTER_MS,
@@ -40,147 +30,54 @@ export function presentationRoutes(
   presentations: PresentationService,
   live: PresentationLiveService,
 ): void {
-  const tags = ['presentation'];
+  const type = 'presentation';
+  const tags = [type];
 
-  app.post(
-    '/api/presentation',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: 'Create a presentation (object_new); its status is empty until a PDF is uploaded',
-        tags,
-        body: CreatePresentationBody,
-        response: { 200: UuidAnswer },
-      },
+  objectRoutes(app, {
+    type,
+    wrong: 'wrong-presentation',
+    answer: GetPresentationAnswer,
+    create: {
+      summary: 'Create a presentation (object_new); its status is empty until a PDF is uploaded',
+      run: (user, body) => presentations.createPresentation(user, body),
     },
-    async (request) => ({ uuid: await presentations.createPresentation(userOf(request), request.body) }),
-  );
+    get: { summary: 'One presentation', run: (user, uuid) => presentations.getPresentation(user, uuid) },
+    update: (user, uuid, body) => presentations.updatePresentation(user, uuid, body),
+    delete: {
+      note: 'A started presentation stops first (presentation_status busy false to its subscribers).',
+      run: (user, uuid, purge) => presentations.deletePresentation(user, uuid, purge),
+    },
+  });
 
-  app.get(
-    '/api/presentation/:uuid',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: 'One presentation',
-        description: 'Status wrong-presentation.',
-        tags,
-        params: PresentationParams,
-        response: { 200: GetPresentationAnswer },
-      },
-    },
-    async (request) => ({
-      presentation: await presentations.getPresentation(userOf(request), request.params.uuid),
-    }),
-  );
+  downloadRoute(app, '/api/presentation/:uuid/:page/:name.png', {
+    type,
+    summary: 'One slide (PNG, 1-based), or HTTP 404',
+    params: PageParams,
+    contentType: CONTENT_TYPES.png,
+    storage: presentations.storage,
+    key: (user, params) => presentations.slideKey(user, params.uuid, params.page),
+  });
 
-  app.post(
-    '/api/presentation/:uuid',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: 'Change the description (object_modify)',
-        description: 'Statuses wrong-presentation, access-denied.',
-        tags,
-        params: PresentationParams,
-        body: UpdatePresentationBody,
-        response: { 200: Empty },
-      },
-    },
-    async (request) => {
-      await presentations.updatePresentation(userOf(request), request.params.uuid, request.body);
-      return {};
-    },
-  );
+  downloadRoute(app, '/api/presentation/:uuid/:name.pdf', {
+    type,
+    summary: 'The original PDF, or HTTP 404',
+    params: FileParams,
+    contentType: CONTENT_TYPES.pdf,
+    storage: presentations.storage,
+    key: (user, params) => presentations.pdfKey(user, params.uuid),
+  });
 
-  app.delete(
-    '/api/presentation/:uuid',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: 'Move to the trash, or delete with purge (object_delete)',
-        description:
-          'A started presentation stops first (presentation_status busy false to its subscribers). ' +
-          'Statuses wrong-presentation, access-denied.',
-        tags,
-        params: PresentationParams,
-        querystring: DeletePresentationQuery,
-        response: { 200: Empty },
-      },
-    },
-    async (request) => {
-      await presentations.deletePresentation(
-        userOf(request),
-        request.params.uuid,
-        isSet(request.query.purge),
-      );
-      return {};
-    },
-  );
-
-  app.get(
-    '/api/presentation/:uuid/:page/:name.png',
-    {
-      config: { access: 'user', binary: true, didParam: 'uuid' },
-      schema: {
-        summary: 'One slide (PNG, 1-based), or HTTP 404',
-        description: 'Accepts did/dkey authentication (object UUID = presentation UUID); `inline` optional.',
-        tags,
-        params: SlideParams,
-        querystring: DownloadQuery,
-      },
-    },
-    async (request, reply) => {
-      const key = await presentations.slideKey(userOf(request), request.params.uuid, request.params.page);
-      return sendContent(request, reply, presentations.storage, key, {
-        type: CONTENT_TYPES.png,
-        inline: isSet(request.query.inline),
-      });
-    },
-  );
-
-  app.get(
-    '/api/presentation/:uuid/:name.pdf',
-    {
-      config: { access: 'user', binary: true, didParam: 'uuid' },
-      schema: {
-        summary: 'The original PDF, or HTTP 404',
-        description: 'Accepts did/dkey authentication (object UUID = presentation UUID); `inline` optional.',
-        tags,
-        params: FileParams,
-        querystring: DownloadQuery,
-      },
-    },
-    async (request, reply) => {
-      const key = await presentations.pdfKey(userOf(request), request.params.uuid);
-      return sendContent(request, reply, presentations.storage, key, {
-        type: CONTENT_TYPES.pdf,
-        inline: isSet(request.query.inline),
-      });
-    },
-  );
-
-  app.post(
-    '/api/presentation/:uuid/:name.pdf',
-    {
-      config: { access: 'user', upload: true },
-      schema: {
-        summary: 'Upload the PDF (raw body); slides are made from it in the background',
-        description:
-          'The presentation shows status convert, then ok (page_count set), empty (no pages) or fail; ' +
-          'object_modify and presentation_convert {presentation, status, page_count (when ok)} go to ' +
-          'its readers. The original PDF is kept. A started presentation whose page is beyond the new ' +
-          'slides goes to page 1. Statuses wrong-presentation, access-denied, too-large, ' +
-          'malformed-file (the presentation keeps its content).',
-        tags,
-        params: FileParams,
-        response: { 200: Empty },
-      },
-    },
-    async (request) => {
-      await presentations.uploadPdf(userOf(request), request.params.uuid, request.body);
-      return {};
-    },
-  );
+  uploadRoute(app, '/api/presentation/:uuid/:name.pdf', {
+    type,
+    summary: 'Upload the PDF (raw body); slides are made from it in the background',
+    description:
+      'The presentation shows status convert, then ok (page_count set), empty (no pages) or fail; ' +
+      'object_modify and presentation_convert {presentation, status, page_count (when ok)} go to ' +
+      'its readers. The original PDF is kept. A started presentation whose page is beyond the new ' +
+      'slides goes to page 1. Statuses wrong-presentation, access-denied, too-large, ' +
+      'malformed-file (the presentation keeps its content).',
+    run: (user, uuid, body) => presentations.uploadPdf(user, uuid, body),
+  });
 
   app.get(
     '/api/presentation/:uuid/event',
@@ -190,7 +87,7 @@ export function presentationRoutes(
         summary: 'Subscribe the session to presentation_status events',
         description: `Answers busy; when true, a presentation_status with the member list follows. ${STATUS_EVENT} The subscription ends with DELETE, or when the session ends. Status wrong-presentation.`,
         tags,
-        params: PresentationParams,
+        params: ObjectParams,
         response: { 200: SubscribeAnswer },
       },
     },
@@ -208,7 +105,7 @@ export function presentationRoutes(
         summary: 'Cancel the subscription of the session',
         description: 'Status wrong-presentation.',
         tags,
-        params: PresentationParams,
+        params: ObjectParams,
         response: { 200: Empty },
       },
     },
@@ -240,7 +137,7 @@ export function presentationRoutes(
           'that is not started is illegal-state. Read access is needed (wrong-presentation). ' +
           'Changes send presentation_status to the subscribers.',
         tags,
-        params: PresentationParams,
+        params: ObjectParams,
         body: ControlBody,
         response: { 200: Empty },
       },

@@ -1,27 +1,13 @@
 /**
- * Schemas of spec "Presentation": the object calls, slide and PDF transfers, event
- * subscription and POST /api/presentation/{uuid}/control.
+ * Schemas of spec "Presentation": the object, event subscription and POST
+ * /api/presentation/{uuid}/control (the object calls and transfers use the shared pieces).
  */
 import { type Static, Type } from 'typebox';
-import { DeleteQuery, ObjectParams, TagList } from '../../platform/object-store/index.js';
-import { envelope, Flag, Uuid } from '../../platform/schema.js';
-
-const Description = Type.String({ pattern: '^.{0,200}$' });
-
-export const PresentationParams = ObjectParams;
-
-export const CreatePresentationBody = Type.Object({ description: Type.Optional(Description) });
-export type CreatePresentationBody = Static<typeof CreatePresentationBody>;
-
-export const UpdatePresentationBody = Type.Object({ description: Description });
-export type UpdatePresentationBody = Static<typeof UpdatePresentationBody>;
-
-export const UuidAnswer = envelope({ uuid: Uuid });
+import { TagList } from '../../platform/object-store/index.js';
+import { envelope, OBJECT_FIELDS } from '../../platform/schema.js';
 
 export const PresentationObject = Type.Object({
-  owner: Uuid,
-  time: Type.Integer(),
-  description: Type.String(),
+  ...OBJECT_FIELDS,
   page_count: Type.Optional(
     Type.Integer({ description: 'number of slides; absent until converted content exists' }),
   ),
@@ -39,28 +25,6 @@ export const PresentationObject = Type.Object({
 export type PresentationObject = Static<typeof PresentationObject>;
 
 export const GetPresentationAnswer = envelope({ presentation: PresentationObject });
-
-export const DeletePresentationQuery = DeleteQuery;
-
-/** did/dkey authentication and `inline` (Authentication 5, Conventions 10). */
-export const DownloadQuery = Type.Object({
-  inline: Flag,
-  sid: Type.Optional(Type.String()),
-  did: Type.Optional(Type.String({ description: 'download id of the session (instead of a session)' })),
-  dkey: Type.Optional(Type.String({ description: 'base64url(md5(lower-case presentation UUID + sid))' })),
-});
-export type DownloadQuery = Static<typeof DownloadQuery>;
-
-export const SlideParams = Type.Object({
-  uuid: Uuid,
-  page: Type.Integer({ minimum: 1, description: 'slide number, 1-based' }),
-  name: Type.String({ description: 'file name chosen by the client; no effect' }),
-});
-
-export const FileParams = Type.Object({
-  uuid: Uuid,
-  name: Type.String({ description: 'file name chosen by the client; no effect' }),
-});
 
 export const SubscribeAnswer = envelope({
   busy: Type.Boolean({ description: 'true when started; a presentation_status event follows' }),

@@ -2,10 +2,12 @@
  * Recordings (spec "Recording", Resources "Recording"): mailbox recordings, an object type of
  * the store whose content is audio in telephony form (8 kHz mono, WAV and Ogg Vorbis). Telephony
  * creates them (createRecording); clients read, describe, download and delete them. Access,
- * tags, trash and object events come from the object store.
+ * tags, trash and object events come from the object store; what all types with content share,
+ * from ContentObjects.
  */
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
+import { ContentObjects, type ContentObjectsDeps } from '../../platform/content/content-object.js';
 import {
   type ContentService,
   type ContentStorage,
@@ -13,21 +15,12 @@ import {
   FILES,
   type PreparedConversion,
 } from '../../platform/content/index.js';
-import { ApiError, NotFoundError } from '../../platform/errors.js';
-import type {
-  AccessedObject,
-  ObjectRow,
-  ObjectStore,
-  ObjectTypeDefinition,
-} from '../../platform/object-store/index.js';
-import * as repo from './recording.repository.js';
-import type { RecordingObject, RecordingStatus, UpdateRecordingBody } from './recording.schema.js';
+import { ApiError } from '../../platform/errors.js';
+import type { ObjectRow, ObjectStore, Write } from '../../platform/object-store/index.js';
+import type { ContentStatus, UpdateObjectBody } from '../../platform/schema.js';
+import type { RecordingObject } from './recording.schema.js';
 
-export interface RecordingServiceDeps {
-  readonly store: ObjectStore;
-  readonly content: ContentService;
-  readonly log: FastifyBaseLogger;
-}
+export type RecordingServiceDeps = ContentObjectsDeps;
 
 /** The type fields kept in the object row. */
 interface RecordingData {
@@ -48,27 +41,28 @@ export interface NewRecording {
 }
 
 export class RecordingService {
-  readonly definition: ObjectTypeDefinition;
   private readonly store: ObjectStore;
   private readonly content: ContentService;
+  private readonly log: FastifyBaseLogger;
+  private readonly objects: ContentObjects<RecordingData>;
 
-  constructor(private readonly deps: RecordingServiceDeps) {
+  constructor(deps: RecordingServiceDeps) {
     this.store = deps.store;
     this.content = deps.content;
-    this.definition = this.store.defineType({
+    this.log = deps.log;
+    // Audio results come through the composition root (announcements take theirs first).
+    this.objects = new ContentObjects<RecordingData>(deps, {
       type: 'recording',
       wrong: 'wrong-recording',
-      // Runs inside the purging transaction; the content goes once it is over (never awaited
-      // here: on SQLite the transaction holds the only connection).
-      onPurge: async (_trx, row) => {
-        void this.removeContent(row.uuid);
-      },
+      files: () => [FILES.wav, FILES.ogg],
+      converted: ({ from, to }, content, metadata) =>
+        content ? { from, to, content, duration: metadata.duration ?? 0 } : { from, to },
     });
   }
 
   /** Where the audio files are (for streaming downloads). */
   get storage(): ContentStorage {
-    return this.content.storage;
+    return this.objects.storage;
   }
 
   /**
@@ -97,134 +91,44 @@ export class RecordingService {
       prepared = await this.content.prepareConversion('audio', row.uuid, input.audio);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
-      this.deps.log.warn({ recording: row.uuid, status: error.status }, 'recording audio refused');
-      await this.setStatus(row, 'fail');
+      this.log.warn({ recording: row.uuid, status: error.status }, 'recording audio refused');
+      await this.store.write((w) => this.setStatus(w, row, 'fail'));
       return row.uuid;
     }
-    try {
-      await this.store.write(async (w) => {
-        await this.content.recordConversion(w.trx, prepared);
-        const { row: current } = await this.store.getForRead(w.trx, owner, row.uuid, this.definition);
-        await this.store.updateObject(w, current, { status: 'convert' }, undefined);
-      });
-    } catch (error) {
-      await this.content.discardConversion(prepared);
-      throw error;
-    }
-    this.content.startConversion(prepared);
+    await this.objects.record(prepared, (w) => this.setStatus(w, row, 'convert'));
     return row.uuid;
   }
 
-  private setStatus(row: ObjectRow, status: RecordingStatus): Promise<void> {
-    return this.store.write(async (w) => {
-      const { row: current } = await this.store.getForRead(w.trx, row.owner, row.uuid, this.definition);
-      await this.store.updateObject(w, current, { status }, undefined);
-    });
+  /** A status the platform sets (no user asked). */
+  private async setStatus(w: Write, row: ObjectRow, status: ContentStatus): Promise<void> {
+    const { row: current } = await this.store.getForRead(w.trx, row.owner, row.uuid, this.objects.definition);
+    await this.store.updateObject(w, current, { status }, undefined);
   }
 
   async getRecording(user: string, uuid: string): Promise<RecordingObject> {
-    const { db } = this.store;
-    const { row } = await this.store.getForRead(db, user, uuid, this.definition);
-    const base = await this.store.describe(db, user, row);
-    const data = this.store.dataOf<RecordingData>(row);
-    return {
-      owner: base.owner,
-      time: base.time,
-      description: base.description,
-      from: data.from,
-      to: data.to,
-      status: (row.status ?? 'empty') as RecordingStatus,
-      tag: base.tag,
-    };
+    const { object, data } = await this.objects.read(user, uuid);
+    return { ...object, from: data.from, to: data.to };
   }
 
-  updateRecording(user: string, uuid: string, body: UpdateRecordingBody): Promise<void> {
-    return this.store.write(async (w) => {
-      const { row } = await this.store.getForWrite(w.trx, user, uuid, this.definition);
-      if (row.description === body.description) return;
-      await this.store.updateObject(w, row, { description: body.description }, user);
-    });
+  updateRecording(user: string, uuid: string, body: UpdateObjectBody): Promise<void> {
+    return this.objects.update(user, uuid, body.description);
   }
 
   /** Conventions 9; purge removes the audio too. */
   deleteRecording(user: string, uuid: string, purge: boolean): Promise<void> {
-    return this.store.write(async (w) => {
-      const found = await this.store.getForRead(w.trx, user, uuid, this.definition);
-      await this.store.deleteObject(w, user, found, purge);
-    });
+    return this.objects.remove(user, uuid, purge);
   }
 
   /** Storage key of the audio as WAV or Ogg; NotFoundError (HTTP 404) when there is none. */
   async audioKey(user: string, uuid: string, format: 'wav' | 'ogg'): Promise<string> {
-    const { row } = await this.store.getForRead(this.store.db, user, uuid, this.definition);
-    const { content } = this.store.dataOf<RecordingData>(row);
-    if (!content) throw new NotFoundError();
-    return this.content.audioKey(content, format);
+    return this.content.audioKey(await this.objects.currentContent(user, uuid), format);
   }
 
   /**
-   * An audio conversion finished: ok gives the recording its audio, empty (only silence) and fail
-   * leave it without; object_modify goes to its readers. A result beyond the owner's storage
-   * quota counts as fail. Answers false when the object is no recording. Idempotent.
+   * An audio conversion finished (ContentObjects.handleConversion; recordings send no event of
+   * their own): false when the object is no recording.
    */
-  async handleConversion(result: ConversionResult): Promise<boolean> {
-    const owner = await repo.findRecordingOwner(this.store.db, result.objectUuid);
-    if (!owner) return false;
-    if (result.status === 'ok' && result.content) {
-      try {
-        await this.applyConversion(owner, result, 'ok');
-        return true;
-      } catch (error) {
-        if (!(error instanceof ApiError && error.status === 'quota-exceeded')) throw error;
-        this.deps.log.warn({ recording: result.objectUuid }, 'converted audio exceeds the storage quota');
-        await this.content.deleteContent(result.content);
-      }
-    }
-    await this.applyConversion(owner, result, result.status === 'empty' ? 'empty' : 'fail');
-    return true;
-  }
-
-  private async applyConversion(
-    owner: string,
-    result: ConversionResult,
-    status: RecordingStatus,
-  ): Promise<void> {
-    const uuid = result.objectUuid;
-    const newContent = status === 'ok' ? result.content : undefined;
-    const bytes = newContent ? await this.contentBytes(newContent) : 0;
-    let old: string | undefined;
-    await this.store.write(async (w) => {
-      let found: AccessedObject;
-      try {
-        found = await this.store.getForRead(w.trx, owner, uuid, this.definition);
-      } catch {
-        return; // purged meanwhile
-      }
-      const current = this.store.dataOf<RecordingData>(found.row);
-      old = current.content;
-      const data: RecordingData = newContent
-        ? { from: current.from, to: current.to, content: newContent, duration: result.metadata.duration ?? 0 }
-        : { from: current.from, to: current.to };
-      await this.store.updateObject(w, found.row, { status, data, contentBytes: bytes }, undefined);
-    });
-    if (old && old !== newContent) await this.content.deleteContent(old);
-  }
-
-  /** Bytes of a content version (WAV and Ogg) for the storage volume. */
-  private async contentBytes(content: string): Promise<number> {
-    let total = 0;
-    for (const file of [FILES.wav, FILES.ogg]) {
-      total += (await this.storage.stat(this.content.key(content, file)))?.size ?? 0;
-    }
-    return total;
-  }
-
-  private async removeContent(uuid: string): Promise<void> {
-    try {
-      await this.content.cancelConversions(uuid);
-      await this.content.deleteContent(`${uuid}/`);
-    } catch (error) {
-      this.deps.log.error({ err: error, recording: uuid }, 'content of a purged recording not removed');
-    }
+  handleConversion(result: ConversionResult): Promise<boolean> {
+    return this.objects.handleConversion(result);
   }
 }

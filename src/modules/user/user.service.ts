@@ -52,7 +52,10 @@ export type UserCreatedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
  * Runs inside the transaction that deletes a user, before the user row goes, so that what the
  * user owns goes with it or the deletion fails as a whole.
  */
-export type UserDeletedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
+export type UserDeletedHook = (trx: Db, user: repo.UserRow) => Promise<void | AfterCommit>;
+
+/** Work a hook hands back to run once the deletion has committed (events, file removal). */
+export type AfterCommit = () => Promise<void>;
 
 export class UserService {
   private readonly createdHooks: UserCreatedHook[] = [];
@@ -208,14 +211,21 @@ export class UserService {
    * there was no such user. Pass `db` to join a caller's transaction.
    */
   async deleteUser(uuid: string, db?: Db): Promise<boolean> {
-    if (db) return this.removeUser(db, uuid);
-    return this.db.transaction().execute((trx) => this.removeUser(trx, uuid));
+    const after: AfterCommit[] = [];
+    const remove = (trx: Db) => this.removeUser(trx, uuid, after);
+    // Joining a caller's transaction, the follow-up work runs when this call ends instead.
+    const deleted = db ? await remove(db) : await this.db.transaction().execute(remove);
+    for (const task of after) await task();
+    return deleted;
   }
 
-  private async removeUser(db: Db, uuid: string): Promise<boolean> {
+  private async removeUser(db: Db, uuid: string, after: AfterCommit[]): Promise<boolean> {
     const user = await repo.findUserByUuid(db, uuid);
     if (!user) return false;
-    for (const hook of this.deletedHooks) await hook(db, user);
+    for (const hook of this.deletedHooks) {
+      const task = await hook(db, user);
+      if (task) after.push(task);
+    }
     return repo.deleteUser(db, uuid);
   }
 

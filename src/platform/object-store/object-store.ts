@@ -404,9 +404,9 @@ export class ObjectStore {
   /**
    * Account deletion, inside the deleting transaction: the user's objects are purged with their
    * content (object_delete) and their links end (what was shared with or through them is
-   * unshared). It cannot wait for the commit, so its events go out and its files go at once.
+   * unshared). Answers what must happen after the commit: the events and the file removal.
    */
-  async removeUser(trx: Db, user: string): Promise<void> {
+  async removeUser(trx: Db, user: string): Promise<() => Promise<void>> {
     const w = new Write(trx);
     for (const row of await repo.listOwnedObjects(trx, user)) {
       const readers = await this.readers(trx, row);
@@ -414,8 +414,12 @@ export class ObjectStore {
       w.emit(readers, 'object_delete', { ...this.basePayload(row), user, purge: true });
     }
     for (const link of await repo.listUserLinks(trx, user)) await this.unlinkUsers(w, user, link.other_uuid);
-    for (const event of w.events) this.deps.hub.emit({ users: event.users }, event.name, event.payload);
-    for (const task of w.afterCommit) await task();
+    return async () => {
+      for (const event of w.events) this.deps.hub.emit({ users: event.users }, event.name, event.payload);
+      for (const task of w.afterCommit) {
+        await task().catch((error: unknown) => this.deps.log.error({ err: error }, 'object cleanup failed'));
+      }
+    };
   }
 
   private async purgeRows(w: Write, row: repo.ObjectRow): Promise<void> {
