@@ -63,7 +63,15 @@ const env = {
 const concurrency = String(Math.max(2, os.availableParallelism()));
 const child = spawn(
   process.execPath,
-  ['--import', 'tsx', '--test', `--test-concurrency=${concurrency}`, '--test-timeout=300000', '--test-reporter=spec', ...files],
+  [
+    '--import',
+    'tsx',
+    '--test',
+    `--test-concurrency=${concurrency}`,
+    '--test-timeout=300000',
+    '--test-reporter=spec',
+    ...files,
+  ],
   { cwd: root, env, stdio: 'inherit' },
 );
 const code = await new Promise((resolve) => child.on('exit', (status) => resolve(status ?? 1)));

@@ -52,7 +52,7 @@ export type UserCreatedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
  * Runs inside the transaction that deletes a user, before the user row goes, so that what the
  * user owns goes with it or the deletion fails as a whole.
  */
-export type UserDeletedHook = (trx: Db, user: repo.UserRow) => Promise<void | AfterCommit>;
+export type UserDeletedHook = (trx: Db, user: repo.UserRow) => Promise<AfterCommit | undefined>;
 
 /** Work a hook hands back to run once the deletion has committed (events, file removal). */
 export type AfterCommit = () => Promise<void>;
