@@ -97,7 +97,8 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   const hub = new EventHub(db, database.bus, log);
   const users = new UserService(db);
   const partners = new PartnerService(db);
-  const sessions = new SessionService({ db, hub, config, users, partners, log });
+  const throttle = new Throttle(db);
+  const sessions = new SessionService({ db, hub, config, users, partners, throttle, log });
   const features = new FeatureService(db, users);
   // decisions.md "Feature packs": every new user gets the packs marked default.
   users.onUserCreated((trx, user) => features.giveDefaultPacks(trx, user.uuid));
@@ -125,7 +126,6 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   });
   // Accounts: sign-up, password recovery, the user's own account (spec "Session and sign-up", "User").
   const mailer = new Mailer(config, log);
-  const throttle = new Throttle(db);
   const accounts = new AccountService({
     db,
     hub,

@@ -19,7 +19,7 @@ import type { EventHub } from '../../platform/events/event-hub.js';
 import { EventQueue, type SessionEvent } from '../../platform/events/event-queue.js';
 import { randomToken } from '../../platform/ids.js';
 import type { PartnerService } from '../partner/index.js';
-import type { UserService } from '../user/index.js';
+import type { Throttle, UserService } from '../user/index.js';
 import * as repo from './session.repository.js';
 import type { PostSessionBody, SessionObject } from './session.schema.js';
 
@@ -29,6 +29,7 @@ export interface SessionServiceDeps {
   config: Config;
   users: UserService;
   partners: PartnerService;
+  throttle: Throttle;
   log: FastifyBaseLogger;
 }
 
@@ -300,7 +301,28 @@ export class SessionService implements SessionResolver {
     });
   }
 
+  /**
+   * Checks the credentials; wrong ones count against the login name (user name, e-mail or
+   * partner name), which then gets resource-throttle after too many, whether it exists or not.
+   */
   private async checkCredentials(session: SessionContext | undefined, body: PostSessionBody) {
+    const { throttle } = this.deps;
+    const login = (
+      body.partner !== undefined ? `partner:${body.partner}` : `user:${body.username ?? body.email ?? ''}`
+    ).toLowerCase();
+    await throttle.check('login', login);
+    try {
+      const identity = await this.verifyLogin(session, body);
+      await throttle.clear('login', login);
+      return identity;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 'wrong-credentials')
+        await throttle.fail('login', login);
+      throw error;
+    }
+  }
+
+  private async verifyLogin(session: SessionContext | undefined, body: PostSessionBody) {
     const { users, partners } = this.deps;
     if (body.partner !== undefined && body.key !== undefined) {
       if (body.user === undefined && !session) throw new ApiError('no-session');

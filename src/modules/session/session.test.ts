@@ -93,6 +93,32 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('repeated wrong passwords throttle that login name, even with the right password', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const other = await buildUser(app);
+      const client = new Client(app);
+      await client.open();
+      for (let i = 0; i < 10; i++) {
+        const answer = await client.call('POST', '/api/session', {
+          username: user.username,
+          password: 'wrong-pw',
+        });
+        assert.equal(answer.status, 'wrong-credentials');
+      }
+      const blocked = await client.call('POST', '/api/session', {
+        username: user.username,
+        password: user.password,
+      });
+      assert.equal(blocked.status, 'resource-throttle');
+      assert.equal((await client.call('GET', '/api/session')).auth, false);
+      assert.equal(
+        (await client.call('POST', '/api/session', { username: other.username, password: other.password }))
+          .status,
+        'ok',
+      );
+    });
+
     test('login without a session creates an authenticated session', async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);

@@ -16,7 +16,8 @@ export type ThrottleScope =
   | 'key-session'
   | 'code-session'
   | 'code-account'
-  | 'password-account';
+  | 'password-account'
+  | 'login';
 
 export const THROTTLE_LIMIT = 10;
 export const THROTTLE_WINDOW = 15 * 60;
