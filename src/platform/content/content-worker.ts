@@ -29,9 +29,10 @@ const EMPTY = new Uint8Array(0);
 
 // Conversions are background work: on Linux, where niceness is per thread, this worker yields
 // the CPU to the HTTP event loop (elsewhere it would lower the whole process, so it is left).
+// The lowest priority (19) measured better HTTP p99 under conversion load than 10.
 if (process.platform === 'linux') {
   try {
-    os.setPriority(10);
+    os.setPriority(19);
   } catch {
     // Not permitted: run at normal priority.
   }
