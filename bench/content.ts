@@ -309,8 +309,15 @@ async function runChild(): Promise<void> {
   let running = false;
   let conversions = 0;
   let loop: Promise<void> = Promise.resolve();
+  // The event loop's own delay, idle and under conversion load: tells main-thread work apart
+  // from CPU contention between processes.
+  const { monitorEventLoopDelay } = await import('node:perf_hooks');
+  const h = monitorEventLoopDelay({ resolution: 1 });
+  h.enable();
   process.on('message', (message: { type: string }) => {
     if (message.type === 'load') {
+      console.error(`event-loop delay, idle: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`);
+      h.reset();
       running = true;
       loop = (async () => {
         process.send?.({ type: 'loading' });
@@ -320,6 +327,7 @@ async function runChild(): Promise<void> {
         }
       })();
     } else if (message.type === 'stop') {
+      console.error(`event-loop delay, converting: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`);
       running = false;
       void loop.then(async () => {
         process.send?.({ type: 'stopped', conversions });
