@@ -316,7 +316,9 @@ async function runChild(): Promise<void> {
   h.enable();
   process.on('message', (message: { type: string }) => {
     if (message.type === 'load') {
-      console.error(`event-loop delay, idle: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`);
+      console.error(
+        `event-loop delay, idle: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`,
+      );
       h.reset();
       running = true;
       loop = (async () => {
@@ -327,7 +329,9 @@ async function runChild(): Promise<void> {
         }
       })();
     } else if (message.type === 'stop') {
-      console.error(`event-loop delay, converting: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`);
+      console.error(
+        `event-loop delay, converting: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`,
+      );
       running = false;
       void loop.then(async () => {
         process.send?.({ type: 'stopped', conversions });
