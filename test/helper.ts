@@ -102,6 +102,33 @@ export class Client {
   }
 }
 
+/** The Authorization header of a client's session. */
+export function bearer(client: Client): Record<string, string> {
+  return { authorization: `Bearer ${client.sid}` };
+}
+
+/** POST of a raw body (an upload) with the client's session; answers the JSON envelope. */
+export async function upload(
+  client: Client,
+  url: string,
+  body: Uint8Array,
+  contentType = 'application/octet-stream',
+) {
+  const response = await client.app.server.inject({
+    method: 'POST',
+    url,
+    headers: { ...bearer(client), 'content-type': contentType },
+    payload: Buffer.from(body.buffer, body.byteOffset, body.byteLength),
+  });
+  if (response.statusCode !== 200) throw new Error(`HTTP ${response.statusCode} for POST ${url}`);
+  return response.json() as { status: string; message?: string };
+}
+
+/** A binary GET, with whatever headers (session or none, Range) the test gives. */
+export function download(app: App, url: string, headers: Record<string, string> = {}) {
+  return app.server.inject({ method: 'GET', url, headers });
+}
+
 let counter = 0;
 
 /** A user made through the service, with a known password. */

@@ -3,7 +3,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import {
+  bearer,
+  build,
+  type Client,
+  DIALECTS,
+  download,
+  loggedInClient,
+  upload,
+} from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import { encodeOggVorbis } from '../../platform/content/ogg.js';
 import { pcm16, sine, speechLike, wavFile } from '../../platform/content/test-inputs.js';
@@ -30,26 +38,6 @@ async function createAnnouncement(client: Client, description = 'greeting'): Pro
   const answer = await client.call('POST', '/api/announcement', { description });
   assert.equal(answer.status, 'ok');
   return answer.uuid as string;
-}
-
-/** POST of a raw body (an upload) with the client's session. */
-async function upload(client: Client, url: string, body: Uint8Array) {
-  const response = await client.app.server.inject({
-    method: 'POST',
-    url,
-    headers: { authorization: `Bearer ${client.sid}`, 'content-type': 'application/octet-stream' },
-    payload: Buffer.from(body),
-  });
-  assert.equal(response.statusCode, 200);
-  return response.json() as { status: string; message?: string };
-}
-
-function download(app: App, url: string, headers: Record<string, string> = {}) {
-  return app.server.inject({ method: 'GET', url, headers });
-}
-
-function bearer(client: Client) {
-  return { authorization: `Bearer ${client.sid}` };
 }
 
 /** Two seconds of speech-like sound as a 44.1 kHz stereo WAV. */

@@ -7,7 +7,16 @@ import { describe, test } from 'node:test';
 import * as mupdf from 'mupdf';
 import { PDFDocument, rgb } from 'pdf-lib';
 import pino from 'pino';
-import { build, type Client, DIALECTS, loggedInClient, testEnv } from '../../../test/helper.js';
+import {
+  bearer,
+  build,
+  type Client,
+  DIALECTS,
+  download,
+  loggedInClient,
+  testEnv,
+  upload,
+} from '../../../test/helper.js';
 import { type App, buildApp, createServices, openStorage } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { A4, markerPdf, textPdf } from '../../platform/content/test-inputs.js';
@@ -37,26 +46,6 @@ async function createFax(client: Client, description = 'letter'): Promise<string
   const answer = await client.call('POST', '/api/fax', { description });
   assert.equal(answer.status, 'ok');
   return answer.uuid as string;
-}
-
-/** POST of a raw body (an upload) with the client's session. */
-async function upload(client: Client, url: string, body: Uint8Array) {
-  const response = await client.app.server.inject({
-    method: 'POST',
-    url,
-    headers: { authorization: `Bearer ${client.sid}`, 'content-type': 'application/pdf' },
-    payload: Buffer.from(body),
-  });
-  assert.equal(response.statusCode, 200);
-  return response.json() as { status: string; message?: string };
-}
-
-function download(app: App, url: string, headers: Record<string, string> = {}) {
-  return app.server.inject({ method: 'GET', url, headers });
-}
-
-function bearer(client: Client) {
-  return { authorization: `Bearer ${client.sid}` };
 }
 
 /** Uploads a PDF and waits until it is converted. */

@@ -1,4 +1,5 @@
 /** Storage of comments, links and metadata of objects, and of user metadata. One query per function. */
+import { type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 import { applyPage, type PageQuery } from '../../platform/paging.js';
 
@@ -125,20 +126,26 @@ export interface MetadataSelection {
   domain?: string;
 }
 
+/** The keys a metadata read selects: the listed ones and those below the domain (or all). */
+function selectedKeys(selection: MetadataSelection): RawBuilder<boolean> | undefined {
+  const parts: RawBuilder<boolean>[] = [];
+  if (selection.keys !== undefined && selection.keys.length > 0) {
+    parts.push(sql<boolean>`${sql.ref('key')} in (${sql.join(selection.keys)})`);
+  }
+  // Keys hold only [a-z0-9.], so the domain has no LIKE wildcards in it.
+  if (selection.domain !== undefined)
+    parts.push(sql<boolean>`${sql.ref('key')} like ${`${selection.domain}.%`}`);
+  return parts.length === 0 ? undefined : sql<boolean>`(${sql.join(parts, sql` or `)})`;
+}
+
 export function listObjectMetadata(
   db: Db,
   object: string,
   selection: MetadataSelection,
 ): Promise<{ key: string; value: string }[]> {
   let query = db.selectFrom('object_metadata').select(['key', 'value']).where('object', '=', object);
-  query = query.where((eb) => {
-    const parts = [];
-    if (selection.keys !== undefined && selection.keys.length > 0)
-      parts.push(eb('key', 'in', selection.keys));
-    // Keys hold only [a-z0-9.], so the domain has no LIKE wildcards in it.
-    if (selection.domain !== undefined) parts.push(eb('key', 'like', `${selection.domain}.%`));
-    return parts.length === 0 ? eb.lit(true) : eb.or(parts);
-  });
+  const filter = selectedKeys(selection);
+  if (filter) query = query.where(filter);
   return query.orderBy('key').execute();
 }
 
@@ -164,13 +171,8 @@ export function listUserMetadata(
   selection: MetadataSelection,
 ): Promise<{ key: string; value: string }[]> {
   let query = db.selectFrom('user_metadata').select(['key', 'value']).where('user_uuid', '=', user);
-  query = query.where((eb) => {
-    const parts = [];
-    if (selection.keys !== undefined && selection.keys.length > 0)
-      parts.push(eb('key', 'in', selection.keys));
-    if (selection.domain !== undefined) parts.push(eb('key', 'like', `${selection.domain}.%`));
-    return parts.length === 0 ? eb.lit(true) : eb.or(parts);
-  });
+  const filter = selectedKeys(selection);
+  if (filter) query = query.where(filter);
   return query.orderBy('key').execute();
 }
 

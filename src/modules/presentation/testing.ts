@@ -5,7 +5,10 @@
  */
 import assert from 'node:assert/strict';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
+
 import type { Client } from '../../../test/helper.js';
+
+export { upload } from '../../../test/helper.js';
 
 export interface TestEvent {
   id: number;
@@ -23,18 +26,6 @@ export async function makePdf(pages: number): Promise<Buffer> {
     page.drawText(`Slide ${index}`, { x: 50, y: 150, size: 36, font });
   }
   return Buffer.from(await document.save());
-}
-
-/** POST of a raw body (an upload) with the client's session. */
-export async function upload(client: Client, url: string, body: Buffer) {
-  const response = await client.app.server.inject({
-    method: 'POST',
-    url,
-    headers: { authorization: `Bearer ${client.sid}`, 'content-type': 'application/pdf' },
-    payload: body,
-  });
-  assert.equal(response.statusCode, 200);
-  return response.json() as { status: string; message?: string };
 }
 
 /** Reads one client's events in order; each event is returned once. */

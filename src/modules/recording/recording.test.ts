@@ -4,7 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
-import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { bearer, build, type Client, DIALECTS, download, loggedInClient } from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
@@ -26,14 +26,6 @@ async function getRecording(client: Client, uuid: string): Promise<Recording> {
   const answer = await client.call('GET', `/api/recording/${uuid}`);
   assert.equal(answer.status, 'ok');
   return answer.recording as Recording;
-}
-
-function download(app: App, url: string, headers: Record<string, string> = {}) {
-  return app.server.inject({ method: 'GET', url, headers });
-}
-
-function bearer(client: Client) {
-  return { authorization: `Bearer ${client.sid}` };
 }
 
 function speechWav(seconds: number): Uint8Array {

@@ -9,6 +9,7 @@ import {
   DIALECTS,
   type Dialect,
   loggedInClient,
+  upload,
 } from '../../../test/helper.js';
 import { linkParameter, startMailbox } from '../../../test/mailbox.js';
 import type { App } from '../../app.js';
@@ -46,17 +47,6 @@ const ADDRESS = {
   house_number: '117',
   country: 'de',
 };
-
-async function upload(app: App, client: Client, url: string, payload: Buffer, type: string) {
-  const answer = await app.server.inject({
-    method: 'POST',
-    url,
-    headers: { authorization: `Bearer ${client.sid}`, 'content-type': type },
-    payload,
-  });
-  assert.equal(answer.statusCode, 200);
-  return answer.json() as { status: string; message?: string };
-}
 
 async function download(app: App, client: Client | undefined, url: string) {
   return app.server.inject({
@@ -387,7 +377,7 @@ for (const dialect of DIALECTS) {
       const jpeg = await sharp({ create: { width: 1600, height: 800, channels: 3, background: '#3366cc' } })
         .jpeg()
         .toBuffer();
-      assert.deepEqual(await upload(app, client, '/api/user/picture/holiday.jpg', jpeg, 'image/jpeg'), {
+      assert.deepEqual(await upload(client, '/api/user/picture/holiday.jpg', jpeg, 'image/jpeg'), {
         status: 'ok',
       });
       assert.equal((await getUser(client)).picture, true);
@@ -409,12 +399,11 @@ for (const dialect of DIALECTS) {
       assert.equal((await download(app, undefined, '/api/user/picture/me.png')).statusCode, 404);
 
       assert.equal(
-        (await upload(app, client, '/api/user/picture/x.png', Buffer.from('not an image'), 'image/png'))
-          .status,
+        (await upload(client, '/api/user/picture/x.png', Buffer.from('not an image'), 'image/png')).status,
         'malformed-file',
       );
       assert.equal(
-        (await upload(app, client, '/api/user/picture/x.png', Buffer.alloc(0), 'image/png')).status,
+        (await upload(client, '/api/user/picture/x.png', Buffer.alloc(0), 'image/png')).status,
         'malformed-file',
       );
       // The picture stayed.
@@ -431,12 +420,9 @@ for (const dialect of DIALECTS) {
       const { client } = await loggedInClient(app);
       await client.call('POST', '/api/user', ADDRESS);
       const big = Buffer.alloc(4096, 1);
+      assert.equal((await upload(client, '/api/user/picture/big.png', big, 'image/png')).status, 'too-large');
       assert.equal(
-        (await upload(app, client, '/api/user/picture/big.png', big, 'image/png')).status,
-        'too-large',
-      );
-      assert.equal(
-        (await upload(app, client, '/api/user/idcard/big.pdf', Buffer.concat([PDF, big]), 'application/pdf'))
+        (await upload(client, '/api/user/idcard/big.pdf', Buffer.concat([PDF, big]), 'application/pdf'))
           .status,
         'too-large',
       );
@@ -449,18 +435,17 @@ for (const dialect of DIALECTS) {
       const { app } = await setup(t, dialect);
       const { client } = await loggedInClient(app);
       assert.equal(
-        (await upload(app, client, '/api/user/idcard/id.pdf', PDF, 'application/pdf')).status,
+        (await upload(client, '/api/user/idcard/id.pdf', PDF, 'application/pdf')).status,
         'illegal-state',
       );
       await client.call('POST', '/api/user', ADDRESS);
       assert.equal(
-        (await upload(app, client, '/api/user/idcard/id.pdf', Buffer.from('GIF89a'), 'application/pdf'))
-          .status,
+        (await upload(client, '/api/user/idcard/id.pdf', Buffer.from('GIF89a'), 'application/pdf')).status,
         'malformed-file',
       );
       assert.equal((await getUser(client)).validation, 'incomplete');
       await events(client);
-      assert.deepEqual(await upload(app, client, '/api/user/idcard/id.pdf', PDF, 'application/pdf'), {
+      assert.deepEqual(await upload(client, '/api/user/idcard/id.pdf', PDF, 'application/pdf'), {
         status: 'ok',
       });
       assert.equal((await getUser(client)).validation, 'checking');
@@ -486,7 +471,7 @@ for (const dialect of DIALECTS) {
         },
       });
       // A new upload replaces the open job.
-      await upload(app, client, '/api/user/idcard/id2.pdf', PDF, 'application/pdf');
+      await upload(client, '/api/user/idcard/id2.pdf', PDF, 'application/pdf');
       const { jobs: after } = (await checker.call('GET', '/api/idcardcheck')) as unknown as {
         jobs: string[];
       };
@@ -501,7 +486,7 @@ for (const dialect of DIALECTS) {
       const { client: checker, user: checkerUser } = await loggedInClient(app);
       await app.services.users.grantPermission(checkerUser.uuid, 'idcardcheck');
       await client.call('POST', '/api/user', ADDRESS);
-      await upload(app, client, '/api/user/idcard/id.pdf', PDF, 'application/pdf');
+      await upload(client, '/api/user/idcard/id.pdf', PDF, 'application/pdf');
       // The same address again changes nothing.
       await client.call('POST', '/api/user', ADDRESS);
       assert.equal((await getUser(client)).validation, 'checking');
@@ -514,11 +499,11 @@ for (const dialect of DIALECTS) {
       const { app } = await setup(t, dialect);
       const { client, user } = await loggedInClient(app);
       await client.call('POST', '/api/user', ADDRESS);
-      await upload(app, client, '/api/user/idcard/id.pdf', PDF, 'application/pdf');
+      await upload(client, '/api/user/idcard/id.pdf', PDF, 'application/pdf');
       const png = await sharp({ create: { width: 10, height: 10, channels: 3, background: '#fff' } })
         .png()
         .toBuffer();
-      await upload(app, client, '/api/user/picture/p.png', png, 'image/png');
+      await upload(client, '/api/user/picture/p.png', png, 'image/png');
       assert.equal(
         (await client.call('POST', '/api/user/delete', { password: 'not-it' })).status,
         'wrong-password',
