@@ -1,5 +1,6 @@
 /**
- * `npm run bench:content [-- --pages 100 --rounds 5 --seconds 300 --http 5]`: the content
+ * `npm run bench:content [-- --pages 100 --rounds 5 --seconds 300 --http 5 --http-rounds 3
+ * --rates 1000,5000,10000 --skip-saturated --only fax,ogg,tts,http]`: the content
  * conversion benchmark of issue 5, each measurement side by side with its reference on the same
  * input in the same run (rounds alternate, medians reported), as docs/benchmarks.md describes:
  *
@@ -7,16 +8,19 @@
  *          Ghostscript `gs -sDEVICE=tiffg4 -r204x196`; MuPDF's renderer alone for scale.
  *   ogg    Ogg Vorbis encoding of 8 kHz mono speech, against ffmpeg's libvorbis (same quality).
  *   tts    text-to-speech in the six locales, against the native espeak-ng writing a WAV.
- *   http   p99 latency of GET /api/language on the real app, idle and while faxes convert.
+ *   http   p99 latency of GET /api/language on the real app, idle and while faxes convert, at
+ *          fixed request rates (open loop, bench/open-loop.ts) and at saturation (autocannon),
+ *          each beside a control that replaces the conversions by a spinning process.
  *
  * References are Debian's ghostscript, ffmpeg and espeak-ng (benchmark only; the server does
  * not use them): `apt-get install ghostscript ffmpeg espeak-ng`. A missing one is reported and
  * its part skipped. Progress goes to stderr, the Markdown table to stdout.
  */
-import { execFileSync, fork, spawnSync } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import * as mupdf from 'mupdf';
@@ -27,6 +31,7 @@ import { encodeOggVorbis } from '../src/platform/content/ogg.js';
 import { ESPEAK_VOICES, SPEECH_LOCALES } from '../src/platform/content/speech.js';
 import { pcm16, speechLike, textPdf, wavFile } from '../src/platform/content/test-inputs.js';
 import { migrateToLatest, openDatabase } from '../src/platform/database/database.js';
+import { openLoop, percentile } from './open-loop.js';
 
 const { values } = parseArgs({
   options: {
@@ -34,8 +39,12 @@ const { values } = parseArgs({
     rounds: { type: 'string', default: '5' },
     seconds: { type: 'string', default: '300' },
     http: { type: 'string', default: '5' },
+    rates: { type: 'string', default: '1000,5000,10000' },
+    'http-rounds': { type: 'string', default: '3' },
+    'skip-saturated': { type: 'boolean', default: false },
     only: { type: 'string' },
     child: { type: 'boolean', default: false },
+    spinner: { type: 'boolean', default: false },
   },
 });
 
@@ -44,7 +53,7 @@ const median = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(li
 /** Median of the per-round ratios: each round pairs the two measurements taken back to back. */
 const pairedRatio = (ours: number[], reference: number[]) =>
   median(ours.map((value, i) => value / reference[i]!));
-const ms = (value: number) => `${value.toFixed(1)} ms`;
+const ms = (value: number) => `${value < 10 ? value.toFixed(2) : value.toFixed(1)} ms`;
 
 function timeCommand(command: string, args: string[]): number {
   const start = performance.now();
@@ -67,7 +76,8 @@ interface Row {
   ours: string;
   reference: string;
   ratio: number;
-  target: number;
+  /** None for a control figure. */
+  target?: number;
 }
 
 const TEXTS: Record<string, string> = {
@@ -250,51 +260,100 @@ async function benchSpeech(dir: string, rounds: number): Promise<Row[]> {
   return rows;
 }
 
-async function latency(url: string, seconds: number): Promise<number> {
+/** p99 in ms of `GET url` under closed-loop saturation (autocannon, 50 connections). */
+async function saturatedP99(url: string, seconds: number): Promise<number> {
   const result = await autocannon({ url, connections: 50, duration: seconds });
   return result.latency.p99;
 }
 
-async function benchHttp(seconds: number): Promise<Row[]> {
+/** p99 in ms of `GET url` at a fixed request rate (open loop, microsecond timing). */
+async function openLoopP99(url: string, rate: number, seconds: number): Promise<number> {
+  const result = await openLoop(url, { rate, seconds });
+  return percentile(result.latencies, 99) / 1000;
+}
+
+type ChildLoad = 'convert' | 'spin' | 'quiet';
+
+/** What the child saw in the phase that just ended. */
+interface PhaseReport {
+  readonly conversions: number;
+  /** Share of the time the server's event loop was busy. */
+  readonly utilization: number;
+}
+
+const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
+
+/**
+ * HTTP latency while conversions run: the real app in a child process, measured idle and while
+ * 30-page faxes convert back to back in its worker pool, round by round alternating. At fixed
+ * request rates (open loop) and at saturation (autocannon); a control replaces the conversions by
+ * a thread that only spins at the conversion workers' priority, which shows what any background
+ * CPU work costs on this machine, apart from Zentrale's code.
+ */
+async function benchHttp(seconds: number, rates: number[], rounds: number): Promise<Row[]> {
   const child = fork(new URL(import.meta.url), ['--child'], {
     execArgv: ['--import', 'tsx'],
     stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
   });
-  const message = (type: string) =>
-    new Promise<Record<string, unknown>>((resolve) => {
-      const listener = (reply: Record<string, unknown>) => {
+  const request = (type: ChildLoad) =>
+    new Promise<PhaseReport>((resolve) => {
+      const listener = (reply: PhaseReport & { type: string }) => {
         if (reply.type !== type) return;
         child.off('message', listener);
         resolve(reply);
       };
       child.on('message', listener);
+      child.send({ type });
     });
+  const ready = new Promise<{ url: string }>((resolve) => child.once('message', resolve));
+  const rows: Row[] = [];
   try {
-    const { url } = (await message('ready')) as { url: string };
+    const { url } = await ready;
     const target = `${url}/api/language`;
-    await latency(target, 1);
-    const idle = await latency(target, seconds);
-    child.send({ type: 'load' });
-    await message('loading');
-    const busy = await latency(target, seconds);
-    child.send({ type: 'stop' });
-    const { conversions } = (await message('stopped')) as { conversions: number };
-    log(`http p99: idle ${idle} ms, while converting ${busy} ms (${conversions} faxes converted)`);
-    return [
-      {
-        what: `HTTP p99 of GET /api/language while faxes convert (${conversions} faxes in ${seconds} s)`,
-        ours: `${busy} ms`,
-        reference: `${idle} ms (idle)`,
-        ratio: busy / Math.max(idle, 1),
-        target: 2,
-      },
-    ];
+    await saturatedP99(target, 1);
+    const measure = async (name: string, load: ChildLoad, p99: () => Promise<number>, target?: number) => {
+      const idle: number[] = [];
+      const busy: number[] = [];
+      const loop: string[] = [];
+      let conversions = 0;
+      for (let round = 0; round < rounds; round++) {
+        idle.push(await p99());
+        const before = await request(load);
+        busy.push(await p99());
+        const during = await request('quiet');
+        conversions += during.conversions;
+        loop.push(`${percent(before.utilization)} → ${percent(during.utilization)}`);
+      }
+      const what = load === 'convert' ? `${conversions} faxes in ${rounds} × ${seconds} s` : 'no conversion';
+      log(`${name}: p99 idle ${idle.map(ms).join(', ')}; ${load} ${busy.map(ms).join(', ')} (${what})`);
+      log(`  server event loop busy, idle → ${load}: ${loop.join(', ')}`);
+      rows.push({
+        what: `HTTP p99 of GET /api/language, ${name}, ${load === 'convert' ? 'while faxes convert' : "control: a spinning process at the workers' priority"} (${what})`,
+        ours: ms(median(busy)),
+        reference: `${ms(median(idle))} (idle)`,
+        ratio: pairedRatio(busy, idle),
+        target,
+      });
+    };
+    for (const rate of rates) {
+      await measure(`${rate} req/s`, 'convert', () => openLoopP99(target, rate, seconds), 2);
+      await measure(`${rate} req/s`, 'spin', () => openLoopP99(target, rate, seconds));
+    }
+    if (values['skip-saturated']) return rows;
+    await measure(
+      'saturated (autocannon, 50 connections)',
+      'convert',
+      () => saturatedP99(target, seconds),
+      2,
+    );
+    await measure('saturated (autocannon, 50 connections)', 'spin', () => saturatedP99(target, seconds));
+    return rows;
   } finally {
     child.kill();
   }
 }
 
-/** The child of the http part: the real app plus conversions on the same event loop. */
+/** The child of the http part: the real app plus conversions in the same process. */
 async function runChild(): Promise<void> {
   const { buildApp } = await import('../src/app.js');
   const { loadConfig } = await import('../src/platform/config.js');
@@ -306,48 +365,56 @@ async function runChild(): Promise<void> {
   const content = await contentService(path.join(dir, 'bench-content'));
   const pdf = await textPdf(30);
   await content.convertFax(await textPdf(1));
+  let converting: Promise<void> | undefined;
   let running = false;
   let conversions = 0;
-  let loop: Promise<void> = Promise.resolve();
-  // The event loop's own delay, idle and under conversion load: tells main-thread work apart
-  // from CPU contention between processes.
-  const { monitorEventLoopDelay } = await import('node:perf_hooks');
-  const h = monitorEventLoopDelay({ resolution: 1 });
-  h.enable();
-  process.on('message', (message: { type: string }) => {
-    if (message.type === 'load') {
-      console.error(
-        `event-loop delay, idle: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`,
-      );
-      h.reset();
+  let spinner: ChildProcess | undefined;
+  // How busy the server's event loop was: tells main-thread work apart from CPU contention.
+  let since = performance.eventLoopUtilization();
+  const reply = (type: string) => {
+    const utilization = performance.eventLoopUtilization(since).utilization;
+    since = performance.eventLoopUtilization();
+    process.send?.({ type, conversions, utilization });
+  };
+  process.on('message', async (message: { type: ChildLoad }) => {
+    if (message.type === 'convert') {
       running = true;
-      loop = (async () => {
-        process.send?.({ type: 'loading' });
+      conversions = 0;
+      converting = (async () => {
         while (running) {
           await content.convertFax(pdf);
           conversions += 1;
         }
       })();
-    } else if (message.type === 'stop') {
-      console.error(
-        `event-loop delay, converting: p99 ${(h.percentile(99) / 1e6).toFixed(2)} ms max ${(h.max / 1e6).toFixed(2)}`,
-      );
-      running = false;
-      void loop.then(async () => {
-        process.send?.({ type: 'stopped', conversions });
-        await content.close();
-        await app.close();
-        fs.rmSync(dir, { recursive: true, force: true });
-        process.exit(0);
+    } else if (message.type === 'spin') {
+      spinner = fork(new URL(import.meta.url), ['--spinner'], {
+        execArgv: ['--import', 'tsx'],
+        stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
       });
+      await new Promise((resolve) => spinner!.once('message', resolve));
+    } else {
+      running = false;
+      await converting;
+      spinner?.kill();
+      converting = undefined;
+      spinner = undefined;
     }
+    reply(message.type);
+    conversions = 0;
   });
+  const close = async () => {
+    await content.close();
+    await app.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('disconnect', () => void close().then(() => process.exit(0)));
   process.send?.({ type: 'ready', url: `http://127.0.0.1:${address.port}` });
 }
 
 async function main(): Promise<void> {
   const pages = Number(values.pages);
   const rounds = Number(values.rounds);
+  const httpRounds = Number(values['http-rounds']);
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-bench-content-'));
   const parts = values.only ? values.only.split(',') : ['fax', 'ogg', 'tts', 'http'];
   const rows: Row[] = [];
@@ -363,7 +430,8 @@ async function main(): Promise<void> {
       if (part === 'fax') rows.push(...(await benchFax(dir, pages, rounds)));
       if (part === 'ogg') rows.push(...(await benchOgg(dir, Number(values.seconds), rounds)));
       if (part === 'tts') rows.push(...(await benchSpeech(dir, rounds)));
-      if (part === 'http') rows.push(...(await benchHttp(Number(values.http))));
+      if (part === 'http')
+        rows.push(...(await benchHttp(Number(values.http), values.rates.split(',').map(Number), httpRounds)));
     }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
@@ -375,12 +443,21 @@ async function main(): Promise<void> {
     '| --- | --- | --- | --- | --- |',
     ...rows.map(
       (row) =>
-        `| ${row.what} | ${row.ours} | ${row.reference} | ${row.ratio.toFixed(2)} | ≤ ${row.target} ${row.ratio <= row.target ? '✓' : '✗'} |`,
+        `| ${row.what} | ${row.ours} | ${row.reference} | ${row.ratio.toFixed(2)} | ${row.target === undefined ? '–' : `≤ ${row.target} ${row.ratio <= row.target ? '✓' : '✗'}`} |`,
     ),
     ...(skipped.length > 0 ? ['', `Skipped: ${skipped.join(', ')}`] : []),
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
 }
 
+/** The control's CPU load: spins at the conversion workers' priority, converting nothing. */
+async function runSpinner(): Promise<void> {
+  const { lowerPriority } = await import('../src/platform/content/priority.js');
+  lowerPriority();
+  process.send?.('spinning');
+  for (;;) {}
+}
+
 if (values.child) await runChild();
+else if (values.spinner) await runSpinner();
 else await main();

@@ -7,7 +7,7 @@
  * were pending or running when the node stopped run again when it starts.
  */
 import os from 'node:os';
-import { PassThrough, type Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../database/database.js';
 import { ApiError, NotFoundError } from '../errors.js';
@@ -138,7 +138,9 @@ export class ContentService {
     this.db = options.db;
     this.storage = options.storage;
     this.log = options.log;
-    this.pool = new WorkerPool(options.workers ?? defaultWorkerCount(), options.log, options.timeoutMs);
+    this.pool = new WorkerPool(options.workers ?? defaultWorkerCount(), options.log, options.timeoutMs, {
+      storage: options.storage.location,
+    });
     this.speech = options.speech ?? new EspeakSpeechEngine(this.pool);
   }
 
@@ -200,10 +202,9 @@ export class ContentService {
       const source = 'stream' in input ? input.stream : input.data;
       const { size } = await this.storage.put(key, source, { maxSize: this.options.maxUploadSize });
       if (size === 0) throw new MalformedContentError('empty upload');
-      // Read back rather than use the caller's bytes, which must stay the caller's.
-      const data = await this.storage.read(key);
+      // The worker reads the stored upload itself: the bytes never pass the event loop again.
       const task = kind === 'audio' ? 'probe-audio' : 'probe-pdf';
-      await this.pool.run({ task, input: data, transfer: true }, { interactive: true });
+      await this.pool.run({ task, args: { source: key } }, { interactive: true });
     } catch (error) {
       await this.storage.deletePrefix(content);
       if (error instanceof ContentTooLargeError) throw new ApiError('too-large', 'upload too large');
@@ -383,48 +384,19 @@ export class ContentService {
     job: ContentJobTable,
   ): Promise<{ status: 'ok' | 'empty'; metadata: Record<string, number> }> {
     const input = parseJson<JobInput>(job.input);
-    const outputs = new Map<string, { stream: PassThrough; done: Promise<unknown> }>();
-    const onEmit = (file: string, data: Uint8Array) => {
-      let output = outputs.get(file);
-      if (!output) {
-        const stream = new PassThrough();
-        const done = this.storage.put(`${job.content}${file}`, stream);
-        // Failures are collected below; this keeps an early one from going unhandled.
-        done.catch(() => {});
-        output = { stream, done };
-        outputs.set(file, output);
-      }
-      output.stream.write(Buffer.from(data.buffer, data.byteOffset, data.byteLength));
-    };
-    try {
-      let result: { status: 'ok' | 'empty'; metadata: Record<string, number> };
-      if ('text' in input) {
-        const speech = await this.speech.synthesize(input.text, input.locale);
-        const pcm = new Uint8Array(
-          speech.samples.buffer,
-          speech.samples.byteOffset,
-          speech.samples.byteLength,
-        );
-        result = await this.pool.run(
-          { task: 'pcm', input: pcm, args: { sampleRate: speech.sampleRate }, transfer: true },
-          { onEmit },
-        );
-      } else {
-        const data = await this.storage.read(`${job.content}${input.file}`);
-        const task = kind === 'fax' ? 'fax' : kind === 'presentation' ? 'presentation' : 'audio';
-        result = await this.pool.run(
-          { task, input: data, args: parseJson<ConversionOptions>(job.options), transfer: true },
-          { onEmit },
-        );
-      }
-      for (const output of outputs.values()) output.stream.end();
-      await Promise.all([...outputs.values()].map((output) => output.done));
-      return result;
-    } catch (error) {
-      for (const output of outputs.values()) output.stream.destroy(error as Error);
-      await Promise.allSettled([...outputs.values()].map((output) => output.done));
-      throw error;
+    // The worker writes the output files under the version's prefix itself.
+    const output = job.content;
+    if ('text' in input) {
+      const speech = await this.speech.synthesize(input.text, input.locale);
+      const pcm = new Uint8Array(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
+      return this.pool.run({ task: 'pcm', input: pcm, args: { sampleRate: speech.sampleRate, output } });
     }
+    const task = kind === 'fax' ? 'fax' : kind === 'presentation' ? 'presentation' : 'audio';
+    const source = `${job.content}${input.file}`;
+    return this.pool.run({
+      task,
+      args: { source, output, options: parseJson<ConversionOptions>(job.options) },
+    });
   }
 
   // Downloads. Each returns the storage key of a file to stream (see sendContent), producing
@@ -465,10 +437,7 @@ export class ContentService {
     const key = this.key(content, FILES.faxPdf);
     return this.produce(key, async () => {
       const tiff = await this.storage.read(await this.faxTiffKey(content));
-      return this.pool.run<Uint8Array>(
-        { task: 'fax-pdf', input: tiff, transfer: true },
-        { interactive: true },
-      );
+      return this.pool.run<Uint8Array>({ task: 'fax-pdf', input: tiff }, { interactive: true });
     });
   }
 

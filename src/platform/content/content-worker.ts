@@ -1,10 +1,78 @@
 /**
- * Entry of a conversion worker (worker_threads): runs one task at a time for the WorkerPool and
- * streams output files back as they are produced.
+ * Entry of a conversion worker (a child process of the server): runs one task at a time for the
+ * WorkerPool. Conversions read their input from content storage and write their output files
+ * there as they are produced, so that the server's event loop only hears the outcome.
  */
-import os from 'node:os';
-import { parentPort } from 'node:worker_threads';
-import {
+import { PassThrough } from 'node:stream';
+import { MalformedContentError } from './errors.js';
+import type { FaxPageImage, FaxReportData } from './fax-pdf.js';
+import type { FaxOptions } from './layout.js';
+import { lowerPriority } from './priority.js';
+import type { SpeechLocale } from './speech.js';
+import { type ContentStorage, openStorage, type StorageLocation } from './storage.js';
+import type { PoolTask, WorkerReply } from './worker-pool.js';
+
+type Emit = (file: string, data: Uint8Array) => void;
+type Handler = (input: Uint8Array, args: never) => Promise<unknown> | unknown;
+
+const EMPTY = new Uint8Array(0);
+
+/** The pool's workerData: where content is stored. */
+const workerData = JSON.parse(process.argv[2] ?? 'null') as { storage?: StorageLocation } | null;
+let opened: ContentStorage | undefined;
+
+function storage(): ContentStorage {
+  if (!workerData?.storage) throw new Error('the conversion worker was given no content storage');
+  opened ??= openStorage(workerData.storage);
+  return opened;
+}
+
+/** A conversion's input and where its output files go (the version's prefix). */
+interface StoredConversion {
+  readonly source?: string;
+  readonly output: string;
+}
+
+/**
+ * Runs a conversion whose emitted files go to storage under `output`, each file streamed as it
+ * grows; a failed conversion leaves none of them (the caller deletes its version anyway).
+ */
+async function toStorage<T>(output: string, convert: (emit: Emit) => Promise<T>): Promise<T> {
+  const files = new Map<string, { stream: PassThrough; done: Promise<unknown> }>();
+  const emit: Emit = (file, data) => {
+    let entry = files.get(file);
+    if (!entry) {
+      const stream = new PassThrough();
+      const done = storage().put(`${output}${file}`, stream);
+      // Failures are collected below; this keeps an early one from going unhandled.
+      done.catch(() => {});
+      entry = { stream, done };
+      files.set(file, entry);
+    }
+    entry.stream.write(data);
+  };
+  try {
+    const result = await convert(emit);
+    for (const entry of files.values()) entry.stream.end();
+    await Promise.all([...files.values()].map((entry) => entry.done));
+    return result;
+  } catch (error) {
+    for (const entry of files.values()) entry.stream.destroy(error as Error);
+    await Promise.allSettled([...files.values()].map((entry) => entry.done));
+    throw error;
+  }
+}
+
+const source = (args: StoredConversion) => storage().read(args.source!);
+
+function int16(input: Uint8Array): Int16Array {
+  const copy = input.slice();
+  return new Int16Array(copy.buffer, 0, copy.length >> 1);
+}
+
+type Converters = typeof import('./converters.js');
+
+function taskHandlers({
   convertAudio,
   convertFax,
   convertPresentation,
@@ -15,66 +83,49 @@ import {
   probeAudio,
   probePdf,
   speakWithEspeak,
-} from './converters.js';
-import { MalformedContentError } from './errors.js';
-import type { FaxPageImage, FaxReportData } from './fax-pdf.js';
-import type { FaxOptions } from './layout.js';
-import type { SpeechLocale } from './speech.js';
-import { type PoolTask, transferList, type WorkerReply } from './worker-pool.js';
-
-type Emit = (file: string, data: Uint8Array) => void;
-type Handler = (input: Uint8Array, args: never, emit: Emit) => Promise<unknown> | unknown;
-
-const EMPTY = new Uint8Array(0);
-
-// Conversions are background work: on Linux, where niceness is per thread, this worker yields
-// the CPU to the HTTP event loop (elsewhere it would lower the whole process, so it is left).
-// The lowest priority (19) measured better HTTP p99 under conversion load than 10.
-if (process.platform === 'linux') {
-  try {
-    os.setPriority(19);
-  } catch {
-    // Not permitted: run at normal priority.
-  }
+}: Converters): Record<string, Handler> {
+  return {
+    'probe-pdf': async (_input, args: { source: string }) => probePdf(await storage().read(args.source)),
+    'probe-audio': async (_input, args: { source: string }) => probeAudio(await storage().read(args.source)),
+    fax: (_input, args: StoredConversion & { options: FaxOptions }) =>
+      toStorage(args.output, async (emit) => convertFax(await source(args), args.options, emit)),
+    presentation: (_input, args: StoredConversion) =>
+      toStorage(args.output, async (emit) => convertPresentation(await source(args), emit)),
+    audio: (_input, args: StoredConversion) =>
+      toStorage(args.output, async (emit) => convertAudio(await source(args), emit)),
+    pcm: (input, args: StoredConversion & { sampleRate: number }) =>
+      toStorage(args.output, (emit) =>
+        convertSpeech({ sampleRate: args.sampleRate, samples: int16(input) }, emit),
+      ),
+    speak: async (_input, args: { text: string; locale: SpeechLocale }) => {
+      const audio = await speakWithEspeak(args.text, args.locale);
+      return { sampleRate: audio.sampleRate, samples: new Uint8Array(audio.samples.buffer) };
+    },
+    'fax-page-png': (input, args: Omit<FaxPageImage, 'g4'>) => faxPagePng({ ...args, g4: input }),
+    'fax-pdf': (input) => faxPdf(input),
+    'fax-report': (input, args: { data: FaxReportData; page?: Omit<FaxPageImage, 'g4'> }) =>
+      faxReport(args.data, args.page ? { ...args.page, g4: input } : undefined),
+  };
 }
 
-function int16(input: Uint8Array): Int16Array {
-  const copy = input.slice();
-  return new Int16Array(copy.buffer, 0, copy.length >> 1);
+// First of all, so that loading the converters (WebAssembly) already runs in the background.
+lowerPriority();
+// Tasks may arrive while the converters load: they wait for them.
+const handlers = import('./converters.js').then(taskHandlers);
+// The server has gone (even if killed): so does its worker.
+process.on('disconnect', () => process.exit(0));
+
+function send(message: WorkerReply): void {
+  process.send!(message);
 }
 
-const handlers: Record<string, Handler> = {
-  'probe-pdf': (input) => probePdf(input),
-  'probe-audio': (input) => probeAudio(input),
-  fax: (input, args: FaxOptions, emit) => convertFax(input, args, emit),
-  presentation: (input, _args, emit) => convertPresentation(input, emit),
-  audio: (input, _args, emit) => convertAudio(input, emit),
-  pcm: (input, args: { sampleRate: number }, emit) =>
-    convertSpeech({ sampleRate: args.sampleRate, samples: int16(input) }, emit),
-  speak: async (_input, args: { text: string; locale: SpeechLocale }) => {
-    const audio = await speakWithEspeak(args.text, args.locale);
-    return { sampleRate: audio.sampleRate, samples: new Uint8Array(audio.samples.buffer) };
-  },
-  'fax-page-png': (input, args: Omit<FaxPageImage, 'g4'>) => faxPagePng({ ...args, g4: input }),
-  'fax-pdf': (input) => faxPdf(input),
-  'fax-report': (input, args: { data: FaxReportData; page?: Omit<FaxPageImage, 'g4'> }) =>
-    faxReport(args.data, args.page ? { ...args.page, g4: input } : undefined),
-};
-
-function send(message: WorkerReply, transfer: ArrayBuffer[] = []): void {
-  parentPort!.postMessage(message, transfer);
-}
-
-parentPort!.on('message', async (message: PoolTask & { id: number }) => {
+process.on('message', async (message: PoolTask & { id: number }) => {
   const { id } = message;
   try {
-    const handler = handlers[message.task];
+    const handler = (await handlers)[message.task];
     if (!handler) throw new Error(`unknown conversion task ${message.task}`);
-    const emit: Emit = (file, data) => send({ id, type: 'emit', file, data });
-    const result = await handler(message.input ?? EMPTY, message.args as never, emit);
-    const bytes =
-      result instanceof Uint8Array ? result : (result as { samples?: Uint8Array } | undefined)?.samples;
-    send({ id, type: 'done', result }, transferList(bytes));
+    const result = await handler(message.input ?? EMPTY, message.args as never);
+    send({ id, type: 'done', result });
   } catch (error) {
     const malformed = error instanceof MalformedContentError;
     send({ id, type: 'error', malformed, message: error instanceof Error ? error.message : String(error) });

@@ -21,7 +21,15 @@ export interface ContentStat {
   readonly modified: number;
 }
 
+/**
+ * Where content lives, in a form that a conversion worker (another process) can open itself:
+ * workers read their input from storage and write their output files there, so the server's
+ * event loop never carries converted bytes.
+ */
+export type StorageLocation = { readonly type: 'local'; readonly root: string };
+
 export interface ContentStorage {
+  readonly location: StorageLocation;
   /**
    * Stores the bytes under `key`, replacing what was there only once all bytes arrived (readers
    * never see a partial file). Throws ContentTooLargeError past `maxSize` bytes, storing nothing.
@@ -81,6 +89,10 @@ function isMissing(error: unknown): boolean {
 /** Content as files under DATA_DIR/content, written atomically (temporary file, then rename). */
 export class LocalContentStorage implements ContentStorage {
   constructor(readonly root: string) {}
+
+  get location(): StorageLocation {
+    return { type: 'local', root: this.root };
+  }
 
   private file(key: string): string {
     checkKey(key);
@@ -183,4 +195,9 @@ export class LocalContentStorage implements ContentStorage {
       parent = path.dirname(parent);
     }
   }
+}
+
+/** The storage at a location (in a conversion worker). */
+export function openStorage(location: StorageLocation): ContentStorage {
+  return new LocalContentStorage(location.root);
 }

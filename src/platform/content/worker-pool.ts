@@ -3,8 +3,16 @@
  * the main event loop). `size` workers take background conversions in order; short interactive
  * tasks (checking an upload, a page preview, a PDF download) go first and may use one extra
  * worker, so that they do not wait behind a long document.
+ *
+ * Workers are child processes, not worker_threads. A worker thread shares the server's process
+ * and its helper threads (V8's garbage collection and compilers, libuv's pool), which run at
+ * normal priority: with conversions in a worker thread, however low its own priority, the HTTP
+ * p99 at 1,000 requests/s rose several-fold (docs/benchmarks.md). A child process lowers every
+ * thread it has (priority.ts), and a crash in a converter (a WebAssembly abort, memory
+ * exhaustion) cannot take the server down.
  */
-import { Worker } from 'node:worker_threads';
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import { MalformedContentError } from './errors.js';
 
@@ -12,21 +20,16 @@ export interface PoolTask {
   readonly task: string;
   readonly input?: Uint8Array;
   readonly args?: unknown;
-  /** The input's memory may move to the worker (the caller no longer uses it): no copy. */
-  readonly transfer?: boolean;
 }
 
 export interface RunOptions {
   /** Goes ahead of queued conversions and may use the extra worker. */
   readonly interactive?: boolean;
-  /** Receives output file bytes as the worker produces them. */
-  readonly onEmit?: (file: string, data: Uint8Array) => void;
   readonly timeoutMs?: number;
 }
 
 /** Messages from a worker. */
 export type WorkerReply =
-  | { readonly id: number; readonly type: 'emit'; readonly file: string; readonly data: Uint8Array }
   | { readonly id: number; readonly type: 'done'; readonly result: unknown }
   | { readonly id: number; readonly type: 'error'; readonly malformed: boolean; readonly message: string };
 
@@ -39,33 +42,34 @@ interface Pending {
 }
 
 interface Slot {
-  readonly worker: Worker;
+  readonly worker: ChildProcess;
   readonly extra: boolean;
   current: Pending | undefined;
   timer: NodeJS.Timeout | undefined;
 }
 
-/**
- * The buffer to move instead of copy through postMessage: only a large array that is all of
- * its buffer (never a slice of Node's shared Buffer pool, whose slices are under 4 KiB).
- */
-export function transferList(data: Uint8Array | undefined): ArrayBuffer[] {
-  if (!data || data.byteLength < 65_536) return [];
-  const { buffer } = data;
-  if (!(buffer instanceof ArrayBuffer)) return [];
-  return data.byteOffset === 0 && data.byteLength === buffer.byteLength ? [buffer] : [];
+function spawn(workerData: unknown): ChildProcess {
+  const source = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
+  const entry = fileURLToPath(new URL(`./content-worker${source}`, import.meta.url));
+  // Running from TypeScript sources, the worker loads tsx (resolved from here, not from the cwd).
+  const execArgv = source === '.ts' ? ['--import', import.meta.resolve('tsx')] : [];
+  // 'advanced' serialization carries Uint8Array inputs and outputs as bytes, not JSON arrays.
+  return fork(entry, [JSON.stringify(workerData ?? null)], {
+    execArgv,
+    serialization: 'advanced',
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }
 
-function spawn(): Worker {
-  const source = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-  const entry = new URL(`./content-worker${source}`, import.meta.url);
-  if (source === '.js') return new Worker(entry);
-  // Running from TypeScript sources (tsx): the worker registers tsx before loading its entry.
-  const tsx = import.meta.resolve('tsx/esm/api');
-  return new Worker(
-    `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry.href)}); })`,
-    { eval: true },
-  );
+/** Whether the worker keeps the server's event loop alive: a busy one does, an idle one not. */
+function hold(worker: ChildProcess, busy: boolean): void {
+  if (busy) {
+    worker.ref();
+    worker.channel?.ref();
+  } else {
+    worker.unref();
+    worker.channel?.unref();
+  }
 }
 
 export class WorkerPool {
@@ -79,6 +83,8 @@ export class WorkerPool {
     readonly size: number,
     private readonly log?: FastifyBaseLogger,
     private readonly defaultTimeoutMs = 10 * 60_000,
+    /** Given to every worker at its start (its first argument, as JSON). */
+    private readonly workerData: unknown = null,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new Error('worker pool size must be at least 1');
   }
@@ -104,6 +110,11 @@ export class WorkerPool {
     return (
       this.interactiveQueue.length + this.conversionQueue.length + this.slots.filter((s) => s.current).length
     );
+  }
+
+  /** Process ids of the running workers (operators and tests look at their priority). */
+  get workerPids(): number[] {
+    return this.slots.flatMap((slot) => (slot.worker.pid === undefined ? [] : [slot.worker.pid]));
   }
 
   /** Stops every worker; running and queued tasks are rejected. */
@@ -137,40 +148,35 @@ export class WorkerPool {
   }
 
   private addSlot(extra: boolean): Slot {
-    const worker = spawn();
+    const worker = spawn(this.workerData);
     const slot: Slot = { worker, extra, current: undefined, timer: undefined };
     worker.on('message', (message: WorkerReply) => this.receive(slot, message));
     worker.on('error', (error) => {
       this.log?.error({ err: error }, 'conversion worker failed');
       void this.retire(slot, new Error(`conversion worker failed: ${error.message}`));
     });
-    worker.on('exit', (code) => {
-      void this.retire(slot, new Error(`conversion worker exited with code ${code}`));
+    worker.on('exit', (code, signal) => {
+      void this.retire(slot, new Error(`conversion worker exited with ${signal ?? `code ${code}`}`));
     });
-    worker.unref();
+    hold(worker, false);
     this.slots.push(slot);
     return slot;
   }
 
   private start(slot: Slot, pending: Pending): void {
     slot.current = pending;
-    // A busy worker keeps the process alive; an idle one does not.
-    slot.worker.ref();
+    hold(slot.worker, true);
     const timeout = pending.options.timeoutMs ?? this.defaultTimeoutMs;
     slot.timer = setTimeout(() => {
       void this.retire(slot, new Error(`conversion task ${pending.task.task} timed out`));
     }, timeout);
-    const { task, input, args, transfer } = pending.task;
-    slot.worker.postMessage({ id: pending.id, task, input, args }, transfer ? transferList(input) : []);
+    const { task, input, args } = pending.task;
+    slot.worker.send({ id: pending.id, task, input, args });
   }
 
   private receive(slot: Slot, message: WorkerReply): void {
     const pending = slot.current;
     if (!pending || pending.id !== message.id) return;
-    if (message.type === 'emit') {
-      pending.options.onEmit?.(message.file, message.data);
-      return;
-    }
     this.finish(slot);
     if (message.type === 'done') pending.resolve(message.result);
     else
@@ -184,7 +190,7 @@ export class WorkerPool {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = undefined;
     slot.current = undefined;
-    slot.worker.unref();
+    if (slot.worker.connected) hold(slot.worker, false);
   }
 
   /** Removes a worker (failed, timed out or closing) and rejects its task. */
@@ -195,7 +201,18 @@ export class WorkerPool {
     const pending = slot.current;
     this.finish(slot);
     pending?.reject(reason);
-    await slot.worker.terminate();
+    await stop(slot.worker);
     if (!this.closed) this.pump();
   }
+}
+
+/** Ends a worker and waits until it has gone. */
+function stop(worker: ChildProcess): Promise<void> {
+  if (worker.exitCode !== null || worker.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    worker.once('exit', () => resolve());
+    // Held until it has exited, so that a caller awaiting this is not left behind.
+    worker.ref();
+    worker.kill('SIGKILL');
+  });
 }
