@@ -4,6 +4,7 @@
  * there as they are produced, so that the server's event loop only hears the outcome.
  */
 import { PassThrough } from 'node:stream';
+import type { Emit } from './converters.js';
 import { MalformedContentError } from './errors.js';
 import type { FaxPageImage, FaxReportData } from './fax-pdf.js';
 import type { FaxOptions } from './layout.js';
@@ -12,7 +13,6 @@ import type { SpeechLocale } from './speech.js';
 import { type ContentStorage, openStorage, type StorageLocation } from './storage.js';
 import type { PoolTask, WorkerReply } from './worker-pool.js';
 
-type Emit = (file: string, data: Uint8Array) => void;
 type Handler = (input: Uint8Array, args: never) => Promise<unknown> | unknown;
 
 const EMPTY = new Uint8Array(0);
@@ -34,11 +34,45 @@ interface StoredConversion {
 }
 
 /**
- * Runs a conversion whose emitted files go to storage under `output`, each file streamed as it
- * grows; a failed conversion leaves none of them (the caller deletes its version anyway).
+ * Output is written in batches of this size: few large writes disturb the server less than a
+ * write per page (measured: the HTTP p99 under conversion load rose with per-page writes), and
+ * a long document still never sits whole in memory.
+ */
+const WRITE_BATCH = 4 * 1024 * 1024;
+
+interface OutputFile {
+  readonly stream: PassThrough;
+  readonly done: Promise<unknown>;
+  pending: Uint8Array[];
+  size: number;
+}
+
+/** Hands the file's pending bytes to storage; resolves when it can take more. */
+function flush(entry: OutputFile): Promise<void> | undefined {
+  const { stream, done } = entry;
+  const data = entry.pending.length === 1 ? entry.pending[0]! : Buffer.concat(entry.pending);
+  entry.pending = [];
+  entry.size = 0;
+  // A stream that failed has the storage error waiting in `done`.
+  if (stream.destroyed) return done.then(() => {});
+  if (stream.write(data)) return undefined;
+  return new Promise<void>((resolve) => {
+    const go = () => {
+      stream.off('drain', go);
+      stream.off('close', go);
+      resolve();
+    };
+    stream.on('drain', go);
+    stream.on('close', go);
+  });
+}
+
+/**
+ * Runs a conversion whose emitted files go to storage under `output`, streamed in batches as
+ * they grow; a failed conversion leaves none of them (the caller deletes its version anyway).
  */
 async function toStorage<T>(output: string, convert: (emit: Emit) => Promise<T>): Promise<T> {
-  const files = new Map<string, { stream: PassThrough; done: Promise<unknown> }>();
+  const files = new Map<string, OutputFile>();
   const emit: Emit = (file, data) => {
     let entry = files.get(file);
     if (!entry) {
@@ -46,14 +80,19 @@ async function toStorage<T>(output: string, convert: (emit: Emit) => Promise<T>)
       const done = storage().put(`${output}${file}`, stream);
       // Failures are collected below; this keeps an early one from going unhandled.
       done.catch(() => {});
-      entry = { stream, done };
+      entry = { stream, done, pending: [], size: 0 };
       files.set(file, entry);
     }
-    entry.stream.write(data);
+    entry.pending.push(data);
+    entry.size += data.length;
+    return entry.size >= WRITE_BATCH ? flush(entry) : undefined;
   };
   try {
     const result = await convert(emit);
-    for (const entry of files.values()) entry.stream.end();
+    for (const entry of files.values()) {
+      if (entry.size > 0) await flush(entry);
+      entry.stream.end();
+    }
     await Promise.all([...files.values()].map((entry) => entry.done));
     return result;
   } catch (error) {

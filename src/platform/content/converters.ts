@@ -17,8 +17,11 @@ import { ESPEAK_VOICES, type SpeechAudio, type SpeechLocale } from './speech.js'
 import { type TiffPageLocation, tiffHeader, tiffPage } from './tiff.js';
 import { type DecodedAudio, parseWav, writeWav } from './wav.js';
 
-/** Appends bytes to an output file of the conversion. */
-export type Emit = (file: string, data: Uint8Array) => void;
+/**
+ * Appends bytes to an output file of the conversion; a returned promise asks the converter to
+ * wait until the bytes are on their way to storage (so that a long document never piles up).
+ */
+export type Emit = (file: string, data: Uint8Array) => void | Promise<void>;
 
 export type ConversionStatus = 'ok' | 'empty';
 
@@ -43,7 +46,7 @@ export async function convertFax(
     if (count === 0) return { status: 'empty', metadata: {} };
     const render = { landscape: options.orientation === 'landscape', photo: options.mode === 'photo' };
     const header = tiffHeader();
-    emit(FILES.faxTiff, header);
+    await emit(FILES.faxTiff, header);
     let offset = header.length;
     const pages: TiffPageLocation[] = [];
     for (let index = 0; index < count; index++) {
@@ -51,12 +54,12 @@ export async function convertFax(
       const g4 = encodeG4(bitmap);
       const page = { width: bitmap.width, height: bitmap.height, xRes: FAX_X_RES, yRes: FAX_Y_RES, g4 };
       const { bytes, location } = tiffPage(page, index, count, offset);
-      emit(FILES.faxTiff, bytes);
+      await emit(FILES.faxTiff, bytes);
       offset += bytes.length;
       pages.push(location);
     }
     const index: FaxIndex = { page_count: count, x_res: FAX_X_RES, y_res: FAX_Y_RES, pages };
-    emit(FILES.faxIndex, new TextEncoder().encode(JSON.stringify(index)));
+    await emit(FILES.faxIndex, new TextEncoder().encode(JSON.stringify(index)));
     return { status: 'ok', metadata: { page_count: count, x_res: FAX_X_RES, y_res: FAX_Y_RES } };
   } finally {
     document.destroy();
@@ -77,7 +80,7 @@ export async function convertPresentation(
       const png = await sharp(image.data, { raw: { width: image.width, height: image.height, channels: 3 } })
         .png()
         .toBuffer();
-      emit(FILES.slide(index + 1), png);
+      await emit(FILES.slide(index + 1), png);
     }
     return { status: 'ok', metadata: { page_count: count } };
   } finally {
@@ -120,8 +123,8 @@ async function storeTelephonyAudio(
   const telephony = resample(audio.samples, audio.sampleRate, TELEPHONY_RATE);
   if (telephony.length === 0 || isSilent(telephony, TELEPHONY_RATE)) return { status: 'empty', metadata: {} };
   const pcm = toInt16(telephony);
-  emit(FILES.wav, writeWav(pcm, TELEPHONY_RATE));
-  emit(FILES.ogg, await encodeOggVorbis(fromInt16(pcm), TELEPHONY_RATE));
+  await emit(FILES.wav, writeWav(pcm, TELEPHONY_RATE));
+  await emit(FILES.ogg, await encodeOggVorbis(fromInt16(pcm), TELEPHONY_RATE));
   return { status: 'ok', metadata: { duration: Math.round((pcm.length / TELEPHONY_RATE) * 1000) / 1000 } };
 }
 
