@@ -237,6 +237,22 @@ for (const dialect of DIALECTS) {
       }
     });
 
+    test('output the worker cannot store fails the job and leaves no files', async () => {
+      const object = objectUuid();
+      const prepared = await shared.service.prepareConversion('fax', object, { data: await textPdf(2) });
+      // A non-empty directory where the TIFF goes: the worker's final rename into place fails.
+      fs.mkdirSync(path.join(store.dir, 'content', prepared.content, 'fax.tif', 'taken'), {
+        recursive: true,
+      });
+      await shared.service.recordConversion(store.database.db, prepared);
+      shared.service.startConversion(prepared);
+      await shared.service.idle();
+      const result = shared.results.find((each) => each.job === prepared.job);
+      assert.equal(result?.status, 'fail');
+      assert.equal(result.content, undefined);
+      assert.equal(fs.existsSync(path.join(store.dir, 'content', object)), false);
+    });
+
     test('a malformed upload leaves the previous content intact; too-large stores nothing', async () => {
       const object = objectUuid();
       const first = await shared.service.enqueueConversion('presentation', object, {
