@@ -218,9 +218,9 @@ export class ContentService {
     return { job, kind, objectUuid, content, input: { file }, options: kind === 'fax' ? fax : {} };
   }
 
-  /** Records the job (pass the caller's transaction to make it part of its write). */
-  async recordConversion(db: Db, prepared: PreparedConversion): Promise<void> {
-    await insertJob(db, {
+  /** The job's row: recorded in the database and scheduled in memory alike. */
+  private jobRow(prepared: PreparedConversion): ContentJobTable {
+    return {
       uuid: prepared.job,
       node: this.options.node,
       kind: prepared.kind,
@@ -231,23 +231,17 @@ export class ContentService {
       sort_key: uuidSortKey(prepared.job),
       attempts: 0,
       created: nowSeconds(),
-    });
+    };
+  }
+
+  /** Records the job (pass the caller's transaction to make it part of its write). */
+  async recordConversion(db: Db, prepared: PreparedConversion): Promise<void> {
+    await insertJob(db, this.jobRow(prepared));
   }
 
   /** Starts a recorded job (after the recording transaction committed). */
   startConversion(prepared: PreparedConversion): void {
-    this.schedule({
-      uuid: prepared.job,
-      node: this.options.node,
-      kind: prepared.kind,
-      object_uuid: prepared.objectUuid,
-      content: prepared.content,
-      input: JSON.stringify(prepared.input),
-      options: JSON.stringify(prepared.options),
-      sort_key: uuidSortKey(prepared.job),
-      attempts: 0,
-      created: nowSeconds(),
-    });
+    this.schedule(this.jobRow(prepared));
     this.pump();
   }
 
