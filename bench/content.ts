@@ -287,7 +287,7 @@ const percent = (share: number) => `${(share * 100).toFixed(1)} %`;
  * HTTP latency while conversions run: the real app in a child process, measured idle and while
  * 30-page faxes convert back to back in its worker pool, round by round alternating. At fixed
  * request rates (open loop) and at saturation (autocannon); a control replaces the conversions by
- * a thread that only spins at the conversion workers' priority, which shows what any background
+ * a process that only spins at the conversion workers' priority, which shows what any background
  * CPU work costs on this machine, apart from Zentrale's code.
  */
 async function benchHttp(seconds: number, rates: number[], rounds: number): Promise<Row[]> {

@@ -27,9 +27,13 @@ function storage(): ContentStorage {
   return opened;
 }
 
-/** A conversion's input and where its output files go (the version's prefix). */
-interface StoredConversion {
-  readonly source?: string;
+/** The key of a task's stored input. */
+interface StoredInput {
+  readonly source: string;
+}
+
+/** Where a conversion's output files go (the version's prefix). */
+interface StoredOutput {
   readonly output: string;
 }
 
@@ -102,7 +106,7 @@ async function toStorage<T>(output: string, convert: (emit: Emit) => Promise<T>)
   }
 }
 
-const source = (args: StoredConversion) => storage().read(args.source!);
+const source = (args: StoredInput) => storage().read(args.source);
 
 function int16(input: Uint8Array): Int16Array {
   const copy = input.slice();
@@ -124,15 +128,15 @@ function taskHandlers({
   speakWithEspeak,
 }: Converters): Record<string, Handler> {
   return {
-    'probe-pdf': async (_input, args: { source: string }) => probePdf(await storage().read(args.source)),
-    'probe-audio': async (_input, args: { source: string }) => probeAudio(await storage().read(args.source)),
-    fax: (_input, args: StoredConversion & { options: FaxOptions }) =>
+    'probe-pdf': async (_input, args: StoredInput) => probePdf(await source(args)),
+    'probe-audio': async (_input, args: StoredInput) => probeAudio(await source(args)),
+    fax: (_input, args: StoredInput & StoredOutput & { options: FaxOptions }) =>
       toStorage(args.output, async (emit) => convertFax(await source(args), args.options, emit)),
-    presentation: (_input, args: StoredConversion) =>
+    presentation: (_input, args: StoredInput & StoredOutput) =>
       toStorage(args.output, async (emit) => convertPresentation(await source(args), emit)),
-    audio: (_input, args: StoredConversion) =>
+    audio: (_input, args: StoredInput & StoredOutput) =>
       toStorage(args.output, async (emit) => convertAudio(await source(args), emit)),
-    pcm: (input, args: StoredConversion & { sampleRate: number }) =>
+    pcm: (input, args: StoredOutput & { sampleRate: number }) =>
       toStorage(args.output, (emit) =>
         convertSpeech({ sampleRate: args.sampleRate, samples: int16(input) }, emit),
       ),
