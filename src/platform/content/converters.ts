@@ -17,6 +17,9 @@ import { ESPEAK_VOICES, type SpeechAudio, type SpeechLocale } from './speech.js'
 import { type TiffPageLocation, tiffHeader, tiffPage } from './tiff.js';
 import { type DecodedAudio, parseWav, writeWav } from './wav.js';
 
+// A conversion worker uses one CPU (worker-pool.ts): libvips renders slides on one thread.
+sharp.concurrency(1);
+
 /**
  * Appends bytes to an output file of the conversion; a returned promise asks the converter to
  * wait until the bytes are on their way to storage (so that a long document never piles up).

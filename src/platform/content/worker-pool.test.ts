@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { threadPriorities } from './priority.js';
-import { WorkerPool } from './worker-pool.js';
+import { WORKER_IO_THREADS, WorkerPool } from './worker-pool.js';
 
 const SPEECH = { task: 'speak', args: { text: 'Guten Tag.', locale: 'de-DE' } };
 const LONG_SPEECH = {
@@ -33,6 +34,18 @@ describe('conversion worker pool', { concurrency: true }, () => {
     if (spawnSync('chrt', ['--version']).status === 0) {
       for (const thread of threads) assert.equal(thread.policy, 5);
     }
+  });
+
+  test('a worker runs on one thread of work: V8 without background threads, one libuv thread', {
+    skip: process.platform !== 'linux',
+  }, async () => {
+    const workers = pool();
+    await workers.run(SPEECH);
+    const [pid] = workers.workerPids;
+    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    assert.ok(cmdline.includes('--single-threaded'));
+    const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+    assert.ok(environ.includes(`UV_THREADPOOL_SIZE=${WORKER_IO_THREADS}`));
   });
 
   test('a worker that dies fails its task; the next task gets a new worker', async () => {

@@ -48,15 +48,24 @@ interface Slot {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** libuv threads of a conversion worker (its file I/O). */
+export const WORKER_IO_THREADS = '1';
+
 function spawn(workerData: unknown): ChildProcess {
   const source = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
   const entry = fileURLToPath(new URL(`./content-worker${source}`, import.meta.url));
   // Running from TypeScript sources, the worker loads tsx (resolved from here, not from the cwd).
-  const execArgv = source === '.ts' ? ['--import', import.meta.resolve('tsx')] : [];
+  const loader = source === '.ts' ? ['--import', import.meta.resolve('tsx')] : [];
+  // One CPU per worker: V8 without background threads (garbage collection, compilers) and one
+  // libuv thread. Helper threads running beside the worker's own took a second CPU: even in the
+  // idle scheduling class one ran up to a 4 ms scheduler tick while the server's thread waited
+  // (traced with `perf sched`, docs/benchmarks.md). The pool's size is the conversions' share.
+  const execArgv = [...loader, '--single-threaded'];
   // 'advanced' serialization carries Uint8Array inputs and outputs as bytes, not JSON arrays.
   return fork(entry, [JSON.stringify(workerData ?? null)], {
     execArgv,
     serialization: 'advanced',
+    env: { ...process.env, UV_THREADPOOL_SIZE: WORKER_IO_THREADS },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
 }
