@@ -86,7 +86,7 @@ export interface ContentServiceOptions {
   readonly workers?: number;
   /** Default: eSpeak NG in the workers. */
   readonly speech?: SpeechEngine;
-  /** Longest a single conversion may run. */
+  /** CPU time a single conversion may use (worker-pool.ts: WALL_CLOCK_FACTOR). */
   readonly timeoutMs?: number;
 }
 

@@ -2,8 +2,9 @@ import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { after, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { threadPriorities } from './priority.js';
-import { WORKER_IO_THREADS, WorkerPool } from './worker-pool.js';
+import { cpuTimeMs, WALL_CLOCK_FACTOR, WORKER_IO_THREADS, WorkerPool } from './worker-pool.js';
 
 const SPEECH = { task: 'speak', args: { text: 'Guten Tag.', locale: 'de-DE' } };
 const LONG_SPEECH = {
@@ -19,14 +20,18 @@ describe('conversion worker pool', { concurrency: true }, () => {
     return created;
   };
   after(() => Promise.all(pools.map((each) => each.close())));
-
-  test('workers are processes whose threads all run at background priority', {
-    skip: process.platform !== 'linux',
-  }, async () => {
+  /** A pool whose one worker has started and run a task. */
+  const warmWorker = async () => {
     const workers = pool();
     await workers.run(SPEECH);
     const [pid] = workers.workerPids;
     assert.ok(pid !== undefined && pid !== process.pid);
+    return { workers, pid };
+  };
+  const linuxOnly = { skip: process.platform !== 'linux' };
+
+  test('workers are processes whose threads all run at background priority', linuxOnly, async () => {
+    const { pid } = await warmWorker();
     const threads = threadPriorities(pid);
     assert.ok(threads.length > 1);
     for (const thread of threads) assert.equal(thread.nice, 19);
@@ -36,24 +41,22 @@ describe('conversion worker pool', { concurrency: true }, () => {
     }
   });
 
-  test('a worker runs on one thread of work: V8 without background threads, one libuv thread', {
-    skip: process.platform !== 'linux',
-  }, async () => {
-    const workers = pool();
-    await workers.run(SPEECH);
-    const [pid] = workers.workerPids;
-    const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
-    assert.ok(cmdline.includes('--single-threaded'));
-    const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-    assert.ok(environ.includes(`UV_THREADPOOL_SIZE=${WORKER_IO_THREADS}`));
-  });
+  test(
+    'a worker runs on one thread of work: V8 without background threads, one libuv thread',
+    linuxOnly,
+    async () => {
+      const { pid } = await warmWorker();
+      const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      assert.ok(cmdline.includes('--single-threaded'));
+      const environ = fs.readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
+      assert.ok(environ.includes(`UV_THREADPOOL_SIZE=${WORKER_IO_THREADS}`));
+    },
+  );
 
   test('a worker that dies fails its task; the next task gets a new worker', async () => {
-    const workers = pool();
-    await workers.run(SPEECH);
-    const [first] = workers.workerPids;
+    const { workers, pid: first } = await warmWorker();
     const running = workers.run(LONG_SPEECH);
-    process.kill(first!, 'SIGKILL');
+    process.kill(first, 'SIGKILL');
     await assert.rejects(running, /conversion worker exited with SIGKILL/);
     const audio = await workers.run<{ sampleRate: number; samples: Uint8Array }>(SPEECH);
     assert.ok(audio.samples.length > 0);
@@ -65,6 +68,50 @@ describe('conversion worker pool', { concurrency: true }, () => {
     await assert.rejects(workers.run(LONG_SPEECH), /timed out/);
     assert.deepEqual(workers.workerPids, []);
   });
+
+  test(
+    "the time limit counts the worker's CPU time: a worker kept waiting is not stopped",
+    linuxOnly,
+    async () => {
+      const { workers, pid } = await warmWorker();
+      // Stopped for more than twice the limit, as if starved by a busy node; then it goes on.
+      const running = workers.run<{ samples: Uint8Array }>(SPEECH, { timeoutMs: 300 });
+      process.kill(pid, 'SIGSTOP');
+      await sleep(700);
+      process.kill(pid, 'SIGCONT');
+      assert.ok((await running).samples.length > 0);
+      assert.deepEqual(workers.workerPids, [pid]);
+    },
+  );
+
+  test(
+    'a task that uses no CPU is stopped after the wall-clock multiple of its limit',
+    linuxOnly,
+    async () => {
+      const { workers, pid } = await warmWorker();
+      const started = performance.now();
+      const running = workers.run(SPEECH, { timeoutMs: 100 });
+      process.kill(pid, 'SIGSTOP');
+      await assert.rejects(running, /timed out/);
+      assert.ok(performance.now() - started >= 100 * WALL_CLOCK_FACTOR);
+      assert.deepEqual(workers.workerPids, []);
+    },
+  );
+
+  test(
+    'cpuTimeMs reads a process its CPU time, and nothing for a process that is not there',
+    linuxOnly,
+    () => {
+      const before = cpuTimeMs(process.pid);
+      assert.ok(before !== undefined);
+      const until = performance.now() + 60;
+      while (performance.now() < until) {
+        // Spin: CPU time, not waiting.
+      }
+      assert.ok(cpuTimeMs(process.pid)! > before);
+      assert.equal(cpuTimeMs(2 ** 22 + 1), undefined);
+    },
+  );
 
   test('an unknown task and a task needing storage without any fail without harm to the worker', async () => {
     const workers = pool();

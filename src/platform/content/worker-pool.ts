@@ -9,9 +9,11 @@
  * normal priority: with conversions in a worker thread, however low its own priority, the HTTP
  * p99 at 1,000 requests/s rose several-fold (docs/benchmarks.md). A child process lowers every
  * thread it has (priority.ts), and a crash in a converter (a WebAssembly abort, memory
- * exhaustion) cannot take the server down.
+ * exhaustion) cannot take the server down. Background priority means a busy node makes
+ * conversions wait: their time limit therefore counts the worker's CPU time.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import { MalformedContentError } from './errors.js';
@@ -25,6 +27,7 @@ export interface PoolTask {
 export interface RunOptions {
   /** Goes ahead of queued conversions and may use the extra worker. */
   readonly interactive?: boolean;
+  /** The task's limit of the worker's CPU time (see WALL_CLOCK_FACTOR). */
   readonly timeoutMs?: number;
 }
 
@@ -46,6 +49,27 @@ interface Slot {
   readonly extra: boolean;
   current: Pending | undefined;
   timer: NodeJS.Timeout | undefined;
+}
+
+/**
+ * A task's time limit counts the worker's CPU time, so that a worker kept waiting at background
+ * priority on a busy node is not taken for a runaway conversion. A task that uses no CPU (a hung
+ * storage read) is stopped after this many times its limit in wall-clock time.
+ */
+export const WALL_CLOCK_FACTOR = 6;
+
+/** CPU time a process has used, in ms (Linux: from /proc); undefined where it cannot be read. */
+export function cpuTimeMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name, which is in parentheses and may contain spaces.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // utime and stime (fields 14 and 15) in USER_HZ ticks, 100 a second on Linux.
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return undefined;
+  }
 }
 
 /** libuv threads of a conversion worker (its file I/O). */
@@ -175,10 +199,20 @@ export class WorkerPool {
   private start(slot: Slot, pending: Pending): void {
     slot.current = pending;
     hold(slot.worker, true);
-    const timeout = pending.options.timeoutMs ?? this.defaultTimeoutMs;
-    slot.timer = setTimeout(() => {
-      void this.retire(slot, new Error(`conversion task ${pending.task.task} timed out`));
-    }, timeout);
+    const limit = pending.options.timeoutMs ?? this.defaultTimeoutMs;
+    const started = performance.now();
+    const startedCpu = cpuTimeMs(slot.worker.pid);
+    slot.timer = setInterval(
+      () => {
+        const wall = performance.now() - started;
+        const cpu = cpuTimeMs(slot.worker.pid);
+        const used = startedCpu === undefined || cpu === undefined ? wall : cpu - startedCpu;
+        if (used >= limit || wall >= limit * WALL_CLOCK_FACTOR) {
+          void this.retire(slot, new Error(`conversion task ${pending.task.task} timed out`));
+        }
+      },
+      Math.min(limit, 1000),
+    );
     const { task, input, args } = pending.task;
     slot.worker.send({ id: pending.id, task, input, args });
   }
@@ -196,7 +230,7 @@ export class WorkerPool {
   }
 
   private finish(slot: Slot): void {
-    if (slot.timer) clearTimeout(slot.timer);
+    if (slot.timer) clearInterval(slot.timer);
     slot.timer = undefined;
     slot.current = undefined;
     if (slot.worker.connected) hold(slot.worker, false);
