@@ -3,11 +3,10 @@
  * WorkerPool. Conversions read their input from content storage and write their output files
  * there as they are produced, so that the server's event loop only hears the outcome.
  */
-import { PassThrough } from 'node:stream';
-import type { Emit } from './converters.js';
 import { MalformedContentError } from './errors.js';
 import type { FaxPageImage, FaxReportData } from './fax-pdf.js';
 import type { FaxOptions } from './layout.js';
+import { writeOutput } from './output.js';
 import { lowerPriority } from './priority.js';
 import type { SpeechLocale } from './speech.js';
 import { type ContentStorage, openStorage, type StorageLocation } from './storage.js';
@@ -37,75 +36,6 @@ interface StoredOutput {
   readonly output: string;
 }
 
-/**
- * Output is written in batches of this size: few large writes disturb the server less than a
- * write per page (measured: the HTTP p99 under conversion load rose with per-page writes), and
- * a long document still never sits whole in memory.
- */
-const WRITE_BATCH = 4 * 1024 * 1024;
-
-interface OutputFile {
-  readonly stream: PassThrough;
-  readonly done: Promise<unknown>;
-  pending: Uint8Array[];
-  size: number;
-}
-
-/** Hands the file's pending bytes to storage; resolves when it can take more. */
-function flush(entry: OutputFile): Promise<void> | undefined {
-  const { stream, done } = entry;
-  const data = entry.pending.length === 1 ? entry.pending[0]! : Buffer.concat(entry.pending);
-  entry.pending = [];
-  entry.size = 0;
-  // A stream that failed has the storage error waiting in `done`.
-  if (stream.destroyed) return done.then(() => {});
-  if (stream.write(data)) return undefined;
-  return new Promise<void>((resolve) => {
-    const go = () => {
-      stream.off('drain', go);
-      stream.off('close', go);
-      resolve();
-    };
-    stream.on('drain', go);
-    stream.on('close', go);
-  });
-}
-
-/**
- * Runs a conversion whose emitted files go to storage under `output`, streamed in batches as
- * they grow; a failed conversion leaves none of them (the caller deletes its version anyway).
- */
-async function toStorage<T>(output: string, convert: (emit: Emit) => Promise<T>): Promise<T> {
-  const files = new Map<string, OutputFile>();
-  const emit: Emit = (file, data) => {
-    let entry = files.get(file);
-    if (!entry) {
-      const stream = new PassThrough();
-      const done = storage().put(`${output}${file}`, stream);
-      // Failures are collected below; this keeps an early one from going unhandled.
-      done.catch(() => {});
-      entry = { stream, done, pending: [], size: 0 };
-      files.set(file, entry);
-    }
-    entry.pending.push(data);
-    entry.size += data.length;
-    return entry.size >= WRITE_BATCH ? flush(entry) : undefined;
-  };
-  try {
-    const result = await convert(emit);
-    for (const entry of files.values()) {
-      if (entry.size > 0) await flush(entry);
-      entry.stream.end();
-    }
-    await Promise.all([...files.values()].map((entry) => entry.done));
-    return result;
-  } catch (error) {
-    for (const entry of files.values()) entry.stream.destroy(error as Error);
-    await Promise.allSettled([...files.values()].map((entry) => entry.done));
-    throw error;
-  }
-}
-
 const source = (args: StoredInput) => storage().read(args.source);
 
 function int16(input: Uint8Array): Int16Array {
@@ -131,13 +61,13 @@ function taskHandlers({
     'probe-pdf': async (_input, args: StoredInput) => probePdf(await source(args)),
     'probe-audio': async (_input, args: StoredInput) => probeAudio(await source(args)),
     fax: (_input, args: StoredInput & StoredOutput & { options: FaxOptions }) =>
-      toStorage(args.output, async (emit) => convertFax(await source(args), args.options, emit)),
+      writeOutput(storage(), args.output, async (emit) => convertFax(await source(args), args.options, emit)),
     presentation: (_input, args: StoredInput & StoredOutput) =>
-      toStorage(args.output, async (emit) => convertPresentation(await source(args), emit)),
+      writeOutput(storage(), args.output, async (emit) => convertPresentation(await source(args), emit)),
     audio: (_input, args: StoredInput & StoredOutput) =>
-      toStorage(args.output, async (emit) => convertAudio(await source(args), emit)),
+      writeOutput(storage(), args.output, async (emit) => convertAudio(await source(args), emit)),
     pcm: (input, args: StoredOutput & { sampleRate: number }) =>
-      toStorage(args.output, (emit) =>
+      writeOutput(storage(), args.output, (emit) =>
         convertSpeech({ sampleRate: args.sampleRate, samples: int16(input) }, emit),
       ),
     speak: async (_input, args: { text: string; locale: SpeechLocale }) => {

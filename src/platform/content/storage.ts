@@ -105,13 +105,15 @@ export class LocalContentStorage implements ContentStorage {
     options: { maxSize?: number } = {},
   ): Promise<ContentStat> {
     const file = this.file(key);
-    await fs.promises.mkdir(path.dirname(file), { recursive: true });
     const temporary = `${file}.${randomBytes(6).toString('hex')}.partial`;
     let relayed: Readable | undefined;
     try {
       // A source stream is relayed rather than handed to pipeline, which would destroy it on
       // failure: an HTTP request body must stay readable so that too-large can be answered.
+      // Relayed at once, so that a source failing while the directory is made is heard.
       const input = new PassThrough();
+      // An early failure is kept in `input.errored` until the pipeline below reports it.
+      input.on('error', () => {});
       if (source instanceof Readable) {
         source.once('error', (error) => input.destroy(error));
         source.pipe(input);
@@ -119,6 +121,7 @@ export class LocalContentStorage implements ContentStorage {
       } else {
         input.end(Buffer.from(source.buffer, source.byteOffset, source.byteLength));
       }
+      await fs.promises.mkdir(path.dirname(file), { recursive: true });
       const output = fs.createWriteStream(temporary, { flags: 'wx' });
       if (options.maxSize === undefined) await pipeline(input, output);
       else await pipeline(input, limitBytes(options.maxSize), output);
