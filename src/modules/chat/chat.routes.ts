@@ -1,6 +1,6 @@
 /** Routes of spec "Chat": chats, participants and (designed here) chat messages. */
 import { userOf } from '../../platform/access.js';
-import { Empty } from '../../platform/schema.js';
+import { Empty, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
   ACTIVE_MAX,
@@ -18,7 +18,6 @@ import {
   SendMessageBody,
   TYPING_MAX,
   UpdateParticipantBody,
-  UuidAnswer,
 } from './chat.schema.js';
 import type { ChatService } from './chat.service.js';
 

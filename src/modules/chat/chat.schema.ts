@@ -47,8 +47,6 @@ export const CreateChatBody = Type.Object({
 });
 export type CreateChatBody = Static<typeof CreateChatBody>;
 
-export const UuidAnswer = envelope({ uuid: Uuid });
-
 export const Participant = Type.Object({
   active: Type.Optional(Type.Integer({ description: 'seconds until the state expires' })),
   typing: Type.Optional(Type.Integer({ description: 'seconds until the state expires' })),

@@ -1,6 +1,6 @@
 /** Routes of spec "Contact": /api/contact and /api/contact/{uuid}. */
 import { userOf } from '../../platform/access.js';
-import { Empty, isSet } from '../../platform/schema.js';
+import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
   ContactParams,
@@ -11,7 +11,6 @@ import {
   ListContactsQuery,
   UpdateContactAnswer,
   UpdateContactBody,
-  UuidAnswer,
 } from './contact.schema.js';
 import type { ContactService } from './contact.service.js';
 

@@ -63,8 +63,6 @@ export type ContactObject = Static<typeof ContactObject>;
 export const CreateContactBody = Type.Object({ firstname: Name, lastname: Name });
 export type CreateContactBody = Static<typeof CreateContactBody>;
 
-export const UuidAnswer = envelope({ uuid: Uuid });
-
 export const ListContactsQuery = Type.Object(pageQuery(CONTACT_LIST_COUNT));
 export type ListContactsQuery = Static<typeof ListContactsQuery>;
 

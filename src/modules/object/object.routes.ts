@@ -3,7 +3,7 @@
  * /api/object/{uuid}/link..., /api/object/{uuid}/metadata and /api/user/metadata.
  */
 import { userOf } from '../../platform/access.js';
-import { Empty, isSet } from '../../platform/schema.js';
+import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
   CommentBody,
@@ -16,7 +16,6 @@ import {
   ObjectParams,
   SetMetadataBody,
   SetMetadataQuery,
-  UuidAnswer,
 } from './object.schema.js';
 import type { ObjectService } from './object.service.js';
 

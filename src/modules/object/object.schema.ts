@@ -40,8 +40,6 @@ export const ListCommentsAnswer = envelope({
 export const CommentBody = Type.Object({ text: CommentText });
 export type CommentBody = Static<typeof CommentBody>;
 
-export const UuidAnswer = envelope({ uuid: Uuid });
-
 export const LinkParams = Type.Object({ uuid: Uuid, other: Uuid });
 
 export const ListLinksAnswer = envelope({

@@ -3,7 +3,7 @@
  * (decisions.md "Objects and tags").
  */
 import { userOf } from '../../platform/access.js';
-import { Empty } from '../../platform/schema.js';
+import { Empty, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
   CreateTagBody,
@@ -14,7 +14,6 @@ import {
   TagObjectsAnswer,
   TagObjectsQuery,
   UpdateTagBody,
-  UuidAnswer,
   UuidParams,
 } from './tag.schema.js';
 import type { TagService } from './tag.service.js';

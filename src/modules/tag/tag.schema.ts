@@ -49,8 +49,6 @@ export const CreateTagBody = Type.Object({
 });
 export type CreateTagBody = Static<typeof CreateTagBody>;
 
-export const UuidAnswer = envelope({ uuid: Uuid });
-
 export const GetTagAnswer = envelope({ tag: TagObject });
 
 export const UpdateTagBody = Type.Object({

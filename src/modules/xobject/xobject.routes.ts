@@ -1,6 +1,6 @@
 /** Routes of the /api/xobject family: client-defined objects in the object store. */
 import { userOf } from '../../platform/access.js';
-import { Empty, isSet } from '../../platform/schema.js';
+import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
   CreateXObjectBody,
@@ -10,7 +10,6 @@ import {
   ListXObjectsQuery,
   ObjectParams,
   UpdateXObjectBody,
-  UuidAnswer,
 } from './xobject.schema.js';
 import type { XObjectService } from './xobject.service.js';
 

@@ -5,7 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { DeleteQuery, ObjectParams, TagList } from '../../platform/object-store/index.js';
 import { pageQuery } from '../../platform/paging.js';
-import { envelope, Uuid } from '../../platform/schema.js';
+import { Description, envelope, Uuid } from '../../platform/schema.js';
 
 export const XOBJECT_LIST_COUNT = { default: 50, max: 500 };
 /** Largest `data`, as JSON text (too-large beyond). */
@@ -15,7 +15,6 @@ const XType = Type.String({
   pattern: '^[a-zA-Z0-9_.-]{1,50}$',
   description: "the client's own type name, e.g. com.example.note",
 });
-const Description = Type.String({ pattern: '^.{0,200}$' });
 const Data = Type.Unknown({ description: 'any JSON value, at most 100 KB as JSON text' });
 
 export { DeleteQuery, ObjectParams };
@@ -26,8 +25,6 @@ export const CreateXObjectBody = Type.Object({
   data: Data,
 });
 export type CreateXObjectBody = Static<typeof CreateXObjectBody>;
-
-export const UuidAnswer = envelope({ uuid: Uuid });
 
 export const UpdateXObjectBody = Type.Object({
   description: Type.Optional(Description),
