@@ -167,6 +167,23 @@ for (const dialect of DIALECTS) {
         alice.uuid,
       );
       assert.equal((await server.services.features.quotaOf(alice.uuid)).feature.fax_noad, true);
+
+      // Disabling a user ends their sessions on the running node: with PostgreSQL through the
+      // message bus at once, with SQLite (no bus between processes) at the node's next flush.
+      const disabled = await cli.run(['user', 'disable', 'alice']);
+      assert.equal(disabled.code, 0, disabled.stderr);
+      if (dialect === 'sqlite') await server.services.sessions.flushActivity();
+      for (let tries = 0; (await user.call('GET', '/api/session')).status !== 'wrong-session'; tries++) {
+        assert.ok(tries < 100, "the disabled user's session is still open");
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      assert.equal((await reseller.call('GET', '/api/session')).status, 'ok');
+      const again = new Client(server);
+      await again.open();
+      assert.equal(
+        (await again.call('POST', '/api/session', { username: 'alice', password: 'alice-pw' })).status,
+        'wrong-credentials',
+      );
     });
   });
 }

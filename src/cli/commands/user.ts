@@ -194,12 +194,19 @@ export function userCommands(program: Command, ctx: CliContext): void {
   ] as const) {
     user
       .command(verb)
-      .description(disabled ? 'disable a user: they can no longer log in' : 'enable a disabled user again')
+      .description(
+        disabled
+          ? 'disable a user: their sessions end and they can no longer log in'
+          : 'enable a disabled user again',
+      )
       .argument('<user>', 'username or UUID')
       .action((ref: string) =>
         ctx.run(async (s) => {
           const found = await resolveUser(s, ref);
           await s.users.setDisabled(found.uuid, disabled);
+          // A disabled user's sessions end: at once on nodes the message bus reaches
+          // (PostgreSQL), at a node's next session flush otherwise (within a minute).
+          if (disabled) await s.sessions.closeUserSessions(found.uuid);
           return {
             json: userJson({ ...found, disabled: disabled ? 1 : 0 }, await partnerNames(s)),
             text: `${verb}d user ${found.username}`,
@@ -215,6 +222,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
     .action((ref: string) =>
       ctx.run(async (s) => {
         const found = await resolveUser(s, ref);
+        await s.sessions.closeUserSessions(found.uuid);
         await s.users.deleteUser(found.uuid);
         return {
           json: { deleted: found.uuid, username: found.username },

@@ -45,6 +45,12 @@ export function listLiveSessions(db: Db, server: string, seenAfter: number): Pro
     .execute();
 }
 
+/** The ids of this node's stored sessions. */
+export async function listSessionIds(db: Db, server: string): Promise<string[]> {
+  const rows = await db.selectFrom('session').select('did').where('server', '=', server).execute();
+  return rows.map((row) => row.did);
+}
+
 export function deleteIdleSessions(db: Db, server: string, seenBefore: number): Promise<unknown> {
   return db.deleteFrom('session').where('server', '=', server).where('last_seen', '<=', seenBefore).execute();
 }

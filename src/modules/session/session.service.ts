@@ -269,13 +269,28 @@ export class SessionService implements SessionResolver {
    * stop working at once and their held long-polls answer.
    */
   async closeUserSessions(userUuid: string): Promise<void> {
-    this.deps.hub.control(CLOSE_USER_SESSIONS, { user: userUuid });
+    await this.deps.hub.control(CLOSE_USER_SESSIONS, { user: userUuid });
     await repo.deleteUserSessions(this.deps.db, userUuid);
   }
 
   private closeLocalSessionsOf(userUuid: string): void {
     for (const session of [...this.bySid.values()]) {
       if (session.userUuid !== userUuid) continue;
+      this.unregister(session);
+      session.queue.releaseWaiters();
+    }
+  }
+
+  /**
+   * Closes this node's sessions whose stored row another process deleted: the operator tool
+   * disabling or deleting a user, where no message bus reaches this node (SQLite).
+   */
+  private async closeSessionsClosedElsewhere(): Promise<void> {
+    // A session is registered once its row is stored: each of these has one unless deleted.
+    const registered = [...this.bySid.values()];
+    const stored = new Set(await repo.listSessionIds(this.deps.db, this.deps.config.publicUrl));
+    for (const session of registered) {
+      if (stored.has(session.did) || !this.bySid.has(session.sid)) continue;
       this.unregister(session);
       session.queue.releaseWaiters();
     }
@@ -293,12 +308,15 @@ export class SessionService implements SessionResolver {
     }
     this.newSessions.clear();
     const { db, config } = this.deps;
+    // Activity first, so that a session used since its row was last written is not idle there.
+    if (touched.length > 0) {
+      await db.transaction().execute(async (trx) => {
+        for (const session of touched)
+          await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
+      });
+    }
     await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
-    if (touched.length === 0) return;
-    await db.transaction().execute(async (trx) => {
-      for (const session of touched)
-        await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
-    });
+    await this.closeSessionsClosedElsewhere();
   }
 
   /**

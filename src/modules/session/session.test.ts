@@ -1,6 +1,15 @@
 import assert from 'node:assert/strict';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
+import { deleteUserSessions, listSessionIds, updateSession } from './session.repository.js';
+
+/** A long-poll of the client's session, once the node holds it (wrapped: not awaited here). */
+async function heldLongPoll(client: Client) {
+  const answer = client.call('GET', '/api/event?timeout=60');
+  const queue = client.app.services.sessions.findBySid(client.sid!)!.queue;
+  while (queue.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+  return { answer };
+}
 
 for (const dialect of DIALECTS) {
   describe(`session (${dialect})`, () => {
@@ -273,9 +282,7 @@ for (const dialect of DIALECTS) {
       const other = await buildUser(app);
       const bystander = new Client(app);
       await bystander.login(other.username, other.password);
-      const held = second.call('GET', '/api/event?timeout=60');
-      const queue = app.services.sessions.findBySid(second.sid!)!.queue;
-      while (queue.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      const held = (await heldLongPoll(second)).answer;
       await app.services.sessions.closeUserSessions(user.uuid);
       assert.deepEqual((await held).event, []);
       assert.equal((await first.call('GET', '/api/session')).status, 'wrong-session');
@@ -283,11 +290,42 @@ for (const dialect of DIALECTS) {
       assert.equal((await bystander.call('GET', '/api/session')).auth, true);
     });
 
-    test('idle sessions expire', async (t) => {
+    /** A session of a node whose sessions expire after a minute of idleness. */
+    const minuteSession = async (t: TestContext) => {
       const app = await build(t, { dialect, env: { SESSION_IDLE_TIMEOUT: '60' } });
       const client = new Client(app);
       await client.open();
-      const session = app.services.sessions.findBySid(client.sid!)!;
+      return { app, client, session: app.services.sessions.findBySid(client.sid!)! };
+    };
+
+    test('a node closes its sessions whose rows another process deleted, at its next flush', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const client = new Client(app);
+      await client.login(user.username, user.password);
+      const bystander = new Client(app);
+      await bystander.open();
+      const held = (await heldLongPoll(client)).answer;
+      // What the operator tool does when it disables a user, with no bus to this node.
+      await deleteUserSessions(app.database.db, user.uuid);
+      await app.services.sessions.flushActivity();
+      assert.deepEqual((await held).event, []);
+      assert.equal((await client.call('GET', '/api/session')).status, 'wrong-session');
+      assert.equal((await bystander.call('GET', '/api/session')).status, 'ok');
+    });
+
+    test('a session used since its row was written is not idle at the flush', async (t) => {
+      const { app, client, session } = await minuteSession(t);
+      // Its row was last written 61 s ago; it has been used since (not written yet).
+      await updateSession(app.database.db, session.did, { last_seen: Date.now() - 61_000 });
+      session.lastSeen = Date.now();
+      await app.services.sessions.flushActivity();
+      assert.ok((await listSessionIds(app.database.db, app.config.publicUrl)).includes(session.did));
+      assert.equal((await client.call('GET', '/api/session')).status, 'ok');
+    });
+
+    test('idle sessions expire', async (t) => {
+      const { client, session } = await minuteSession(t);
       session.lastSeen = Date.now() - 61_000;
       assert.equal((await client.call('DELETE', '/api/session')).status, 'no-session');
     });

@@ -110,22 +110,25 @@ export class EventHub {
     this.controlHandlers.push(handler);
   }
 
-  /** Runs `name` on every node's control handlers: this node at once, others through the bus. */
-  control(name: string, payload: Record<string, unknown>): void {
+  /**
+   * Runs `name` on every node's control handlers: this node at once, others through the bus.
+   * Resolves once passed to the bus (a short-lived process such as the operator tool waits for
+   * that before it closes the database); a failure to pass it is logged, not thrown.
+   */
+  async control(name: string, payload: Record<string, unknown>): Promise<void> {
     for (const handler of this.controlHandlers) handler(name, payload);
-    if (this.bus) {
-      const message: BusMessage = {
-        node: this.nodeId,
-        target: {},
-        event: name,
-        time: 0,
-        payload,
-        control: true,
-      };
-      this.publish(message).catch((error: unknown) =>
-        this.log.error({ err: error, name }, 'control not passed to other nodes'),
-      );
-    }
+    if (!this.bus) return;
+    const message: BusMessage = {
+      node: this.nodeId,
+      target: {},
+      event: name,
+      time: 0,
+      payload,
+      control: true,
+    };
+    await this.publish(message).catch((error: unknown) =>
+      this.log.error({ err: error, name }, 'control not passed to other nodes'),
+    );
   }
 
   /** Number of sessions on this node that receive a user's events. */
