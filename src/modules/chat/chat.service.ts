@@ -122,7 +122,12 @@ export class ChatService {
   /** POST /api/chat: the creator is the only participant. */
   createChat(user: string, body: CreateChatBody): Promise<string> {
     return this.store.write(async (w) => {
-      const tag = await this.store.createTag(w, user, { label: 'chat', policy: {}, foreignUse: false });
+      const tag = await this.store.createTag(w, user, {
+        label: 'chat',
+        policy: {},
+        foreignUse: false,
+        kind: 'object',
+      });
       const row = await this.store.createObject(w, {
         type: 'chat',
         owner: user,

@@ -1,7 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { Kysely } from 'kysely';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import type { App } from '../../app.js';
+import * as objectTags from '../../platform/database/migrations/0008-object-tags.js';
 import { linkUsers, newEvents, type TestEvent } from '../../platform/object-store/testing.js';
 import { CHAT_PUSH_LIMIT, type ChatMessageSent, chatMessagePushPayload } from './index.js';
 
@@ -185,6 +187,54 @@ for (const dialect of DIALECTS) {
       // Another type's object is not a chat.
       const contact = await app.services.contacts.getOwnContact(a.uuid);
       assert.equal((await participants(a, contact!)).status, 'wrong-chat');
+    });
+
+    test("the chat's tag belongs to the chat: the tag calls cannot change, delete, put or remove it", async (t) => {
+      const app = await build(t, { dialect });
+      const [a, b] = [await person(app), await person(app)];
+      await linkUsers(app, a.uuid, b.uuid);
+      const chat = (await a.client.call('POST', '/api/chat', {})).uuid as string;
+      assert.equal(await changeParticipants(a, chat, { add: [b.uuid] }), 'ok');
+      const tags = (await a.client.call('GET', '/api/tag')).tag as Record<
+        string,
+        { kind: string; label: string }
+      >;
+      const [tag] = Object.entries(tags).filter(([, each]) => each.kind === 'object');
+      assert.equal(tag?.[1].label, 'chat');
+      const uuid = tag![0];
+      const before = JSON.stringify(await a.client.call('GET', `/api/tag/${uuid}`));
+      const note = (await app.services.contacts.getOwnContact(a.uuid))!;
+      for (const [method, url, body] of [
+        ['POST', `/api/tag/${uuid}`, { policy: { [b.uuid]: 0 } }],
+        ['POST', `/api/tag/${uuid}`, { label: 'mine' }],
+        ['DELETE', `/api/tag/${uuid}`, undefined],
+        ['POST', `/api/object/${note}/tag`, { add: [uuid] }],
+        ['POST', `/api/object/${chat}/tag`, { delete: [uuid] }],
+      ] as ['POST' | 'DELETE', string, unknown][]) {
+        assert.equal((await a.client.call(method, url, body)).status, 'access-denied', `${method} ${url}`);
+      }
+      assert.equal(JSON.stringify(await a.client.call('GET', `/api/tag/${uuid}`)), before);
+      assert.deepEqual(Object.keys((await participants(b, chat)).user as object), [a.uuid, b.uuid]);
+      assert.equal((await b.client.call('GET', `/api/object/${note}/link`)).status, 'wrong-object');
+    });
+
+    test('migration 0008 moves the tags of chats made before it to kind object, and back', async (t) => {
+      const app = await build(t, { dialect });
+      const a = await person(app);
+      const chat = (await a.client.call('POST', '/api/chat', {})).uuid as string;
+      const kindOfChatTag = async () => {
+        const tags = (await a.client.call('GET', '/api/tag')).tag as Record<
+          string,
+          { kind: string; label: string }
+        >;
+        return Object.values(tags).find((each) => each.label === 'chat')?.kind;
+      };
+      const db = app.database.db as unknown as Kysely<unknown>;
+      await objectTags.down(db);
+      assert.equal(await kindOfChatTag(), 'custom');
+      await objectTags.up(db);
+      assert.equal(await kindOfChatTag(), 'object');
+      assert.equal((await a.client.call('GET', `/api/chat/${chat}/user`)).status, 'ok');
     });
 
     test('active, typing and the read pointer: seconds left, expiry, forward only, chat_user', async (t) => {

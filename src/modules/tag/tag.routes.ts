@@ -65,7 +65,7 @@ export function tagRoutes(app: AppInstance, tags: TagService): void {
       schema: {
         summary: 'Relabel a custom tag, change its policy or foreign use (tag_modify)',
         description:
-          'Owner only (access-denied otherwise; system and share tags cannot change). A policy entry with ' +
+          'Owner only (access-denied otherwise; system, share and object tags cannot change). A policy entry with ' +
           'level 0 removes the user; users who lose access to objects get object_unshare.',
         tags: ['tag'],
         params: UuidParams,
@@ -85,6 +85,7 @@ export function tagRoutes(app: AppInstance, tags: TagService): void {
       config: { access: 'user' },
       schema: {
         summary: 'Delete a custom tag (tag_delete); it leaves every object',
+        description: 'Owner only; system, share and object tags cannot be deleted (access-denied).',
         tags: ['tag'],
         params: UuidParams,
         response: { 200: Empty },

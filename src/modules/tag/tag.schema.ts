@@ -27,9 +27,13 @@ const PolicyInput = Type.Record(
 export const TagObject = Type.Object({
   owner: Uuid,
   label: Type.String(),
-  kind: Type.Union([Type.Literal('system'), Type.Literal('share'), Type.Literal('custom')], {
-    description: 'system tags (tag_all ...), personal share tags (share_read ...), or tags users made',
-  }),
+  kind: Type.Union(
+    [Type.Literal('system'), Type.Literal('share'), Type.Literal('custom'), Type.Literal('object')],
+    {
+      description:
+        "system tags (tag_all ...), personal share tags (share_read ...), tags users made, or a tag held by one object (a chat's, giving its participants access), changed only through that object's calls",
+    },
+  ),
   foreign_use: Type.Boolean({
     description: 'users with write level on the tag may put it on objects they hold propagate on',
   }),

@@ -23,7 +23,8 @@ export interface ObjectTable {
   trashed: number;
 }
 
-export type TagKind = 'system' | 'share' | 'custom';
+/** `object`: held by one object for its own access rules (a chat's participants). */
+export type TagKind = 'system' | 'share' | 'custom' | 'object';
 
 export interface TagTable {
   uuid: string;

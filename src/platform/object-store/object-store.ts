@@ -500,6 +500,7 @@ export class ObjectStore {
       const onObject = this.tagOnObject(tag, policies.get(uuid)!, user);
       if (tag.name === 'tag_all' || tag.name === 'tag_trash')
         throw new ApiError('access-denied', `${tag.name} is set by the server`);
+      if (tag.kind === 'object') throw new ApiError('access-denied', `tag ${uuid} belongs to its object`);
       if (!mayUseTag(onObject, user)) throw new ApiError('access-denied', `tag ${uuid} is not yours to use`);
       if (found.level < levelNeeded(onObject, row.owner))
         throw new ApiError('access-denied', `sharing needs propagate access (tag ${uuid})`);
@@ -508,6 +509,7 @@ export class ObjectStore {
     for (const uuid of new Set(remove)) {
       const tag = tagRows.get(uuid)!;
       if (tag.name === 'tag_all') throw new ApiError('access-denied', 'tag_all cannot be removed');
+      if (tag.kind === 'object') throw new ApiError('access-denied', `tag ${uuid} belongs to its object`);
       const onObject = this.tagOnObject(tag, policies.get(uuid)!, user);
       if (user !== row.owner && !mayUseTag(onObject, user))
         throw new ApiError('access-denied', `tag ${uuid} is not yours to remove`);
@@ -746,18 +748,26 @@ export class ObjectStore {
     return { tag: uuid, owner: view.owner, label: view.label, foreign_use: view.foreign_use, policy };
   }
 
-  /** A custom tag; tag_new to every user in its policy. */
+  /**
+   * A custom tag, or a tag held by an object type for one object (`kind: 'object'`, which the
+   * tag calls cannot change or put on objects); tag_new to every user in its policy.
+   */
   async createTag(
     w: Write,
     owner: string,
-    input: { label: string; policy: Record<string, number>; foreignUse: boolean },
+    input: {
+      label: string;
+      policy: Record<string, number>;
+      foreignUse: boolean;
+      kind?: 'custom' | 'object';
+    },
   ): Promise<string> {
     const uuid = newUuid();
     const now = nowSeconds();
     const row: repo.TagRow = {
       uuid,
       owner,
-      kind: 'custom',
+      kind: input.kind ?? 'custom',
       name: null,
       label: input.label,
       foreign_use: input.foreignUse ? 1 : 0,

@@ -7,6 +7,7 @@ import * as objectStore from './0004-object-store.js';
 import * as content from './0005-content.js';
 import * as live from './0006-live.js';
 import * as documents from './0007-documents.js';
+import * as objectTags from './0008-object-tags.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '0005-content': content,
   '0006-live': live,
   '0007-documents': documents,
+  '0008-object-tags': objectTags,
 };
