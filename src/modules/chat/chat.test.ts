@@ -64,6 +64,26 @@ function changeParticipants(who: Person, chat: string, body: Record<string, unkn
   return who.client.call('POST', `/api/chat/${chat}/user`, body).then((answer) => answer.status);
 }
 
+/** Two linked people in a chat that the first made. */
+async function chatOfTwo(app: App) {
+  const [a, b] = [await person(app), await person(app)];
+  await linkUsers(app, a.uuid, b.uuid);
+  const chat = (await a.client.call('POST', '/api/chat', {})).uuid as string;
+  assert.equal(await changeParticipants(a, chat, { add: [b.uuid] }), 'ok');
+  return { a, b, chat };
+}
+
+/** The tag of the one chat among a person's tags. */
+async function chatTag(who: Person) {
+  const tags = (await who.client.call('GET', '/api/tag')).tag as Record<
+    string,
+    { kind: string; label: string }
+  >;
+  const [entry] = Object.entries(tags).filter(([, each]) => each.label === 'chat');
+  assert.ok(entry, 'no chat tag');
+  return { uuid: entry[0], kind: entry[1].kind };
+}
+
 async function send(who: Person, chat: string, text: string): Promise<string> {
   const answer = await who.client.call('POST', `/api/chat/${chat}/message`, { text });
   assert.equal(answer.status, 'ok', answer.message);
@@ -191,17 +211,9 @@ for (const dialect of DIALECTS) {
 
     test("the chat's tag belongs to the chat: the tag calls cannot change, delete, put or remove it", async (t) => {
       const app = await build(t, { dialect });
-      const [a, b] = [await person(app), await person(app)];
-      await linkUsers(app, a.uuid, b.uuid);
-      const chat = (await a.client.call('POST', '/api/chat', {})).uuid as string;
-      assert.equal(await changeParticipants(a, chat, { add: [b.uuid] }), 'ok');
-      const tags = (await a.client.call('GET', '/api/tag')).tag as Record<
-        string,
-        { kind: string; label: string }
-      >;
-      const [tag] = Object.entries(tags).filter(([, each]) => each.kind === 'object');
-      assert.equal(tag?.[1].label, 'chat');
-      const uuid = tag![0];
+      const { a, b, chat } = await chatOfTwo(app);
+      const { uuid, kind } = await chatTag(a);
+      assert.equal(kind, 'object');
       const before = JSON.stringify(await a.client.call('GET', `/api/tag/${uuid}`));
       const note = (await app.services.contacts.getOwnContact(a.uuid))!;
       for (const [method, url, body] of [
@@ -222,27 +234,17 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect });
       const a = await person(app);
       const chat = (await a.client.call('POST', '/api/chat', {})).uuid as string;
-      const kindOfChatTag = async () => {
-        const tags = (await a.client.call('GET', '/api/tag')).tag as Record<
-          string,
-          { kind: string; label: string }
-        >;
-        return Object.values(tags).find((each) => each.label === 'chat')?.kind;
-      };
       const db = app.database.db as unknown as Kysely<unknown>;
       await objectTags.down(db);
-      assert.equal(await kindOfChatTag(), 'custom');
+      assert.equal((await chatTag(a)).kind, 'custom');
       await objectTags.up(db);
-      assert.equal(await kindOfChatTag(), 'object');
+      assert.equal((await chatTag(a)).kind, 'object');
       assert.equal((await a.client.call('GET', `/api/chat/${chat}/user`)).status, 'ok');
     });
 
     test('active, typing and the read pointer: seconds left, expiry, forward only, chat_user', async (t) => {
       const app = await build(t, { dialect });
-      const [a, b] = [await person(app), await person(app)];
-      await linkUsers(app, a.uuid, b.uuid);
-      const chat = (await a.client.call('POST', '/api/chat', {})).uuid as string;
-      assert.equal(await changeParticipants(a, chat, { add: [b.uuid] }), 'ok');
+      const { a, b, chat } = await chatOfTwo(app);
       const first = await send(a, chat, 'one');
       const second = await send(a, chat, 'two');
       const other = (await a.client.call('POST', '/api/chat', {})).uuid as string;
