@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
+import { build, buildPartner, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import { deleteUserSessions, listSessionIds, updateSession } from './session.repository.js';
 
 /** A long-poll of the client's session, once the node holds it (wrapped: not awaited here). */
@@ -274,14 +274,10 @@ for (const dialect of DIALECTS) {
 
     test("closing a user's sessions ends all of them and answers their long-polls", async (t) => {
       const app = await build(t, { dialect });
-      const user = await buildUser(app);
-      const first = new Client(app);
-      await first.login(user.username, user.password);
+      const { client: first, user } = await loggedInClient(app);
       const second = new Client(app);
       await second.login(user.username, user.password);
-      const other = await buildUser(app);
-      const bystander = new Client(app);
-      await bystander.login(other.username, other.password);
+      const { client: bystander } = await loggedInClient(app);
       const held = (await heldLongPoll(second)).answer;
       await app.services.sessions.closeUserSessions(user.uuid);
       assert.deepEqual((await held).event, []);
@@ -300,9 +296,7 @@ for (const dialect of DIALECTS) {
 
     test('a node closes its sessions whose rows another process deleted, at its next flush', async (t) => {
       const app = await build(t, { dialect });
-      const user = await buildUser(app);
-      const client = new Client(app);
-      await client.login(user.username, user.password);
+      const { client, user } = await loggedInClient(app);
       const bystander = new Client(app);
       await bystander.open();
       const held = (await heldLongPoll(client)).answer;

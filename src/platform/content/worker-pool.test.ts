@@ -3,8 +3,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import { after, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { threadPriorities } from './priority.js';
-import { cpuTimeMs, WALL_CLOCK_FACTOR, WORKER_IO_THREADS, WorkerPool } from './worker-pool.js';
+import { cpuTimeMs, threadPriorities } from './priority.js';
+import { WALL_CLOCK_FACTOR, WORKER_IO_THREADS, WorkerPool } from './worker-pool.js';
 
 const SPEECH = { task: 'speak', args: { text: 'Guten Tag.', locale: 'de-DE' } };
 const LONG_SPEECH = {

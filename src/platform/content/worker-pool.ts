@@ -13,10 +13,10 @@
  * conversions wait: their time limit therefore counts the worker's CPU time.
  */
 import { type ChildProcess, fork } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { FastifyBaseLogger } from 'fastify';
 import { MalformedContentError } from './errors.js';
+import { cpuTimeMs } from './priority.js';
 
 export interface PoolTask {
   readonly task: string;
@@ -57,20 +57,6 @@ interface Slot {
  * storage read) is stopped after this many times its limit in wall-clock time.
  */
 export const WALL_CLOCK_FACTOR = 6;
-
-/** CPU time a process has used, in ms (Linux: from /proc); undefined where it cannot be read. */
-export function cpuTimeMs(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // Fields after the command name, which is in parentheses and may contain spaces.
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // utime and stime (fields 14 and 15) in USER_HZ ticks, 100 a second on Linux.
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return undefined;
-  }
-}
 
 /** libuv threads of a conversion worker (its file I/O). */
 export const WORKER_IO_THREADS = '1';
