@@ -27,6 +27,10 @@ export interface Config {
   /** Conversion workers (fax, presentation, audio, text2speech) of this node. */
   readonly contentWorkers: number;
   readonly logLevel: string;
+  /** Seconds a client has to send a whole request (headers and body) before it is cut off. */
+  readonly requestTimeout: number;
+  /** Fastify's trustProxy: unset = the socket address is the client; else the proxies trusted. */
+  readonly trustProxy: boolean | string[];
 }
 
 export class ConfigError extends Error {}
@@ -86,5 +90,18 @@ export function loadConfig(env: Env = process.env): Config {
     // One core stays free for the HTTP event loop.
     contentWorkers: integer(env, 'CONTENT_WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 1024),
     logLevel,
+    requestTimeout: integer(env, 'REQUEST_TIMEOUT', 60, 1, 3600),
+    trustProxy: trustProxy(env.TRUST_PROXY),
   });
+}
+
+/** TRUST_PROXY: `true` (every proxy) or a comma list of the proxies' addresses/CIDRs. */
+function trustProxy(raw: string | undefined): boolean | string[] {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  const list = raw.split(',').map((entry) => entry.trim());
+  if (list.some((entry) => !/^[0-9a-fA-F.:/]+$/.test(entry))) {
+    throw new ConfigError(`TRUST_PROXY must be true or a list of addresses, got "${raw}"`);
+  }
+  return list;
 }

@@ -3,6 +3,7 @@
  * ok; HTTP 404 with an empty body for failed binary downloads; unknown routes; unexpected
  * errors logged with the request id and answered `fail` without internals.
  */
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError, NotFoundError } from './errors.js';
 
@@ -49,4 +50,44 @@ export function registerEnvelope(app: FastifyInstance): void {
       .type('application/json; charset=utf-8')
       .send(JSON.stringify({ status: 'fail', message: 'unknown route' }));
   });
+}
+
+// Every binary download of the API names a file with one of these extensions.
+const BINARY_PATH = /\.(png|pdf|tif|wav|ogg|csv)$/i;
+
+/**
+ * Requests the router cannot take apart (a broken percent escape, an over-long parameter):
+ * a parameter that cannot be decoded is wrong-syntax, or HTTP 404 with an empty body where the
+ * path names a binary download. The path is never echoed back.
+ */
+export function answerFrameworkError(
+  error: FastifyError,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): void {
+  request.log.debug({ code: error.code }, 'request the router could not decode');
+  const path = (request.raw.url ?? '').split('?', 1)[0] ?? '';
+  if (request.raw.method === 'GET' && BINARY_PATH.test(path)) {
+    void reply.code(404).send();
+    return;
+  }
+  void sendJson(reply, { status: 'wrong-syntax', message: 'path cannot be decoded' });
+}
+
+/**
+ * Requests Node's HTTP parser rejects before any routing (raw bytes in the path, headers or a
+ * query string beyond the header limit, a request that did not arrive in time): the envelope
+ * with fail, and the connection closed.
+ */
+export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const message = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request timeout' : 'malformed request';
+  const body = JSON.stringify({ status: 'fail', message });
+  socket.end(
+    `HTTP/1.1 200 OK\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `x-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,
+  );
 }

@@ -9,13 +9,14 @@
  * (`verification=KEY`, `code=CODE`) to PUBLIC_URL, where a web client can pick it up.
  * SMTP_URL may carry the sender as a `from` parameter: smtp://host:587/?from=noreply@example.com
  */
+
 import { randomBytes } from 'node:crypto';
-import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Config } from './config.js';
 import { ApiError } from './errors.js';
+import { writeFileAtomically } from './files.js';
 
 export type MailLanguage = 'de' | 'en';
 
@@ -239,11 +240,7 @@ export class Mailer {
 
   private async writeEml(message: Buffer): Promise<void> {
     const outbox = this.outbox!;
-    await fs.mkdir(outbox, { recursive: true });
     const name = `${Date.now()}-${randomBytes(6).toString('hex')}.eml`;
-    // Written under a temporary name and renamed, so that a reader never sees half a file.
-    const temporary = path.join(outbox, `.${name}.tmp`);
-    await fs.writeFile(temporary, message, { mode: 0o600 });
-    await fs.rename(temporary, path.join(outbox, name));
+    await writeFileAtomically(path.join(outbox, name), message);
   }
 }

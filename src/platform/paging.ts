@@ -19,8 +19,12 @@ export interface PageQuery {
 /** The query-string properties of a paged call with its own count default and range. */
 export function pageQuery(count: { default: number; max: number }) {
   return {
-    from: Type.Optional(Type.Integer({ minimum: 0, description: 'seconds since epoch' })),
-    to: Type.Optional(Type.Integer({ minimum: 0, description: 'seconds since epoch' })),
+    from: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'seconds since epoch' }),
+    ),
+    to: Type.Optional(
+      Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'seconds since epoch' }),
+    ),
     start: Type.Optional(Type.String({ minLength: 1, maxLength: 100, description: 'first item, exclusive' })),
     order: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { default: 'asc' })),
     count: Type.Optional(Type.Integer({ minimum: 1, maximum: count.max, default: count.default })),

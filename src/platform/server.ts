@@ -16,11 +16,10 @@ import Fastify, {
   type RawServerDefault,
 } from 'fastify';
 import pino from 'pino';
-import secureJson from 'secure-json-parse';
 import { registerAccess, type SessionResolver } from './access.js';
+import { assertStorableRequestText, registerBodyParser } from './body.js';
 import type { Config } from './config.js';
-import { registerEnvelope } from './envelope.js';
-import { ApiError } from './errors.js';
+import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
 import { registerValidation } from './validation.js';
 
 export type AppInstance = FastifyInstance<
@@ -69,47 +68,6 @@ function loggerOptions(config: Config) {
   };
 }
 
-/** Reads a JSON body of any content type (clients do not all label it); raw uploads pass through. */
-function registerBodyParser(app: FastifyInstance, limit: number): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', (request, payload, done) => {
-    if (request.routeOptions.config.upload) {
-      done(null, payload);
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let failed = false;
-    payload.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit && !failed) {
-        failed = true;
-        done(new ApiError('too-large', 'request body too large'), undefined);
-        payload.resume();
-        return;
-      }
-      if (!failed) chunks.push(chunk);
-    });
-    payload.on('error', (error) => {
-      if (!failed) done(error, undefined);
-      failed = true;
-    });
-    payload.on('end', () => {
-      if (failed) return;
-      const text = Buffer.concat(chunks).toString('utf8');
-      if (text.trim() === '') {
-        done(null, undefined);
-        return;
-      }
-      try {
-        done(null, secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' }));
-      } catch {
-        done(new ApiError('wrong-syntax', 'invalid JSON'), undefined);
-      }
-    });
-  });
-}
-
 export async function createServer(
   config: Config,
   resolver: SessionResolver,
@@ -123,8 +81,20 @@ export async function createServer(
       requestIdLogLabel: 'request',
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
-    routerOptions: { ignoreTrailingSlash: true },
+    // Long path parameters reach the route, whose own schema answers wrong-syntax or wrong-*.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     forceCloseConnections: false,
+    // No request may wait without end: headers and body must arrive within the bound.
+    requestTimeout: config.requestTimeout * 1000,
+    // Node checks those bounds only every connectionsCheckingInterval (30 s by default).
+    http: {
+      connectionsCheckingInterval: 1000,
+      headersTimeout: Math.min(config.requestTimeout, 60) * 1000,
+      requestTimeout: config.requestTimeout * 1000,
+    },
+    trustProxy: config.trustProxy,
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   // Every API route must say who may call it; a route without an access level never starts.
@@ -140,8 +110,20 @@ export async function createServer(
   registerEnvelope(app);
   registerValidation(app);
   registerBodyParser(app, config.maxJsonBodySize);
+  app.addHook('preValidation', assertStorableRequestText);
   await app.register(cookie);
-  await app.register(compress, { global: true, encodings: ['gzip'], threshold: 1024 });
+  // Request bodies are decoded by the body parser itself, within its size bound.
+  await app.register(compress, {
+    global: true,
+    globalDecompression: false,
+    encodings: ['gzip'],
+    threshold: 1024,
+  });
+  app.addHook('onSend', async (_request, reply, payload) => {
+    reply.header('x-content-type-options', 'nosniff');
+    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
+    return payload;
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',

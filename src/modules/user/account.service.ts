@@ -18,6 +18,7 @@ import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
 import { ApiError, NotFoundError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
+import { writeFileAtomically } from '../../platform/files.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
@@ -438,12 +439,4 @@ export class AccountService {
     await this.removeIdcardFiles(jobs);
     await this.deps.closeSession(session);
   }
-}
-
-/** Writes under a temporary name and renames, so that a reader never sees half a file. */
-async function writeFileAtomically(file: string, data: Buffer): Promise<void> {
-  await fs.mkdir(path.dirname(file), { recursive: true });
-  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await fs.writeFile(temporary, data, { mode: 0o600 });
-  await fs.rename(temporary, file);
 }

@@ -1,0 +1,196 @@
+/**
+ * Request bodies (Conventions 2, "Errors"): JSON bodies are read here, once, with every bound
+ * applied before a handler sees them; raw uploads pass through as streams.
+ *
+ * - Only `application/json` (or `+json`) bodies reach a JSON handler: a cross-site form or
+ *   text/plain POST is wrong-syntax before any handler runs.
+ * - `Content-Encoding` gzip and deflate are accepted for JSON bodies; the size bound applies to
+ *   the decompressed bytes, so a small bomb is too-large after at most `limit` bytes of output.
+ *   Any other encoding (br, compress, unknown) is wrong-syntax at once, as is any encoding on a
+ *   raw upload.
+ * - Nesting deeper than MAX_JSON_DEPTH is wrong-syntax, checked by a linear scan before parsing,
+ *   so that no later code walks client data by unbounded recursion.
+ * - A string (key or value) holding NUL or a lone surrogate is wrong-syntax: both databases
+ *   then store the same text (PostgreSQL refuses both).
+ * - The same holds for query strings and path parameters (`%00` decodes to NUL).
+ * - `__proto__` and `constructor` keys are dropped, so a body's keys never reach prototypes.
+ */
+import type { Readable } from 'node:stream';
+import zlib from 'node:zlib';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import secureJson from 'secure-json-parse';
+import { ApiError } from './errors.js';
+
+/** Deepest accepted nesting of arrays and objects in a JSON body. */
+export const MAX_JSON_DEPTH = 64;
+
+// String.prototype.isWellFormed (ES2024, in Node 20) is false for lone surrogates.
+type WellFormed = string & { isWellFormed(): boolean };
+
+/** True when a string may be stored as text in both databases: no NUL, no lone surrogate. */
+export function isStorableText(value: string): boolean {
+  return !value.includes('\u0000') && (value as WellFormed).isWellFormed();
+}
+
+/** Depth of the deepest array/object in JSON text, stopping early past `max`. */
+export function jsonDepthExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      if (++depth > max) return true;
+    } else if (c === 0x7d || c === 0x5d) depth--;
+  }
+  return false;
+}
+
+/**
+ * Checks every key, string and number of parsed JSON (depth already bounded) without recursion:
+ * JSON.parse turns 1e400 into Infinity, which no column holds.
+ */
+function assertStorableValues(root: unknown): void {
+  const stack: unknown[] = [root];
+  while (stack.length > 0) {
+    const value = stack.pop();
+    if (typeof value === 'number') {
+      if (!Number.isFinite(value)) throw new ApiError('wrong-syntax', 'number out of range');
+    } else if (typeof value === 'string') {
+      if (!isStorableText(value)) throw new ApiError('wrong-syntax', 'text holds NUL or a lone surrogate');
+    } else if (Array.isArray(value)) {
+      stack.push(...value);
+    } else if (value !== null && typeof value === 'object') {
+      for (const [key, item] of Object.entries(value)) {
+        if (!isStorableText(key)) throw new ApiError('wrong-syntax', 'key holds NUL or a lone surrogate');
+        stack.push(item);
+      }
+    }
+  }
+}
+
+function isJsonType(contentType: string | undefined): boolean {
+  if (contentType === undefined) return false;
+  const type = contentType.split(';', 1)[0]!.trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+function decoderFor(encoding: string): zlib.Gunzip | zlib.Inflate | undefined | null {
+  switch (encoding) {
+    case '':
+    case 'identity':
+      return undefined;
+    case 'gzip':
+    case 'x-gzip':
+      return zlib.createGunzip();
+    case 'deflate':
+      return zlib.createInflate();
+    default:
+      return null;
+  }
+}
+
+/** Reads at most `limit` bytes of the (decoded) body; rejects with too-large beyond. */
+function readBounded(source: Readable, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let settled = false;
+    const fail = (error: Error) => {
+      if (settled) return;
+      settled = true;
+      reject(error);
+    };
+    source.on('data', (chunk: Buffer) => {
+      if (settled) return;
+      size += chunk.length;
+      if (size > limit) {
+        fail(new ApiError('too-large', 'request body too large'));
+        source.destroy();
+        return;
+      }
+      chunks.push(chunk);
+    });
+    source.on('error', (error) =>
+      fail(error instanceof ApiError ? error : new ApiError('wrong-syntax', 'body could not be read')),
+    );
+    source.on('end', () => {
+      if (settled) return;
+      settled = true;
+      resolve(Buffer.concat(chunks));
+    });
+  });
+}
+
+export function parseJsonText(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new ApiError('wrong-syntax', `JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
+  let value: unknown;
+  try {
+    value = secureJson.parse(text, undefined, { protoAction: 'remove', constructorAction: 'remove' });
+  } catch {
+    throw new ApiError('wrong-syntax', 'invalid JSON');
+  }
+  assertStorableValues(value);
+  return value;
+}
+
+async function readJsonBody(request: FastifyRequest, payload: Readable, limit: number): Promise<unknown> {
+  const encoding = String(request.headers['content-encoding'] ?? '')
+    .trim()
+    .toLowerCase();
+  const decoder = decoderFor(encoding);
+  if (decoder === null) {
+    payload.resume();
+    throw new ApiError('wrong-syntax', 'unsupported content-encoding');
+  }
+  // A JSON route whose client sent nothing at all is judged as if it sent `{}` later on.
+  if (!isJsonType(request.headers['content-type'])) {
+    payload.resume();
+    throw new ApiError('wrong-syntax', 'body must be application/json');
+  }
+  const source = decoder ? payload.pipe(decoder) : payload;
+  if (decoder) payload.on('error', (error) => decoder.destroy(error));
+  const bytes = await readBounded(source, limit);
+  if (decoder) payload.resume();
+  return parseJsonText(bytes.toString('utf8'));
+}
+
+/** Registers the one body parser of the server (replacing Fastify's own). */
+export function registerBodyParser(app: FastifyInstance, limit: number): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', (request, payload, done) => {
+    if (request.routeOptions.config.upload) {
+      const encoding = String(request.headers['content-encoding'] ?? '').toLowerCase();
+      if (encoding !== '' && encoding !== 'identity') {
+        done(new ApiError('wrong-syntax', 'uploads take no content-encoding'), undefined);
+        return;
+      }
+      done(null, payload);
+      return;
+    }
+    readJsonBody(request, payload, limit).then(
+      (body) => done(null, body),
+      (error: Error) => done(error, undefined),
+    );
+  });
+}
+
+/** preValidation: query and path parameters hold storable text only (see above). */
+export async function assertStorableRequestText(request: FastifyRequest): Promise<void> {
+  for (const part of [request.query, request.params]) {
+    if (part === null || typeof part !== 'object') continue;
+    for (const value of Object.values(part as Record<string, unknown>)) {
+      const texts = Array.isArray(value) ? value : [value];
+      if (texts.some((text) => typeof text === 'string' && !isStorableText(text))) {
+        throw new ApiError('wrong-syntax', 'parameter holds NUL or a lone surrogate');
+      }
+    }
+  }
+}

@@ -1,0 +1,24 @@
+/** Small files written whole (pictures, mails): one atomic-write helper for the platform. */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+/**
+ * Writes under a random temporary name beside the target and renames, so that a reader never
+ * sees half a file and parallel writers of one file never share a temporary name (the last
+ * rename wins, whole). Files are private to the server's user.
+ */
+export async function writeFileAtomically(file: string, data: Uint8Array): Promise<void> {
+  await fs.mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = path.join(
+    path.dirname(file),
+    `.${path.basename(file)}.${randomBytes(8).toString('hex')}.tmp`,
+  );
+  try {
+    await fs.writeFile(temporary, data, { mode: 0o600, flag: 'wx' });
+    await fs.rename(temporary, file);
+  } catch (error) {
+    await fs.rm(temporary, { force: true });
+    throw error;
+  }
+}
