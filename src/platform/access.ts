@@ -8,8 +8,11 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError, NotFoundError } from './errors.js';
 import type { EventQueue } from './events/event-queue.js';
 
-/** Who may call a route. */
-export type AccessLevel = 'none' | 'session' | 'user' | 'partner' | 'device' | 'internal';
+/**
+ * Who may call a route: nobody in particular, any session, any authenticated session (`auth`:
+ * user, partner or device), or one kind of authenticated session.
+ */
+export type AccessLevel = 'none' | 'session' | 'auth' | 'user' | 'partner' | 'device' | 'internal';
 
 /** What a session is authenticated as. */
 export type SessionKind = 'anonymous' | 'user' | 'partner' | 'device';
@@ -57,6 +60,10 @@ declare module 'fastify' {
     session: SessionContext | undefined;
     /** The sid the client sent, whether known or not. */
     sentSid: string | undefined;
+    /** True when that sid came as the `sid` cookie (not Bearer, not parameter). */
+    sidFromCookie: boolean;
+    /** The session's kind when the request arrived (to see a login happen). */
+    kindAtStart: SessionKind | undefined;
   }
 }
 
@@ -101,6 +108,8 @@ function resolveDownload(request: FastifyRequest, resolver: SessionResolver, did
 export function registerAccess(app: FastifyInstance, resolver: SessionResolver): void {
   app.decorateRequest('session', undefined);
   app.decorateRequest('sentSid', undefined);
+  app.decorateRequest('sidFromCookie', false);
+  app.decorateRequest('kindAtStart', undefined);
 
   app.addHook('onRequest', async (request) => {
     const config = request.routeOptions.config;
@@ -108,6 +117,10 @@ export function registerAccess(app: FastifyInstance, resolver: SessionResolver):
     if (level === undefined) return; // unknown route: the not-found handler answers
     const sid = readSid(request);
     request.sentSid = sid;
+    request.sidFromCookie =
+      sid !== undefined &&
+      !request.headers.authorization?.startsWith('Bearer ') &&
+      request.cookies?.sid === sid;
     let session = sid === undefined ? undefined : resolver.findBySid(sid);
     if (!session && sid === undefined && config.didParam) {
       session = resolveDownload(request, resolver, config.didParam);
@@ -116,14 +129,18 @@ export function registerAccess(app: FastifyInstance, resolver: SessionResolver):
     if (session) {
       session.lastSeen = Date.now();
       request.session = session;
+      request.kindAtStart = session.kind;
     }
-    if (level === 'none') return;
-    if (!session) throw new ApiError('no-session');
-    const kind = KIND_FOR_LEVEL[level];
-    if (kind && session.kind !== kind) throw new ApiError('no-auth');
-    const origin = request.headers.origin;
+    if (level !== 'none') {
+      if (!session) throw new ApiError('no-session');
+      const kind = KIND_FOR_LEVEL[level];
+      if (kind && session.kind !== kind) throw new ApiError('no-auth');
+      if (level === 'auth' && session.kind === 'anonymous') throw new ApiError('no-auth');
+    }
+    // The rule covers every call of a session, also those that need none (POST /api/session).
     // Requests without an Origin header come from non-browser clients, which CSRF cannot use.
-    if (origin !== undefined && origin !== session.origin) throw new ApiError('wrong-origin');
+    const origin = request.headers.origin;
+    if (session && origin !== undefined && origin !== session.origin) throw new ApiError('wrong-origin');
   });
 
   // Permissions are call-specific statuses, so they come after validation; only internal

@@ -17,6 +17,7 @@ import Fastify, {
 } from 'fastify';
 import pino from 'pino';
 import { registerAccess, type SessionResolver } from './access.js';
+import { registerAlternatives } from './alternatives.js';
 import { assertStorableRequestText, registerBodyParser } from './body.js';
 import type { Config } from './config.js';
 import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
@@ -109,6 +110,7 @@ export async function createServer(
   });
   registerEnvelope(app);
   registerValidation(app);
+  registerAlternatives(app);
   registerBodyParser(app, config.maxJsonBodySize);
   app.addHook('preValidation', assertStorableRequestText);
   await app.register(cookie);

@@ -6,7 +6,7 @@ export function eventRoutes(app: AppInstance, isClosing: () => boolean): void {
   app.get(
     '/api/event',
     {
-      config: { access: 'session' },
+      config: { access: 'auth' },
       schema: {
         summary: 'Wait for the next events of the session (long-poll)',
         tags: ['event'],

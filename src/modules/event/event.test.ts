@@ -64,10 +64,9 @@ for (const dialect of DIALECTS) {
 
     test('events to a session by did reach only that session', async (t) => {
       const app = await build(t, { dialect });
-      const a = new Client(app);
-      const sessionA = await a.open();
-      const b = new Client(app);
-      await b.open();
+      const { client: a } = await loggedInClient(app);
+      const sessionA = await a.call('GET', '/api/session');
+      const { client: b } = await loggedInClient(app);
       app.services.hub.emit({ sessions: [sessionA.did as string] }, 'presentation_keepalive', {
         presentation: 'p',
       });
@@ -84,8 +83,7 @@ for (const dialect of DIALECTS) {
 describe('event channel limits', () => {
   test('timeout and next are checked', async (t) => {
     const app = await build(t);
-    const client = new Client(app);
-    await client.open();
+    const { client } = await loggedInClient(app);
     assert.equal((await client.call('GET', '/api/event?timeout=301')).status, 'wrong-syntax');
     assert.equal((await client.call('GET', '/api/event?timeout=-1')).status, 'wrong-syntax');
     assert.equal((await client.call('GET', '/api/event?next=abc')).status, 'wrong-syntax');

@@ -3,6 +3,7 @@
  * /api/invitation/{id}, /api/user/link and GET /api/user/{user-uuid}.
  */
 import { userOf } from '../../platform/access.js';
+import { missingLogin } from '../../platform/alternatives.js';
 import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
@@ -23,7 +24,7 @@ export function invitationRoutes(app: AppInstance, invitations: InvitationServic
   app.post(
     '/api/user/invitation',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingLogin },
       schema: {
         summary: 'Invite a user by username or e-mail address (invitation_new to both)',
         description:

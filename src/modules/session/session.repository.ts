@@ -31,6 +31,34 @@ export function updateSession(db: Db, did: string, changes: Partial<SessionTable
   return db.updateTable('session').set(changes).where('did', '=', did).execute();
 }
 
+/** A copy of a session's row under a new did (the old row is deleted next). */
+export function copySession(db: Db, did: string, newDid: string): Promise<unknown> {
+  const columns = [
+    'server',
+    'kind',
+    'user_uuid',
+    'partner_uuid',
+    'device_uuid',
+    'language',
+    'origin',
+    'address',
+    'created',
+    'last_seen',
+    'next_event',
+    'events',
+  ] as const;
+  return db
+    .insertInto('session')
+    .columns(['did', ...columns])
+    .expression((eb) =>
+      eb
+        .selectFrom('session')
+        .select((s) => [s.val(newDid).as('did'), ...columns])
+        .where('did', '=', did),
+    )
+    .execute();
+}
+
 export function deleteSession(db: Db, did: string): Promise<unknown> {
   return db.deleteFrom('session').where('did', '=', did).execute();
 }

@@ -3,7 +3,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../platform/errors.js';
 import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import { GetSessionAnswer, GetSessionQuery, PostSessionAnswer, PostSessionBody } from './session.schema.js';
+import {
+  GetSessionAnswer,
+  GetSessionQuery,
+  missingCredential,
+  PostSessionAnswer,
+  PostSessionBody,
+} from './session.schema.js';
 import type { SessionOrigin, SessionService } from './session.service.js';
 
 function originOf(request: FastifyRequest, language: string | undefined): SessionOrigin {
@@ -16,6 +22,19 @@ export function sessionRoutes(app: AppInstance, sessions: SessionService, public
     reply.setCookie('sid', sid, { path: '/', httpOnly: true, sameSite: 'lax', secure });
     reply.setCookie('server', publicUrl, { path: '/', sameSite: 'lax', secure });
   };
+
+  // Session fixation: a cookie session that became authenticated in this call (login, sign-up,
+  // password recovery) moves to a new sid. Bearer and parameter clients chose their sid and
+  // keep it, as spec clients expect no new sid from POST /api/session on a session.
+  app.addHook('onSend', async (request, reply, payload) => {
+    const session = request.session;
+    if (!session || !request.sidFromCookie || request.kindAtStart !== 'anonymous') return payload;
+    if (session.kind === 'anonymous') return payload;
+    const renewed = await sessions.renewSid(session);
+    request.session = renewed;
+    setCookies(reply, renewed.sid);
+    return payload;
+  });
 
   app.get(
     '/api/session',
@@ -52,7 +71,7 @@ export function sessionRoutes(app: AppInstance, sessions: SessionService, public
   app.post(
     '/api/session',
     {
-      config: { access: 'none' },
+      config: { access: 'none', requires: missingCredential },
       schema: {
         summary: 'Authenticate as a user, a partner, or a partner acting for one of its users',
         tags: ['session'],

@@ -1,5 +1,6 @@
 /** Schemas of spec "Session and sign-up": the session object and GET/POST/DELETE /api/session. */
 import { type Static, Type } from 'typebox';
+import { missingLogin, present } from '../../platform/alternatives.js';
 import { envelope, Language, Password, Username, Uuid } from '../../platform/schema.js';
 
 export const SessionFields = {
@@ -30,6 +31,15 @@ export const PostSessionBody = Type.Object({
   user: Type.Optional(Uuid),
 });
 export type PostSessionBody = Static<typeof PostSessionBody>;
+
+/** Which of the three login bodies was sent, and its first missing element. */
+export function missingCredential(body: Record<string, unknown>): string | undefined {
+  if (present(body, 'partner') || present(body, 'key')) {
+    if (!present(body, 'partner')) return 'partner';
+    return present(body, 'key') ? undefined : 'key';
+  }
+  return missingLogin(body) ?? (present(body, 'password') ? undefined : 'password');
+}
 
 /** With a session: `partner` or nothing; without one: the full session object. */
 export const PostSessionAnswer = envelope({

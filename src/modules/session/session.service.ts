@@ -21,7 +21,7 @@ import { randomToken } from '../../platform/ids.js';
 import type { PartnerService } from '../partner/index.js';
 import type { Throttle, UserService } from '../user/index.js';
 import * as repo from './session.repository.js';
-import type { PostSessionBody, SessionObject } from './session.schema.js';
+import { missingCredential, type PostSessionBody, type SessionObject } from './session.schema.js';
 
 export interface SessionServiceDeps {
   db: Db;
@@ -60,14 +60,8 @@ function principals(session: SessionContext): string[] {
 
 /** Which of the three login bodies was sent, and that it is complete (missing-element). */
 function requireCredentialFields(body: PostSessionBody): void {
-  if (body.partner !== undefined || body.key !== undefined) {
-    if (body.partner === undefined) throw new ApiError('missing-element', 'missing partner');
-    if (body.key === undefined) throw new ApiError('missing-element', 'missing key');
-    return;
-  }
-  if (body.username === undefined && body.email === undefined)
-    throw new ApiError('missing-element', 'missing username');
-  if (body.password === undefined) throw new ApiError('missing-element', 'missing password');
+  const missing = missingCredential(body);
+  if (missing !== undefined) throw new ApiError('missing-element', `missing ${missing}`);
 }
 
 export class SessionService implements SessionResolver {
@@ -255,6 +249,23 @@ export class SessionService implements SessionResolver {
       partnerName: null,
       deviceUuid,
     });
+  }
+
+  /**
+   * Moves a session to a new sid (and did); the old sid stops working at once. Used when a
+   * session whose sid came as a cookie becomes authenticated: whoever planted that sid in a
+   * browser (GET /api/session?sid=S sets the cookie) does not own the account afterwards.
+   * The copy comes first, so that a crash between the two leaves a working session.
+   */
+  async renewSid(session: SessionContext): Promise<SessionContext> {
+    const old = session as LiveSession;
+    const did = randomToken(24);
+    const renewed: LiveSession = { ...old, did, sid: this.sidFor(did) };
+    await repo.copySession(this.deps.db, old.did, did);
+    await repo.deleteSession(this.deps.db, old.did);
+    this.unregister(old);
+    this.register(renewed);
+    return renewed;
   }
 
   /** DELETE /api/session and idle expiry: the sid stops working at once. */

@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { sessionOf } from '../../platform/access.js';
+import { missingLogin, present } from '../../platform/alternatives.js';
 import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import type { CaptchaService, PendingCaptcha } from './captcha.service.js';
@@ -25,6 +26,19 @@ export interface SignupRouteServices {
   captchas: CaptchaService;
   signup: SignupService;
   recovery: RecoveryService;
+}
+
+/**
+ * POST /api/signup/verification: a partner session needs neither e-mail nor captcha; a user
+ * session needs `email`, and `captcha` unless a `hardware-code` replaces it.
+ */
+function missingVerificationElement(
+  body: Record<string, unknown>,
+  request: FastifyRequest,
+): string | undefined {
+  if (request.session?.kind === 'partner') return undefined;
+  if (!present(body, 'email')) return 'email';
+  return present(body, 'hardware-code') || present(body, 'captcha') ? undefined : 'captcha';
 }
 
 export function signupRoutes(app: AppInstance, { captchas, signup, recovery }: SignupRouteServices): void {
@@ -57,7 +71,7 @@ export function signupRoutes(app: AppInstance, { captchas, signup, recovery }: S
   app.post(
     '/api/signup/verification',
     {
-      config: { access: 'session' },
+      config: { access: 'session', requires: missingVerificationElement },
       onRequest: takeCaptcha,
       schema: {
         summary: 'Request a sign-up verification key',
@@ -134,7 +148,7 @@ export function signupRoutes(app: AppInstance, { captchas, signup, recovery }: S
   app.post(
     '/api/password/recovery',
     {
-      config: { access: 'session' },
+      config: { access: 'session', requires: missingLogin },
       onRequest: takeCaptcha,
       schema: {
         summary: 'Mail a password recovery code',
@@ -155,7 +169,7 @@ export function signupRoutes(app: AppInstance, { captchas, signup, recovery }: S
   app.post(
     '/api/password',
     {
-      config: { access: 'session' },
+      config: { access: 'session', requires: missingLogin },
       schema: {
         summary: 'Set a new password with a recovery code',
         description:
