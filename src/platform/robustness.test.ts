@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import { build, buildUser, Client, DIALECTS, loggedInClient, testEnv } from '../../test/helper.js';
 import { type App, buildApp } from '../app.js';
 import { loadConfig } from './config.js';
+import { createLogger } from './server.js';
 
 /** Sends raw bytes and collects everything until the server closes or `ms` passes. */
 function rawRequest(port: number, chunks: (string | Buffer)[], gapMs = 0, ms = 8000): Promise<string> {
@@ -269,4 +270,17 @@ test('answers say nosniff and no-store', async (t) => {
   assert.equal(response.headers['x-content-type-options'], 'nosniff');
   assert.equal(response.headers['cache-control'], 'no-store');
   await client.open();
+});
+
+test('sid and dkey never reach the log, not even inside a logged URL', async (t) => {
+  const lines: string[] = [];
+  const config = loadConfig(await testEnv(t, 'sqlite', { LOG_LEVEL: 'debug' }));
+  const log = createLogger(config, { write: (line: string) => void lines.push(line) });
+  const app = await buildApp(config, log);
+  t.after(() => app.close());
+  await app.server.inject({ method: 'GET', url: '/api/session?sid=SECRETSID123&language=en' });
+  await app.server.inject({ method: 'GET', url: '/api/fax/x/y.pdf?did=a&dkey=SECRETKEY456' });
+  const text = lines.join('');
+  assert.match(text, /sid=\[redacted\]/);
+  assert.doesNotMatch(text, /SECRETSID123|SECRETKEY456/);
 });

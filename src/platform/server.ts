@@ -47,9 +47,30 @@ declare module 'fastify' {
   }
 }
 
-/** The process logger (pino, pretty on a terminal); Fastify and every service use it. */
-export function createLogger(config: Config): FastifyBaseLogger {
-  return pino(loggerOptions(config));
+// Query parameters that carry credentials: the sid, and the dkey that proves it.
+const SECRET_PARAMS = /([?&](?:sid|dkey)=)[^&#]*/gi;
+
+/** A request URL as it may be logged: sid and dkey values replaced. */
+export function redactUrl(url: string): string {
+  return url.replace(SECRET_PARAMS, '$1[redacted]');
+}
+
+/**
+ * The process logger (pino, pretty on a terminal); Fastify and every service use it. Fastify
+ * takes the `serializers` property of a logger instance for its request lines: the URL is
+ * logged without its secrets (a redact path cannot reach inside the URL string).
+ */
+export function createLogger(config: Config, destination?: pino.DestinationStream): FastifyBaseLogger {
+  const logger = destination ? pino(loggerOptions(config), destination) : pino(loggerOptions(config));
+  return Object.assign(logger, {
+    serializers: {
+      req: (req: { method: string; url: string; ip?: string }) => ({
+        method: req.method,
+        url: redactUrl(req.url),
+        remoteAddress: req.ip,
+      }),
+    },
+  });
 }
 
 function loggerOptions(config: Config) {

@@ -47,6 +47,25 @@ async function api(method, path, body) {
   return response.json();
 }
 
+/**
+ * Loads a slide with the Bearer header and shows it from a blob URL: a sid in an image URL
+ * would reach logs, history and Referer headers.
+ */
+async function showSlide(slide, path) {
+  if (slide.dataset.path === path) return;
+  slide.dataset.path = path;
+  const response = await fetch(path, {
+    credentials: 'omit',
+    headers: state.sid ? { authorization: `Bearer ${state.sid}` } : {},
+  });
+  if (!response.ok || slide.dataset.path !== path) return;
+  const url = URL.createObjectURL(await response.blob());
+  const previous = slide.getAttribute('src');
+  slide.setAttribute('src', url);
+  slide.dataset.shown = path;
+  if (previous?.startsWith('blob:')) URL.revokeObjectURL(previous);
+}
+
 async function ok(method, path, body) {
   const answer = await api(method, path, body);
   if (answer.status !== 'ok') throw new ApiFailure(answer.status, answer.message);
@@ -139,10 +158,7 @@ function render() {
   const hasSlides = state.pageCount > 0;
   slide.hidden = !hasSlides;
   $('no-slides').hidden = hasSlides;
-  if (hasSlides) {
-    const src = `/api/presentation/${uuid}/${page}/slide.png?inline&sid=${encodeURIComponent(state.sid)}&v=${state.contentVersion}`;
-    if (slide.getAttribute('src') !== src) slide.setAttribute('src', src);
-  }
+  if (hasSlides) void showSlide(slide, `/api/presentation/${uuid}/${page}/slide.png?inline&v=${state.contentVersion}`);
   const pointer = $('pointer');
   pointer.hidden = !(state.busy && state.pointer.visible && hasSlides);
   pointer.style.left = `${state.pointer.x * 100}%`;
