@@ -29,6 +29,12 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     log.info(`${signal}: finishing calls in flight and stopping`);
+    // A bounded drain: calls still in flight after SHUTDOWN_TIMEOUT lose their connections,
+    // then the queues are saved as usual.
+    setTimeout(() => {
+      log.warn('calls still in flight at the shutdown timeout: closing their connections');
+      app.server.server.closeAllConnections();
+    }, config.shutdownTimeout * 1000).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {

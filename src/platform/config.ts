@@ -27,6 +27,8 @@ export interface Config {
   /** Conversion workers (fax, presentation, audio, text2speech) of this node. */
   readonly contentWorkers: number;
   readonly logLevel: string;
+  /** Seconds a stop waits for calls in flight before their connections are closed. */
+  readonly shutdownTimeout: number;
   /** Seconds a client has to send a whole request (headers and body) before it is cut off. */
   readonly requestTimeout: number;
   /** Fastify's trustProxy: unset = the socket address is the client; else the proxies trusted. */
@@ -91,6 +93,7 @@ export function loadConfig(env: Env = process.env): Config {
     contentWorkers: integer(env, 'CONTENT_WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 1024),
     logLevel,
     requestTimeout: integer(env, 'REQUEST_TIMEOUT', 60, 1, 3600),
+    shutdownTimeout: integer(env, 'SHUTDOWN_TIMEOUT', 10, 0, 3600),
     trustProxy: trustProxy(env.TRUST_PROXY),
   });
 }
