@@ -101,7 +101,7 @@ modparam("auth_db", "use_domain", 0)
 modparam("auth_db", "version_table", 0)
 modparam("sqlops", "sqlcon", ${str(`zentrale=>${s.dbUrl}`)})
 
-modparam("htable", "htable", "authfail=>size=10;autoexpire=${s.banSeconds};")
+modparam("htable", "htable", "authfail=>size=10;autoexpire=${s.banSeconds};initval=0;")
 modparam("htable", "htable", "banned=>size=10;autoexpire=${s.banSeconds};")
 
 modparam("evapi", "bind_addr", "127.0.0.1:${s.eventPort}")
@@ -205,10 +205,11 @@ route[AUTH] {
   $var(rc) = auth_check("$var(realm)", "sip_subscriber", "0");
   if ($var(rc) == 1 && $au == $var(user)) return;
   if ($var(rc) == -2 || $var(rc) == -3 || $var(rc) == 1) {
-    $sht(authfail=>$si) = $sht(authfail=>$si) + 1;
-    if ($sht(authfail=>$si) >= ${s.authFailureLimit}) {
+    # $shtinc is atomic across Kamailio's worker processes.
+    $var(failures) = $shtinc(authfail=>$si);
+    if ($var(failures) >= ${s.authFailureLimit}) {
       $sht(banned=>$si) = 1;
-      xlog("L_NOTICE", "$si refused for ${s.banSeconds} s after $sht(authfail=>$si) failed authentications\\n");
+      xlog("L_NOTICE", "$si refused for ${s.banSeconds} s after $var(failures) failed authentications\\n");
     }
   }
   auth_challenge("$var(realm)", "1");
