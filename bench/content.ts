@@ -360,7 +360,13 @@ async function runChild(): Promise<void> {
   const { buildApp } = await import('../src/app.js');
   const { loadConfig } = await import('../src/platform/config.js');
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-bench-http-'));
-  const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', PORT: '0', SESSION_RATE_LIMIT: '0' });
+  const config = loadConfig({
+    DATA_DIR: dir,
+    LOG_LEVEL: 'silent',
+    PORT: '0',
+    SESSION_RATE_LIMIT: '0',
+    TELEPHONY: 'off',
+  });
   const app = await buildApp(config);
   await app.server.listen({ port: 0, host: '127.0.0.1' });
   const address = app.server.server.address() as { port: number };

@@ -282,7 +282,7 @@ async function main(): Promise<void> {
   // --keep <dir>: fill that directory and leave it for inspection.
   const dir = values.keep ?? fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-bench-objects-'));
   try {
-    const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent' });
+    const config = loadConfig({ DATA_DIR: dir, LOG_LEVEL: 'silent', TELEPHONY: 'off' });
     const database = await openStorage(config);
     const services = createServices(database, config, pino({ level: 'silent' }));
     const { db } = database;

@@ -38,6 +38,7 @@ import { EventHub } from './platform/events/event-hub.js';
 import { Mailer } from './platform/mail.js';
 import { ObjectStore } from './platform/object-store/index.js';
 import { type AppInstance, createLogger, createServer } from './platform/server.js';
+import { Telephony } from './telephony/index.js';
 
 export interface Services {
   readonly hub: EventHub;
@@ -68,6 +69,7 @@ export interface Services {
   readonly faxes: FaxService;
   readonly announcements: AnnouncementService;
   readonly recordings: RecordingService;
+  readonly telephony: Telephony;
 }
 
 export interface App {
@@ -176,7 +178,10 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
     if (await recordings.handleConversion(result)) return;
     if (result.content) await content.deleteContent(result.content); // the object is gone
   });
+  // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
+  const telephony = new Telephony(config, database, log);
   return {
+    telephony,
     hub,
     users,
     partners,
@@ -215,6 +220,7 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   await services.sessions.start();
   await services.content.start();
   services.presentationLive.start();
+  await services.telephony.start();
   const server = await createServer(config, services.sessions, log);
 
   let closing = false;
@@ -252,6 +258,7 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
       services.mailer.close();
       await services.presentationLive.stop();
       await services.content.close();
+      await services.telephony.stop();
       await database.close();
     },
   };

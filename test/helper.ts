@@ -44,6 +44,8 @@ export async function testEnv(t: TestContext, dialect: Dialect = 'sqlite', env: 
     LOG_LEVEL: 'silent',
     PUBLIC_URL: 'http://127.0.0.1:8080',
     SESSION_RATE_LIMIT: '0',
+    // Telephony tests turn the engines on with their own free ports.
+    TELEPHONY: 'off',
   };
   if (dialect === 'postgres') base.DATABASE_URL = await createPostgresDatabase();
   return { ...base, ...env };

@@ -4,26 +4,15 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
+import { freeTcpPort as freePort } from '../src/platform/ports.js';
 import { createLogger } from '../src/platform/server.js';
 import { testEnv } from './helper.js';
 
 const root = path.resolve(import.meta.dirname, '..');
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as net.AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 interface Node {
   url: string;

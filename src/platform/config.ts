@@ -33,6 +33,20 @@ export interface Config {
   readonly requestTimeout: number;
   /** Fastify's trustProxy: unset = the socket address is the client; else the proxies trusted. */
   readonly trustProxy: boolean | string[];
+  /** decisions.md "The call engine": start Kamailio and rtpengine when found (auto), always (on), never (off). */
+  readonly telephony: 'auto' | 'on' | 'off';
+  /** Where SIP phones reach Kamailio (UDP and TCP). */
+  readonly sipHost: string;
+  readonly sipPort: number;
+  /** rtpengine's media ports, inclusive. */
+  readonly rtpPortMin: number;
+  readonly rtpPortMax: number;
+  /** sip: URI for numbers outside the platform; undefined: such calls are refused with 403. */
+  readonly carrierUri: string | undefined;
+  /** Loopback ports of Zentrale's SIP user agent and the engines' control sockets; 0 = any free port. */
+  readonly sipAppPort: number;
+  readonly kamailioEventPort: number;
+  readonly rtpengineControlPort: number;
 }
 
 export class ConfigError extends Error {}
@@ -64,6 +78,23 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   return raw;
 }
 
+function oneOf<T extends string>(env: Env, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!(values as readonly string[]).includes(raw))
+    throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+  return raw as T;
+}
+
+function sipUri(env: Env, name: string): string | undefined {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return undefined;
+  // A SIP URI as Kamailio accepts it for $du: scheme, optional user, host, optional port and params.
+  if (!/^sips?:([^@\s;]+@)?[A-Za-z0-9.\-[\]:]+(;[^\s]*)?$/.test(raw))
+    throw new ConfigError(`${name} must be a sip: URI such as sip:carrier.example.net:5060, got "${raw}"`);
+  return raw;
+}
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 /** Reads and validates the configuration; throws ConfigError with a clear message. */
@@ -75,6 +106,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
   }
+  const rtpPortMin = integer(env, 'RTP_PORT_MIN', 30000, 1024, 65535);
+  const rtpPortMax = integer(env, 'RTP_PORT_MAX', 30999, 1024, 65535);
+  // rtpengine needs pairs (RTP and RTCP): at least one pair.
+  if (rtpPortMax < rtpPortMin + 1)
+    throw new ConfigError(`RTP_PORT_MAX (${rtpPortMax}) must be above RTP_PORT_MIN (${rtpPortMin})`);
   return Object.freeze({
     port,
     host,
@@ -95,6 +131,15 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeout: integer(env, 'REQUEST_TIMEOUT', 60, 1, 3600),
     shutdownTimeout: integer(env, 'SHUTDOWN_TIMEOUT', 10, 0, 3600),
     trustProxy: trustProxy(env.TRUST_PROXY),
+    telephony: oneOf(env, 'TELEPHONY', ['auto', 'on', 'off'] as const, 'auto'),
+    sipHost: env.SIP_HOST || host,
+    sipPort: integer(env, 'SIP_PORT', 5060, 1, 65535),
+    rtpPortMin,
+    rtpPortMax,
+    carrierUri: sipUri(env, 'CARRIER_URI'),
+    sipAppPort: integer(env, 'SIP_APP_PORT', 0, 0, 65535),
+    kamailioEventPort: integer(env, 'KAMAILIO_EVENT_PORT', 0, 0, 65535),
+    rtpengineControlPort: integer(env, 'RTPENGINE_CONTROL_PORT', 0, 0, 65535),
   });
 }
 

@@ -30,10 +30,13 @@ export interface DatabaseHandle {
   close(): Promise<void>;
 }
 
+/** The SQLite file of a node without DATABASE_URL (Kamailio opens the same file). */
+export function sqliteFile(config: Pick<Config, 'dataDir'>): string {
+  return path.join(config.dataDir, 'zentrale.sqlite');
+}
+
 export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): DatabaseHandle {
-  return config.databaseUrl
-    ? openPostgres(config.databaseUrl)
-    : openSqlite(path.join(config.dataDir, 'zentrale.sqlite'));
+  return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(sqliteFile(config));
 }
 
 class StaticMigrationProvider implements MigrationProvider {

@@ -1,0 +1,68 @@
+/**
+ * Client of Kamailio's `evapi` module: a TCP connection on loopback over which Kamailio pushes
+ * netstring-framed JSON events (`<length>:<payload>,`). Frames are bounded: a longer length
+ * than any event the script sends means a broken stream, and the connection is dropped.
+ */
+import net from 'node:net';
+
+const MAX_FRAME = 64 * 1024;
+
+export class EvapiClient {
+  private socket: net.Socket | undefined;
+  private buffer: Buffer = Buffer.alloc(0);
+  private closed = false;
+
+  constructor(
+    private readonly port: number,
+    private readonly onEvent: (event: Record<string, unknown>) => void,
+    private readonly onError: (message: string) => void,
+  ) {}
+
+  /** Connects (again); resolves once connected. */
+  connect(): Promise<void> {
+    this.socket?.destroy();
+    this.buffer = Buffer.alloc(0);
+    return new Promise((resolve, reject) => {
+      const socket = net.connect({ host: '127.0.0.1', port: this.port });
+      this.socket = socket;
+      socket.once('connect', () => resolve());
+      socket.once('error', (error) => reject(error));
+      socket.on('data', (chunk) => this.receive(socket, chunk));
+      socket.on('close', () => {
+        if (!this.closed && this.socket === socket) this.onError('evapi connection closed');
+      });
+    });
+  }
+
+  private receive(socket: net.Socket, chunk: Buffer): void {
+    this.buffer = this.buffer.length === 0 ? chunk : Buffer.concat([this.buffer, chunk]);
+    for (;;) {
+      const colon = this.buffer.indexOf(0x3a);
+      if (colon < 0) {
+        if (this.buffer.length > 10) socket.destroy();
+        return;
+      }
+      const length = Number(this.buffer.toString('latin1', 0, colon));
+      if (!Number.isInteger(length) || length > MAX_FRAME) {
+        this.onError('evapi: malformed frame');
+        socket.destroy();
+        return;
+      }
+      const end = colon + 1 + length;
+      if (this.buffer.length < end + 1) return;
+      const payload = this.buffer.toString('utf8', colon + 1, end);
+      this.buffer = this.buffer.subarray(end + 1); // skip the trailing comma
+      try {
+        const event: unknown = JSON.parse(payload);
+        if (event && typeof event === 'object') this.onEvent(event as Record<string, unknown>);
+      } catch {
+        this.onError('evapi: event is not JSON');
+      }
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.socket?.destroy();
+  }
+}

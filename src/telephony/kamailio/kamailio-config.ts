@@ -1,0 +1,253 @@
+/**
+ * Kamailio's configuration, written from Zentrale's (decisions.md "The call engine"):
+ * registrar with digest authentication (RFC 3261 §22, RFC 2617) against `sip_subscriber`,
+ * per-address throttling of failed authentications, and stateful forwarding with
+ * record-route (RFC 3261 §16) of every request that needs logic to Zentrale's user agent.
+ *
+ * Media: Kamailio does not touch SDP. Every call with logic ends in Zentrale's UA (a
+ * back-to-back user agent), which knows both legs' SDP and drives rtpengine itself: one owner
+ * of each media session, and the same rtpengine calls for play media, recording and DTMF.
+ */
+
+export interface KamailioSettings {
+  readonly sipHost: string;
+  readonly sipPort: number;
+  readonly appPort: number;
+  readonly eventPort: number;
+  readonly domains: readonly string[];
+  /** Kamailio's db_url: sqlite:///path or postgres://user:pass@host:port/db */
+  readonly dbUrl: string;
+  /** 1: write-through (one node, SQLite); 3: database only (nodes share PostgreSQL). */
+  readonly usrlocDbMode: 1 | 3;
+  /** Host of CARRIER_URI: requests from it come in unauthenticated, marked as carrier. */
+  readonly carrierHost: string | undefined;
+  readonly authSecret: string;
+  /** Failed authentications from one address before it is refused, and for how long (s). */
+  readonly authFailureLimit: number;
+  readonly banSeconds: number;
+  readonly modulesDir: string;
+}
+
+/** Kamailio string literal: the values come from validated config, quotes are still escaped. */
+function str(value: string): string {
+  return `"${value.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+}
+
+export function kamailioConfig(s: KamailioSettings): string {
+  const domainTest = s.domains.map((domain) => `$var(domain) == ${str(domain)}`).join(' || ');
+  const [firstDomain, secondDomain] = [s.domains[0] ?? '', s.domains[1] ?? s.domains[0] ?? ''];
+  return `#!KAMAILIO
+# Written by Zentrale at every start from its environment; edits here are overwritten.
+
+debug=2
+log_stderror=yes
+log_prefix="{$mt $hdr(CSeq) $ci} "
+memdbg=5
+memlog=5
+children=4
+tcp_children=2
+auto_aliases=no
+listen=udp:${s.sipHost}:${s.sipPort}
+listen=tcp:${s.sipHost}:${s.sipPort}
+${s.domains.map((domain) => `alias=${str(domain)}`).join('\n')}
+server_header="Server: Zentrale"
+user_agent_header="User-Agent: Zentrale"
+tcp_connection_lifetime=3605
+tcp_max_connections=4096
+
+mpath=${str(s.modulesDir)}
+loadmodule "tm.so"
+loadmodule "sl.so"
+loadmodule "rr.so"
+loadmodule "pv.so"
+loadmodule "maxfwd.so"
+loadmodule "textops.so"
+loadmodule "siputils.so"
+loadmodule "xlog.so"
+loadmodule "sanity.so"
+loadmodule "kex.so"
+loadmodule "${s.dbUrl.startsWith('sqlite') ? 'db_sqlite' : 'db_postgres'}.so"
+loadmodule "usrloc.so"
+loadmodule "registrar.so"
+loadmodule "auth.so"
+loadmodule "auth_db.so"
+loadmodule "htable.so"
+loadmodule "sqlops.so"
+loadmodule "nathelper.so"
+loadmodule "evapi.so"
+${s.dbUrl.startsWith('sqlite') ? `modparam("db_sqlite", "db_set_journal_mode", ${str(`${s.dbUrl.slice('sqlite://'.length)}=WAL;`)})` : ''}
+
+modparam("tm", "fr_timer", 5000)
+modparam("tm", "fr_inv_timer", 120000)
+modparam("rr", "enable_full_lr", 1)
+modparam("rr", "append_fromtag", 1)
+
+modparam("usrloc", "db_url", ${str(s.dbUrl)})
+modparam("usrloc", "db_mode", ${s.usrlocDbMode})
+modparam("usrloc", "use_domain", 0)
+modparam("usrloc", "timer_interval", 10)
+modparam("registrar", "max_contacts", 10)
+modparam("registrar", "max_expires", 3600)
+modparam("registrar", "min_expires", 30)
+modparam("registrar", "received_avp", "$avp(RECEIVED)")
+modparam("nathelper", "received_avp", "$avp(RECEIVED)")
+
+modparam("auth", "secret", ${str(s.authSecret)})
+modparam("auth_db", "db_url", ${str(s.dbUrl)})
+modparam("auth_db", "calculate_ha1", 0)
+modparam("auth_db", "password_column", "ha1")
+modparam("auth_db", "password_column_2", "ha1b")
+modparam("auth_db", "use_domain", 0)
+modparam("auth_db", "version_table", 0)
+modparam("sqlops", "sqlcon", ${str(`zentrale=>${s.dbUrl}`)})
+
+modparam("htable", "htable", "authfail=>size=10;autoexpire=${s.banSeconds};initval=0;")
+modparam("htable", "htable", "banned=>size=10;autoexpire=${s.banSeconds};")
+
+modparam("evapi", "bind_addr", "127.0.0.1:${s.eventPort}")
+modparam("evapi", "max_clients", 4)
+
+request_route {
+  if (!mf_process_maxfwd_header("10")) {
+    sl_send_reply("483", "Too Many Hops");
+    exit;
+  }
+  if (!sanity_check()) exit;
+  if ($sht(banned=>$si) != $null) {
+    # Throttled as fail2ban would: this address only, the account stays usable elsewhere.
+    append_to_reply("Retry-After: ${s.banSeconds}\\r\\n");
+    sl_send_reply("503", "Too Many Failed Authentications");
+    exit;
+  }
+  force_rport();
+
+  if ($si == "127.0.0.1" && $sp == ${s.appPort}) route(FROM_APP);
+
+  if (has_totag()) {
+    if (loose_route()) route(RELAY);
+    if (is_method("ACK") && t_check_trans()) route(RELAY);
+    if (!is_method("ACK")) sl_send_reply("404", "Not Here");
+    exit;
+  }
+  if (is_method("CANCEL")) {
+    if (t_check_trans()) route(RELAY);
+    exit;
+  }
+  if (is_method("OPTIONS") && uri == myself && $rU == $null) {
+    options_reply();
+    exit;
+  }
+  t_check_trans();
+  remove_hf("Route");
+  remove_hf_re("^X-Zentrale-");
+
+  if (is_method("REGISTER")) route(REGISTER);
+${
+  s.carrierHost
+    ? `  if ($si == ${str(s.carrierHost)}) {
+    append_hf("X-Zentrale-Source: carrier\\r\\n");
+    route(TO_APP);
+  }
+`
+    : ''
+}
+  # Everything else from phones needs a known account.
+  $var(user) = $fU;
+  $var(domain) = $fd;
+  route(AUTH);
+  consume_credentials();
+  append_hf("X-Zentrale-Account: $au\\r\\n");
+  route(TO_APP);
+}
+
+route[REGISTER] {
+  if (!is_myself("$ru")) {
+    sl_send_reply("403", "Not Here");
+    exit;
+  }
+  $var(user) = $tU;
+  $var(domain) = $rd;
+  route(AUTH);
+  if (nat_uac_test("19")) fix_nated_register();
+  if (!save("location")) {
+    sl_reply_error();
+    exit;
+  }
+  evapi_relay("{\\"event\\":\\"registration\\",\\"user\\":\\"$var(user)\\"}");
+  exit;
+}
+
+# Digest authentication with realm = the account's domain; the domain may be this server's
+# address, then the account's own domain is the realm. Every failure is a new challenge, so
+# that unknown and known names cannot be told apart.
+route[AUTH] {
+  if (!($var(user) =~ "^[A-Za-z0-9_.-]{1,64}$")) {
+    $var(user) = "";
+  }
+  if (${domainTest}) {
+    $var(realm) = $var(domain);
+  } else {
+    $var(realm) = "";
+    if ($var(user) != "") {
+      sql_query("zentrale", "select domain from sip_account where username='$var(user)'", "ra");
+      if ($dbr(ra=>rows) > 0) $var(realm) = $dbr(ra=>[0,0]);
+      sql_result_free("ra");
+    }
+    if ($var(realm) == "") {
+      # An unknown name gets one of the two domains, always the same for that name.
+      if ($(var(user){s.md5}{s.substr,0,1}) =~ "^[0-7]") {
+        $var(realm) = ${str(firstDomain)};
+      } else {
+        $var(realm) = ${str(secondDomain)};
+      }
+    }
+  }
+  $var(rc) = auth_check("$var(realm)", "sip_subscriber", "0");
+  if ($var(rc) == 1 && $au == $var(user)) return;
+  if ($var(rc) == -2 || $var(rc) == -3 || $var(rc) == 1) {
+    # $shtinc is atomic across Kamailio's worker processes.
+    $var(failures) = $shtinc(authfail=>$si);
+    if ($var(failures) >= ${s.authFailureLimit}) {
+      $sht(banned=>$si) = 1;
+      xlog("L_NOTICE", "$si refused for ${s.banSeconds} s after $var(failures) failed authentications\\n");
+    }
+  }
+  auth_challenge("$var(realm)", "1");
+  exit;
+}
+
+route[TO_APP] {
+  record_route();
+  $du = "sip:127.0.0.1:${s.appPort}";
+  route(RELAY);
+}
+
+# Zentrale's UA reaches registered phones by name through the location table, anything else
+# (the carrier) by its URI.
+route[FROM_APP] {
+  if (has_totag()) {
+    loose_route();
+    route(RELAY);
+  }
+  if (is_method("CANCEL")) {
+    if (t_check_trans()) route(RELAY);
+    exit;
+  }
+  t_check_trans();
+  $var(domain) = $rd;
+  if (uri == myself || ${domainTest}) {
+    if (!lookup("location")) {
+      sl_send_reply("480", "Temporarily Unavailable");
+      exit;
+    }
+  }
+  record_route();
+  route(RELAY);
+}
+
+route[RELAY] {
+  if (!t_relay()) sl_reply_error();
+  exit;
+}
+`;
+}

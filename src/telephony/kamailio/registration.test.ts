@@ -1,0 +1,201 @@
+/**
+ * Registration for real (issue 15 "Registration"; RFC 3261 §10, RFC 2617): SIPp registers
+ * through the Kamailio that Zentrale starts, on SQLite and PostgreSQL.
+ */
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import { describe, test } from 'node:test';
+import { build, buildUser, DIALECTS } from '../../../test/helper.js';
+import { freePortRange, freeUdpPort, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
+import type { App } from '../../app.js';
+import { insertSipAccount } from '../../modules/sip/sip.repository.js';
+import { newUuid } from '../../platform/ids.js';
+import { type RegistrationChange, sipDigests } from '../index.js';
+
+requireTelephonyPackages();
+
+async function telephonyNode(t: TestContext, dialect: 'sqlite' | 'postgres') {
+  const sipPort = await freeUdpPort();
+  const [min, max] = await freePortRange();
+  const app = await build(t, {
+    dialect,
+    env: { TELEPHONY: 'on', SIP_PORT: String(sipPort), RTP_PORT_MIN: String(min), RTP_PORT_MAX: String(max) },
+  });
+  assert.equal(app.services.telephony.state, 'running');
+  return { app, server: `127.0.0.1:${sipPort}` };
+}
+
+let accounts = 0;
+async function sipAccount(app: App, domain = app.config.sipDomainCurrent) {
+  const user = await buildUser(app);
+  accounts += 1;
+  const username = `phone${process.pid % 10000}_${String(accounts).padStart(2, '0')}`;
+  const password = `pw-${newUuid().slice(0, 8)}`;
+  await insertSipAccount(app.database.db, {
+    uuid: newUuid(),
+    owner: user.uuid,
+    username,
+    domain,
+    password,
+    ...sipDigests(username, domain, password),
+    description: '',
+    created: Math.floor(Date.now() / 1000),
+  });
+  return { username, password, domain };
+}
+
+/** One REGISTER without credentials over UDP from `localIp`; the answer's status and challenge. */
+async function challenge(server: string, user: string, domain: string, localIp = '127.0.0.1') {
+  const [host, port] = server.split(':');
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, localIp, () => resolve()));
+  const local = socket.address().port;
+  const id = newUuid().slice(0, 8);
+  const answer = new Promise<string>((resolve) => socket.once('message', (data) => resolve(data.toString())));
+  socket.send(
+    [
+      `REGISTER sip:${domain} SIP/2.0`,
+      `Via: SIP/2.0/UDP ${localIp}:${local};branch=z9hG4bK${id};rport`,
+      `From: <sip:${user}@${domain}>;tag=${id}`,
+      `To: <sip:${user}@${domain}>`,
+      `Call-ID: ${id}`,
+      'CSeq: 1 REGISTER',
+      `Contact: <sip:${user}@${localIp}:${local}>`,
+      'Max-Forwards: 70',
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n'),
+    Number(port),
+    host,
+  );
+  const text = await answer;
+  socket.close();
+  const status = text.split('\r\n')[0];
+  const realm = /WWW-Authenticate: Digest realm="([^"]*)"/i.exec(text)?.[1];
+  const headers = text
+    .split('\r\n')
+    .slice(1)
+    .map((line) => line.split(':')[0]?.toLowerCase())
+    .filter(Boolean)
+    .sort();
+  return { status, realm, headers };
+}
+
+function nextChange(app: App, sipUser: string): Promise<RegistrationChange> {
+  return new Promise((resolve) => {
+    const off = app.services.telephony.onRegistration((change) => {
+      if (change.sipUser !== sipUser) return;
+      off();
+      resolve(change);
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`SIP registration through Kamailio (${dialect})`, () => {
+    test('the right password registers; the contact and expiry are visible; Expires: 0 removes it', async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const account = await sipAccount(app);
+      const registered = nextChange(app, account.username);
+
+      const before = Math.floor(Date.now() / 1000);
+      const { port } = await sippRegister({
+        server,
+        user: account.username,
+        password: account.password,
+        domain: account.domain,
+        expires: 120,
+        expect: 200,
+      });
+      const [registration, ...more] = await app.services.telephony.registrations(account.username);
+      assert.equal(more.length, 0);
+      assert.equal(registration?.contact, `127.0.0.1:${port}`);
+      assert.ok(registration && registration.expires >= before + 119 && registration.expires <= before + 122);
+      assert.deepEqual((await registered).registrations, [registration]);
+
+      const unregistered = nextChange(app, account.username);
+
+      await sippRegister({
+        server,
+        user: account.username,
+        password: account.password,
+        domain: account.domain,
+        expires: 0,
+        expect: 200,
+      });
+      assert.deepEqual(await app.services.telephony.registrations(account.username), []);
+      assert.deepEqual((await unregistered).registrations, []);
+    });
+
+    test('a wrong password is refused and registers nothing', async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const account = await sipAccount(app);
+      await sippRegister({
+        server,
+        user: account.username,
+        password: 'wrong',
+        domain: account.domain,
+        expect: 401,
+      });
+      assert.deepEqual(await app.services.telephony.registrations(account.username), []);
+    });
+
+    test("the server's address as domain: the account's own domain is the realm", async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const account = await sipAccount(app, app.config.sipDomainLegacy);
+      const first = await challenge(server, account.username, server);
+      assert.equal(first.realm, app.config.sipDomainLegacy);
+      await sippRegister({
+        server,
+        user: account.username,
+        password: account.password,
+        domain: server,
+        expect: 200,
+      });
+      assert.equal((await app.services.telephony.registrations(account.username)).length, 1);
+    });
+
+    test('an unknown name is answered exactly like a known one', async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const account = await sipAccount(app);
+      const domain = app.config.sipDomainCurrent;
+      const known = await challenge(server, account.username, domain);
+      const unknown = await challenge(server, 'nobody_01', domain);
+      assert.equal(known.status, 'SIP/2.0 401 Unauthorized');
+      assert.deepEqual(unknown, known);
+      await sippRegister({ server, user: 'nobody_01', password: 'whatever', domain, expect: 401 });
+    });
+
+    test('repeated failures throttle the failing address only; the phone elsewhere still registers', async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const account = await sipAccount(app);
+      const attack = { server, user: account.username, domain: account.domain, localIp: '127.0.0.3' };
+      for (let i = 0; i < 10; i++) await sippRegister({ ...attack, password: `guess${i}`, expect: 401 });
+      // Throttled now, even with the right password.
+      await sippRegister({ ...attack, password: account.password, expect: 503 });
+      await sippRegister({
+        server,
+        user: account.username,
+        password: account.password,
+        domain: account.domain,
+        expect: 200,
+      });
+      assert.equal((await app.services.telephony.registrations(account.username)).length, 1);
+    });
+  });
+}
+
+test('closing the app stops both engines with every process they forked', async (t) => {
+  const { app } = await telephonyNode(t, 'sqlite');
+  const dir = path.join(app.config.dataDir, 'telephony');
+  const groups = ['kamailio.pid', 'rtpengine.pid'].map((file) =>
+    Number(fs.readFileSync(path.join(dir, file), 'utf8')),
+  );
+  for (const group of groups) process.kill(-group, 0); // running now
+  await app.close();
+  for (const group of groups) assert.throws(() => process.kill(-group, 0), { code: 'ESRCH' });
+});

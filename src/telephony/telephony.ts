@@ -1,0 +1,304 @@
+/**
+ * The call engine's engines (decisions.md "The call engine"; issue 15): starts Kamailio and
+ * rtpengine when TELEPHONY allows and they are installed, learns of registrations, and is the
+ * one interface the API areas read them through.
+ *
+ * Registrations live in the database's `location` table (usrloc write-through on SQLite,
+ * database-only on PostgreSQL so that every node's Kamailio finds every phone). Kamailio
+ * pushes "this user's registrations changed" over evapi after each successful REGISTER; expiry
+ * without unregistration is noticed by a watch on the latest expiry of each user this node
+ * has seen (also those found in the table at start, so a restart misses none).
+ */
+import { randomBytes } from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from '../platform/config.js';
+import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
+import { freeTcpPort, freeUdpPort } from '../platform/ports.js';
+import { EvapiClient } from './kamailio/evapi-client.js';
+import { kamailioSpec } from './kamailio/kamailio.js';
+import { kamailioConfig } from './kamailio/kamailio-config.js';
+import {
+  findLocations,
+  type LocationRow,
+  listLocationExpiries,
+  parseKamailioTime,
+} from './kamailio/location.repository.js';
+import { NgClient } from './rtpengine/ng-client.js';
+import { rtpengineSpec } from './rtpengine/rtpengine.js';
+import { EngineSupervisor } from './supervisor.js';
+
+export interface Registration {
+  readonly sipUser: string;
+  /** Where the phone is reached: `IP:port` (the received address behind NAT). */
+  readonly contact: string;
+  /** Seconds since the epoch. */
+  readonly expires: number;
+  readonly userAgent: string;
+}
+
+/** A user's registrations after a change; empty: unregistered or expired. */
+export interface RegistrationChange {
+  readonly sipUser: string;
+  readonly registrations: readonly Registration[];
+}
+
+export interface TelephonyPorts {
+  readonly sip: number;
+  readonly app: number;
+  readonly kamailioEvent: number;
+  readonly rtpengineControl: number;
+}
+
+/** What the API areas and the SIP user agent use of the engines. */
+export interface TelephonyEngine {
+  /** `running` when both engines serve; `off` by TELEPHONY; `missing` when not installed. */
+  readonly state: 'running' | 'off' | 'missing' | 'stopped';
+  /** Resolved at start (free loopback ports where the config says 0). */
+  readonly ports: TelephonyPorts | undefined;
+  /** rtpengine's control client while running. */
+  readonly rtpengine: NgClient | undefined;
+  registrations(sipUser: string): Promise<Registration[]>;
+  onRegistration(listener: (change: RegistrationChange) => void): () => void;
+}
+
+const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
+const AUTH_FAILURE_LIMIT = 10;
+const BAN_SECONDS = 600;
+
+function findBinary(name: string): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
+}
+
+/** Kamailio's db_url for Zentrale's own database. */
+function kamailioDbUrl(config: Config): string {
+  if (!config.databaseUrl) return `sqlite://${sqliteFile(config)}`;
+  const url = new URL(config.databaseUrl);
+  // Kamailio takes user, password, host, port and name; it decodes no escapes.
+  const auth = url.username ? `${decodeURIComponent(url.username)}:${decodeURIComponent(url.password)}@` : '';
+  return `postgres://${auth}${url.hostname}:${url.port || '5432'}${url.pathname}`;
+}
+
+/** `sip:alice@10.0.0.1:5062;transport=udp` -> `10.0.0.1:5062` */
+export function contactAddress(uri: string): string {
+  let rest = uri.replace(/^<|>$/g, '').replace(/^sips?:/i, '');
+  const at = rest.lastIndexOf('@');
+  if (at >= 0) rest = rest.slice(at + 1);
+  rest = rest.split(/[;?>]/)[0] ?? '';
+  if (rest.startsWith('[')) return rest.includes(']:') ? rest : `${rest}:5060`;
+  return rest.includes(':') ? rest : `${rest}:5060`;
+}
+
+function toRegistration(row: LocationRow): Registration {
+  return {
+    sipUser: row.username,
+    contact: contactAddress(row.received || row.contact),
+    expires: parseKamailioTime(row.expires),
+    userAgent: row.user_agent,
+  };
+}
+
+export class Telephony implements TelephonyEngine {
+  state: TelephonyEngine['state'] = 'stopped';
+  ports: TelephonyPorts | undefined;
+  rtpengine: NgClient | undefined;
+  private readonly events = new EventEmitter();
+  private readonly supervisors: EngineSupervisor[] = [];
+  private evapi: EvapiClient | undefined;
+  /** Latest known expiry (ms) per user registered through this node. */
+  private readonly watched = new Map<string, number>();
+  private watchTimer: NodeJS.Timeout | undefined;
+  private readonly log: FastifyBaseLogger;
+
+  constructor(
+    private readonly config: Config,
+    private readonly database: DatabaseHandle,
+    log: FastifyBaseLogger,
+  ) {
+    this.log = log.child({ module: 'telephony' });
+  }
+
+  async registrations(sipUser: string): Promise<Registration[]> {
+    const now = Date.now() / 1000;
+    const rows = await findLocations(this.database.db, sipUser);
+    return rows.map(toRegistration).filter((registration) => registration.expires > now);
+  }
+
+  onRegistration(listener: (change: RegistrationChange) => void): () => void {
+    this.events.on('registration', listener);
+    return () => this.events.off('registration', listener);
+  }
+
+  /** Starts the engines as TELEPHONY says; with `on`, throws when they cannot run. */
+  async start(): Promise<void> {
+    if (this.config.telephony === 'off') {
+      this.state = 'off';
+      return;
+    }
+    const kamailio = findBinary('kamailio');
+    const rtpengine = findBinary('rtpengine');
+    if (!kamailio || !rtpengine) {
+      const message = `telephony: ${kamailio ? 'rtpengine' : 'kamailio'} is not installed (scripts/install-telephony.sh installs both)`;
+      if (this.config.telephony === 'on') throw new Error(message);
+      this.log.info(`${message}; the API runs without calls`);
+      this.state = 'missing';
+      return;
+    }
+    try {
+      await this.launch(kamailio, rtpengine);
+      this.state = 'running';
+    } catch (error) {
+      await this.stop();
+      if (this.config.telephony === 'on') throw error;
+      this.log.error(`telephony could not start, the API runs without calls: ${String(error)}`);
+      this.state = 'missing';
+    }
+  }
+
+  private async launch(kamailio: string, rtpengine: string): Promise<void> {
+    const { config } = this;
+    const ports: TelephonyPorts = {
+      sip: config.sipPort,
+      app: config.sipAppPort || (await freeUdpPort()),
+      kamailioEvent: config.kamailioEventPort || (await freeTcpPort()),
+      rtpengineControl: config.rtpengineControlPort || (await freeUdpPort()),
+    };
+    this.ports = ports;
+    const dir = path.join(config.dataDir, 'telephony');
+    fs.mkdirSync(dir, { recursive: true });
+
+    this.rtpengine = new NgClient({ host: '127.0.0.1', port: ports.rtpengineControl, retransmitAfter: 200 });
+    const rtp = new EngineSupervisor(
+      rtpengineSpec(
+        {
+          binary: rtpengine,
+          mediaHost: config.sipHost,
+          controlPort: ports.rtpengineControl,
+          portMin: config.rtpPortMin,
+          portMax: config.rtpPortMax,
+          pidFile: path.join(dir, 'rtpengine.pid'),
+        },
+        this.rtpengine,
+      ),
+      this.log,
+    );
+    this.supervisors.push(rtp);
+    await rtp.start();
+
+    const configFile = path.join(dir, 'kamailio.cfg');
+    fs.writeFileSync(
+      configFile,
+      kamailioConfig({
+        sipHost: config.sipHost,
+        sipPort: config.sipPort,
+        appPort: ports.app,
+        eventPort: ports.kamailioEvent,
+        domains: [config.sipDomainCurrent, config.sipDomainLegacy],
+        dbUrl: kamailioDbUrl(config),
+        usrlocDbMode: config.databaseUrl ? 3 : 1,
+        carrierHost: config.carrierUri ? contactAddress(config.carrierUri).replace(/:\d+$/, '') : undefined,
+        authSecret: randomBytes(16).toString('hex'),
+        authFailureLimit: AUTH_FAILURE_LIMIT,
+        banSeconds: BAN_SECONDS,
+        modulesDir: KAMAILIO_MODULES,
+      }),
+      { mode: 0o600 }, // holds the database URL
+    );
+    this.evapi = new EvapiClient(
+      ports.kamailioEvent,
+      (event) => this.handleEvent(event),
+      (message) => this.log.warn(message),
+    );
+    const kam = new EngineSupervisor(
+      kamailioSpec({
+        binary: kamailio,
+        configFile,
+        sipHost: config.sipHost,
+        sipPort: config.sipPort,
+        pidFile: path.join(dir, 'kamailio.pid'),
+        // After every (re)start: Kamailio's evapi socket is new.
+        onReady: () => {
+          this.evapi?.connect().catch((error: unknown) => this.log.error(`evapi: ${String(error)}`));
+        },
+      }),
+      this.log,
+    );
+    this.supervisors.push(kam);
+    await kam.start();
+    await this.watchExisting();
+  }
+
+  private handleEvent(event: Record<string, unknown>): void {
+    if (event.event !== 'registration' || typeof event.user !== 'string') return;
+    void this.publish(event.user);
+  }
+
+  private async publish(sipUser: string): Promise<void> {
+    try {
+      const registrations = await this.registrations(sipUser);
+      const latest = Math.max(0, ...registrations.map((registration) => registration.expires));
+      if (registrations.length > 0) this.watched.set(sipUser, latest * 1000);
+      else this.watched.delete(sipUser);
+      this.scheduleWatch();
+      this.events.emit('registration', { sipUser, registrations } satisfies RegistrationChange);
+    } catch (error) {
+      this.log.error({ err: error }, 'reading registrations failed');
+    }
+  }
+
+  private async watchExisting(): Promise<void> {
+    for (const row of await listLocationExpiries(this.database.db)) {
+      const expires = parseKamailioTime(row.expires) * 1000;
+      if (expires > Date.now()) this.watched.set(row.username, expires);
+    }
+    this.scheduleWatch();
+  }
+
+  private scheduleWatch(): void {
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watchTimer = undefined;
+    if (this.watched.size === 0) return;
+    let next = Number.POSITIVE_INFINITY;
+    for (const expires of this.watched.values()) if (expires < next) next = expires;
+    // At most once a second, however many registrations expire together.
+    const wait = Math.max(1000, next - Date.now() + 100);
+    this.watchTimer = setTimeout(() => {
+      this.watchTimer = undefined;
+      const now = Date.now();
+      for (const [user, expires] of this.watched) {
+        if (expires <= now) {
+          this.watched.delete(user);
+          void this.publish(user);
+        }
+      }
+      this.scheduleWatch();
+    }, wait);
+    this.watchTimer.unref();
+  }
+
+  /** Stops both engines (their whole process groups). */
+  async stop(): Promise<void> {
+    if (this.watchTimer) clearTimeout(this.watchTimer);
+    this.watched.clear();
+    this.evapi?.close();
+    this.evapi = undefined;
+    const supervisors = this.supervisors.splice(0).reverse();
+    for (const supervisor of supervisors) await supervisor.stop();
+    this.rtpengine?.close();
+    this.rtpengine = undefined;
+    if (this.state === 'running') this.state = 'stopped';
+  }
+}

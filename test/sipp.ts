@@ -1,0 +1,95 @@
+/**
+ * Real SIP clients for the telephony tests: SIPp (Debian sip-tester) runs one REGISTER
+ * transaction with digest authentication and says whether the server answered as expected.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { freeUdpPort } from '../src/platform/ports.js';
+
+export { freeUdpPort };
+
+/** Fails with a clear message when the Debian packages are missing (never skips). */
+export function requireTelephonyPackages(): void {
+  for (const binary of ['kamailio', 'rtpengine', 'sipp']) {
+    const found = spawnSync('sh', ['-c', `command -v ${binary} || test -x /usr/sbin/${binary}`]).status === 0;
+    if (!found) throw new Error(`${binary} is not installed: run scripts/install-telephony.sh`);
+  }
+}
+
+/** A free block of `size` UDP ports for rtpengine (checked by binding its ends). */
+export async function freePortRange(size = 20): Promise<[number, number]> {
+  const base = 20000 + Math.floor(Math.random() * 40000);
+  return [base, base + size - 1];
+}
+
+export interface RegisterOptions {
+  server: string; // host:port of Kamailio
+  user: string;
+  password: string;
+  /** Request-URI and To domain: the account's domain or the server's IP:port. */
+  domain: string;
+  expires?: number;
+  /** Source address of the phone (any 127.x.y.z). */
+  localIp?: string;
+  /** The final answer SIPp must see: 200 (registered), 401 (refused) or 503 (throttled). */
+  expect: 200 | 401 | 503;
+}
+
+function scenario(options: RegisterOptions): string {
+  const expires = options.expires ?? 120;
+  const request = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+REGISTER sip:${options.domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${options.user}@${options.domain}>;tag=[pid]t[call_number]
+To: <sip:${options.user}@${options.domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} REGISTER
+Contact: ${expires === 0 ? '*' : `<sip:${options.user}@[local_ip]:[local_port]>`}
+${auth ? '[authentication]\n' : ''}Expires: ${expires}
+Max-Forwards: 70
+User-Agent: sipp-test
+Content-Length: 0
+
+]]></send>`;
+  const body =
+    options.expect === 503
+      ? `${request(1, false)}<recv response="503"/>`
+      : `${request(1, false)}<recv response="401" auth="true"/>${request(2, true)}<recv response="${options.expect}"/>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?><scenario name="register">${body}</scenario>`;
+}
+
+/** Runs one registration; resolves with the local port SIPp used, rejects when the answer differs. */
+export async function sippRegister(options: RegisterOptions): Promise<{ port: number }> {
+  const localIp = options.localIp ?? '127.0.0.1';
+  const port = await freeUdpPort(localIp);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sipp-'));
+  const file = path.join(dir, 'register.xml');
+  fs.writeFileSync(file, scenario(options));
+  const [host, serverPort] = options.server.split(':');
+  const args = [
+    `${host}:${serverPort}`,
+    ...['-sf', file, '-m', '1', '-i', localIp, '-p', String(port), '-t', 'u1'],
+    ...['-au', options.user, '-ap', options.password, '-timeout', '15s', '-timeout_error', '-nostdin'],
+  ];
+  try {
+    const code = await new Promise<number>((resolve, reject) => {
+      const child = spawn('sipp', args, { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] });
+      let stderr = '';
+      child.stderr.on('data', (chunk: Buffer) => {
+        if (stderr.length < 4000) stderr += chunk.toString();
+      });
+      child.once('error', reject);
+      child.once('exit', (status) => {
+        if (status !== 0 && stderr) process.stderr.write(`sipp: ${stderr}\n`);
+        resolve(status ?? 1);
+      });
+    });
+    if (code !== 0)
+      throw new Error(`SIPp: expected ${options.expect} for ${options.user}, exit code ${code}`);
+    return { port };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
