@@ -54,8 +54,9 @@ async function api(method, path, body) {
 async function showSlide(slide, path) {
   if (slide.dataset.path === path) return;
   slide.dataset.path = path;
+  // Without a sid of its own the page uses the browser's cookie session, as an <img> would.
   const response = await fetch(path, {
-    credentials: 'omit',
+    credentials: state.sid ? 'omit' : 'same-origin',
     headers: state.sid ? { authorization: `Bearer ${state.sid}` } : {},
   });
   if (!response.ok || slide.dataset.path !== path) return;
