@@ -4,10 +4,12 @@
  * They apply to objects of every type, so access comes from the object store: read access
  * suffices to comment, links need write on both objects, metadata changes need write.
  */
+
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
-import { Level, type ObjectRow, type ObjectStore, type Write } from '../../platform/object-store/index.js';
+import { Level, type ObjectRow, type ObjectStore } from '../../platform/object-store/index.js';
 import * as repo from './object.repository.js';
 import {
   COMMENT_LIST_COUNT,
@@ -170,7 +172,7 @@ export class ObjectService {
   }
 
   /** Users who may read both ends learn of the link: nobody learns of an object they cannot read. */
-  private async emitLink(w: Write, name: string, user: string, object: ObjectRow, other: ObjectRow) {
+  private async emitLink(w: UnitOfWork, name: string, user: string, object: ObjectRow, other: ObjectRow) {
     const second = new Set(await this.store.readers(w.trx, other));
     const recipients = (await this.store.readers(w.trx, object)).filter((reader) => second.has(reader));
     w.emit(recipients, name, { object: object.uuid, link: other.uuid, type: other.type, user });

@@ -14,6 +14,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { SessionContext, SessionKind, SessionResolver } from '../../platform/access.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { EventQueue, type SessionEvent } from '../../platform/events/event-queue.js';
@@ -25,6 +26,8 @@ import type { PostSessionBody, SessionObject } from './session.schema.js';
 
 export interface SessionServiceDeps {
   db: Db;
+  /** Every write goes through it (the platform's unit of work). */
+  writer: Writer;
   hub: EventHub;
   config: Config;
   users: UserService;
@@ -128,9 +131,8 @@ export class SessionService implements SessionResolver {
   async stop(): Promise<void> {
     if (this.flushTimer) clearInterval(this.flushTimer);
     this.releaseWaiters();
-    const { db } = this.deps;
     const sessions = [...this.bySid.values()];
-    await db.transaction().execute(async (trx) => {
+    await this.deps.writer.write(async ({ trx }) => {
       for (const session of sessions) {
         await repo.updateSession(trx, session.did, {
           last_seen: session.lastSeen,
@@ -310,7 +312,7 @@ export class SessionService implements SessionResolver {
     const { db, config } = this.deps;
     // Activity first, so that a session used since its row was last written is not idle there.
     if (touched.length > 0) {
-      await db.transaction().execute(async (trx) => {
+      await this.deps.writer.write(async ({ trx }) => {
         for (const session of touched)
           await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
       });

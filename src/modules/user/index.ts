@@ -19,7 +19,6 @@ export { THROTTLE_LIMIT, THROTTLE_WINDOW, Throttle, type ThrottleScope } from '.
 export { userRoutes } from './user.routes.js';
 export { type UserObject, VALIDATIONS, type Validation } from './user.schema.js';
 export {
-  type AfterCommit,
   type CodePurpose,
   emailKey,
   INTERNAL_PERMISSIONS,

@@ -5,16 +5,12 @@
  * object events exist once. An object type declares its name and its wrong-... status and
  * calls these functions from its service.
  *
- * Writes run in `write()`: one transaction, whose events are sent and whose content files are
- * removed only after it commits. Inside it, query only through `w.trx`: on SQLite the
- * transaction holds the only connection, so a query through another handle would wait forever.
+ * Writes take the caller's unit of work (src/platform/database/unit-of-work.ts): their events
+ * and a type's file removal run after its commit.
  */
-import fs from 'node:fs/promises';
-import path from 'node:path';
-import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../database/database.js';
+import type { UnitOfWork, Writer } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
-import type { EventHub } from '../events/event-hub.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
 import type { PageQuery } from '../paging.js';
 import {
@@ -40,45 +36,20 @@ export interface ObjectTypeDefinition {
   /** Status for an object of this type that the user cannot read (Conventions 14). */
   readonly wrong: string;
   /**
-   * Removes what the type keeps outside the object row and its content directory; runs in the
-   * purging transaction. Work that must wait for the commit (removing files) goes to `later`.
+   * Removes what the type keeps outside the object row; runs in the purging unit of work, where
+   * work that must wait for the commit (removing files) goes to `w.afterCommit`.
    */
-  readonly onPurge?: (
-    trx: Db,
-    object: repo.ObjectRow,
-    later: (task: () => Promise<void>) => void,
-  ) => Promise<void>;
+  readonly onPurge?: (w: UnitOfWork, object: repo.ObjectRow) => Promise<void>;
 }
 
 export interface ObjectStoreDeps {
-  readonly db: Db;
-  readonly hub: EventHub;
-  readonly dataDir: string;
-  readonly log: FastifyBaseLogger;
+  readonly writer: Writer;
   /** The storage volume a user may use, in bytes (from the feature packs). */
   readonly volumeQuota: (db: Db, user: string) => Promise<number>;
 }
 
 /** The generic type for calls on any object (`/api/object/...`). */
 export const ANY_OBJECT: ObjectTypeDefinition = { type: '', wrong: 'wrong-object' };
-
-interface PendingEvent {
-  users: string[];
-  name: string;
-  payload: Record<string, unknown>;
-}
-
-/** One write transaction: its events and file removals wait for the commit. */
-export class Write {
-  readonly events: PendingEvent[] = [];
-  readonly afterCommit: (() => Promise<void>)[] = [];
-  constructor(readonly trx: Db) {}
-
-  emit(users: Iterable<string>, name: string, payload: Record<string, unknown>): void {
-    const list = [...new Set(users)];
-    if (list.length > 0) this.events.push({ users: list, name, payload });
-  }
-}
 
 /** An object the caller may access, with the caller's level on it. */
 export interface AccessedObject {
@@ -169,7 +140,7 @@ export class ObjectStore {
   constructor(private readonly deps: ObjectStoreDeps) {}
 
   get db(): Db {
-    return this.deps.db;
+    return this.deps.writer.db;
   }
 
   /** Declares an object type; its purge hook runs when one of its objects is purged. */
@@ -179,22 +150,9 @@ export class ObjectStore {
     return definition;
   }
 
-  /** Runs `fn` in one transaction; sends its events and removes purged files after the commit. */
-  async write<T>(fn: (w: Write) => Promise<T>): Promise<T> {
-    const { result, w } = await this.deps.db.transaction().execute(async (trx) => {
-      const w = new Write(trx);
-      return { result: await fn(w), w };
-    });
-    for (const event of w.events) this.deps.hub.emit({ users: event.users }, event.name, event.payload);
-    for (const task of w.afterCommit) {
-      await task().catch((error: unknown) => this.deps.log.error({ err: error }, 'object cleanup failed'));
-    }
-    return result;
-  }
-
-  /** Directory of an object's content files; purge removes it. */
-  contentDir(uuid: string): string {
-    return path.join(this.deps.dataDir, 'objects', uuid.slice(0, 2), uuid);
+  /** Runs `fn` in one new unit of work (see Writer.write). */
+  write<T>(fn: (w: UnitOfWork) => Promise<T>): Promise<T> {
+    return this.deps.writer.write(fn);
   }
 
   // ---------------------------------------------------------------- access
@@ -286,7 +244,7 @@ export class ObjectStore {
   // ---------------------------------------------------------------- objects
 
   /** Creates an object with the owner's tag_all (and given tags); object_new to users with access. */
-  async createObject(w: Write, input: NewObject): Promise<repo.ObjectRow> {
+  async createObject(w: UnitOfWork, input: NewObject): Promise<repo.ObjectRow> {
     const uuid = newUuid();
     const now = nowSeconds();
     const description = input.description ?? '';
@@ -331,7 +289,7 @@ export class ObjectStore {
    * readers. `user` is the user who asked (absent for changes the platform makes itself).
    */
   async updateObject(
-    w: Write,
+    w: UnitOfWork,
     row: repo.ObjectRow,
     changes: ObjectChanges,
     user: string | undefined,
@@ -368,7 +326,7 @@ export class ObjectStore {
    * Conventions 9: moves the object to its owner's trash, or with `purge` removes it with its
    * content. object_delete to the users who could read it. Purging is for the owner only.
    */
-  async deleteObject(w: Write, user: string, found: AccessedObject, purge: boolean): Promise<void> {
+  async deleteObject(w: UnitOfWork, user: string, found: AccessedObject, purge: boolean): Promise<void> {
     const { row } = found;
     if (found.level < Level.write) throw new ApiError('access-denied', 'write access needed');
     if (purge && row.owner !== user) throw new ApiError('access-denied', 'only the owner purges');
@@ -394,7 +352,7 @@ export class ObjectStore {
   }
 
   /** DELETE /api/trash: purges every object in the user's trash; trash_purge to the user. */
-  async emptyTrash(w: Write, user: string): Promise<number> {
+  async emptyTrash(w: UnitOfWork, user: string): Promise<number> {
     const rows = await repo.listTrashedObjects(w.trx, user);
     for (const row of rows) await this.purgeRows(w, row);
     w.emit([user], 'trash_purge', {});
@@ -404,30 +362,22 @@ export class ObjectStore {
   /**
    * Account deletion, inside the deleting transaction: the user's objects are purged with their
    * content (object_delete) and their links end (what was shared with or through them is
-   * unshared). Answers what must happen after the commit: the events and the file removal.
+   * unshared); events and file removal wait for the commit.
    */
-  async removeUser(trx: Db, user: string): Promise<() => Promise<void>> {
-    const w = new Write(trx);
-    for (const row of await repo.listOwnedObjects(trx, user)) {
-      const readers = await this.readers(trx, row);
+  async removeUser(w: UnitOfWork, user: string): Promise<void> {
+    for (const row of await repo.listOwnedObjects(w.trx, user)) {
+      const readers = await this.readers(w.trx, row);
       await this.purgeRows(w, row);
       w.emit(readers, 'object_delete', { ...this.basePayload(row), user, purge: true });
     }
-    for (const link of await repo.listUserLinks(trx, user)) await this.unlinkUsers(w, user, link.other_uuid);
-    return async () => {
-      for (const event of w.events) this.deps.hub.emit({ users: event.users }, event.name, event.payload);
-      for (const task of w.afterCommit) {
-        await task().catch((error: unknown) => this.deps.log.error({ err: error }, 'object cleanup failed'));
-      }
-    };
+    for (const link of await repo.listUserLinks(w.trx, user))
+      await this.unlinkUsers(w, user, link.other_uuid);
   }
 
-  private async purgeRows(w: Write, row: repo.ObjectRow): Promise<void> {
-    await this.types.get(row.type)?.onPurge?.(w.trx, row, (task) => w.afterCommit.push(task));
+  private async purgeRows(w: UnitOfWork, row: repo.ObjectRow): Promise<void> {
+    await this.types.get(row.type)?.onPurge?.(w, row);
     // Tags, comments, links and metadata go with the row (foreign keys cascade).
     await repo.deleteObject(w.trx, row.uuid);
-    const dir = this.contentDir(row.uuid);
-    w.afterCommit.push(() => fs.rm(dir, { recursive: true, force: true }));
   }
 
   /** quota-exceeded when the owner's objects would take more than the quota. */
@@ -439,7 +389,7 @@ export class ObjectStore {
   }
 
   /** Bytes of storage volume a user's objects take (`feature.used.volume`). */
-  usedVolume(user: string, db: Db = this.deps.db): Promise<number> {
+  usedVolume(user: string, db: Db = this.db): Promise<number> {
     return repo.sumVolume(db, user);
   }
 
@@ -476,7 +426,7 @@ export class ObjectStore {
    * owner's trash tag off restores the object. Answers the tags the user sees afterwards.
    */
   async tagObject(
-    w: Write,
+    w: UnitOfWork,
     user: string,
     found: AccessedObject,
     add: readonly string[],
@@ -545,7 +495,7 @@ export class ObjectStore {
   }
 
   /** Puts tags of the object's owner on it without access checks (the platform's own tagging). */
-  async addOwnerTags(w: Write, row: repo.ObjectRow, tags: readonly string[]): Promise<void> {
+  async addOwnerTags(w: UnitOfWork, row: repo.ObjectRow, tags: readonly string[]): Promise<void> {
     if (tags.length === 0) return;
     const before = await this.levelsOf(w.trx, row);
     await repo.insertObjectTags(
@@ -596,7 +546,7 @@ export class ObjectStore {
    * object_share, object_unshare and object_tag by comparing access before and after.
    */
   private async reconcile(
-    w: Write,
+    w: UnitOfWork,
     row: repo.ObjectRow,
     before: Map<string, number>,
     user: string | undefined,
@@ -660,7 +610,7 @@ export class ObjectStore {
 
   /** An object event whose `tag` field differs per recipient (each sees only tags they may read). */
   private async emitPerViewer(
-    w: Write,
+    w: UnitOfWork,
     viewers: readonly string[],
     row: repo.ObjectRow,
     name: string,
@@ -753,7 +703,7 @@ export class ObjectStore {
    * tag calls cannot change or put on objects); tag_new to every user in its policy.
    */
   async createTag(
-    w: Write,
+    w: UnitOfWork,
     owner: string,
     input: {
       label: string;
@@ -801,7 +751,12 @@ export class ObjectStore {
    * shared further goes too. tag_modify to users who could read the tag before or after, with
    * 0 for those who lost it.
    */
-  async updateTag(w: Write, user: string | undefined, tag: repo.TagRow, changes: TagChanges): Promise<void> {
+  async updateTag(
+    w: UnitOfWork,
+    user: string | undefined,
+    tag: repo.TagRow,
+    changes: TagChanges,
+  ): Promise<void> {
     const beforeView = await this.tagView(w.trx, tag);
     const accessChanges = changes.policy !== undefined || changes.foreignUse !== undefined;
     const objects = accessChanges ? await repo.listTaggedObjectUuids(w.trx, tag.uuid) : [];
@@ -855,7 +810,7 @@ export class ObjectStore {
   }
 
   /** Deletes a custom tag; it leaves every object (re-derived as for a policy change). */
-  async deleteTag(w: Write, user: string, tag: repo.TagRow): Promise<void> {
+  async deleteTag(w: UnitOfWork, user: string, tag: repo.TagRow): Promise<void> {
     const view = await this.tagView(w.trx, tag);
     const snapshots = await this.snapshot(w.trx, await repo.listTaggedObjectUuids(w.trx, tag.uuid));
     await repo.deleteTag(w.trx, tag.uuid);
@@ -878,7 +833,7 @@ export class ObjectStore {
    * Two users linked: each appears in the other's share tags at the tag's level
    * (decisions.md "Sharing"); what the other had tagged with them becomes shared.
    */
-  async linkShareTags(w: Write, owner: string, other: string): Promise<void> {
+  async linkShareTags(w: UnitOfWork, owner: string, other: string): Promise<void> {
     const tags = await repo.findNamedTags(w.trx, [owner], Object.keys(SHARE_TAGS));
     for (const tag of tags) {
       await this.updateTag(w, undefined, tag, { policy: { [other]: SHARE_TAGS[tag.name as ShareTagName] } });
@@ -886,7 +841,7 @@ export class ObjectStore {
   }
 
   /** Two users unlinked: `other` leaves every policy of `owner`'s tags and loses what it gave. */
-  async unlinkTags(w: Write, owner: string, other: string): Promise<void> {
+  async unlinkTags(w: UnitOfWork, owner: string, other: string): Promise<void> {
     for (const tag of await repo.listTagsNaming(w.trx, owner, other)) {
       await this.updateTag(w, undefined, tag, { policy: { [other]: 0 } });
     }
@@ -900,14 +855,14 @@ export class ObjectStore {
   }
 
   /** Links two users: each joins the other's share tags (decisions.md "Sharing"). */
-  async linkUsers(w: Write, a: string, b: string): Promise<void> {
+  async linkUsers(w: UnitOfWork, a: string, b: string): Promise<void> {
     await repo.insertUserLink(w.trx, a, b, nowSeconds());
     await this.linkShareTags(w, a, b);
     await this.linkShareTags(w, b, a);
   }
 
   /** Unlinks two users: each leaves every policy of the other's tags, with what derived from it. */
-  async unlinkUsers(w: Write, a: string, b: string): Promise<void> {
+  async unlinkUsers(w: UnitOfWork, a: string, b: string): Promise<void> {
     await repo.deleteUserLink(w.trx, a, b);
     await this.unlinkTags(w, a, b);
     await this.unlinkTags(w, b, a);
