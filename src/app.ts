@@ -29,7 +29,7 @@ import { RecordingService, recordingRoutes } from './modules/recording/index.js'
 import { SessionService, sessionRoutes } from './modules/session/index.js';
 import { CaptchaService, RecoveryService, SignupService, signupRoutes } from './modules/signup/index.js';
 import { TagService, tagRoutes } from './modules/tag/index.js';
-import { AccountService, Throttle, UserService, userRoutes } from './modules/user/index.js';
+import { AccountService, UserService, userRoutes } from './modules/user/index.js';
 import { XObjectService, xobjectRoutes } from './modules/xobject/index.js';
 import type { Config } from './platform/config.js';
 import { type ContentService, createContentService } from './platform/content/index.js';
@@ -39,6 +39,7 @@ import { EventHub } from './platform/events/event-hub.js';
 import { Mailer } from './platform/mail.js';
 import { ObjectStore } from './platform/object-store/index.js';
 import { type AppInstance, createLogger, createServer } from './platform/server.js';
+import { Throttle } from './platform/throttle/throttle.js';
 
 export interface Services {
   readonly hub: EventHub;

@@ -19,8 +19,9 @@ import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { EventQueue, type SessionEvent } from '../../platform/events/event-queue.js';
 import { randomToken } from '../../platform/ids.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { PartnerService } from '../partner/index.js';
-import type { Throttle, UserService } from '../user/index.js';
+import type { UserService } from '../user/index.js';
 import * as repo from './session.repository.js';
 import type { PostSessionBody, SessionObject } from './session.schema.js';
 

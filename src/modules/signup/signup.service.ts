@@ -8,12 +8,14 @@
  * The key, used with POST /api/signup/user, creates the user and authenticates the session.
  * Keys live 7 days, are stored hashed, and wrong ones are throttled per session.
  */
+
 import type { SessionContext } from '../../platform/access.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { HardwareCodeService } from '../hardware/index.js';
 import type { PartnerService } from '../partner/index.js';
 import type { SessionService } from '../session/index.js';
@@ -21,7 +23,6 @@ import {
   hashSecretCode,
   KEY_LENGTH,
   newSecret,
-  type Throttle,
   type UserService,
   VERIFICATION_LIFETIME,
 } from '../user/index.js';
