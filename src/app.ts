@@ -29,7 +29,7 @@ import { RecordingService, recordingRoutes } from './modules/recording/index.js'
 import { SessionService, sessionRoutes } from './modules/session/index.js';
 import { CaptchaService, RecoveryService, SignupService, signupRoutes } from './modules/signup/index.js';
 import { TagService, tagRoutes } from './modules/tag/index.js';
-import { AccountService, UserService, userRoutes } from './modules/user/index.js';
+import { AccountService, UserService, userMetadataRoutes, userRoutes } from './modules/user/index.js';
 import { XObjectService, xobjectRoutes } from './modules/xobject/index.js';
 import type { Config } from './platform/config.js';
 import { type ContentService, createContentService } from './platform/content/index.js';
@@ -233,6 +233,7 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   xobjectRoutes(server, services.xobjects);
   signupRoutes(server, services);
   userRoutes(server, services.accounts);
+  userMetadataRoutes(server, services.objects);
   idcardcheckRoutes(server, services.accounts);
   presentationRoutes(server, services.presentations, services.presentationLive);
   presentationPageRoutes(server);

@@ -1,6 +1,7 @@
 /**
- * Comments, links and metadata of objects, and user metadata (spec "Comments, links, metadata",
- * "Authentication" 7, "Events" comment_*, object_metadata, user_metadata, object_link_*).
+ * Comments, links and metadata of objects, user metadata (its routes are the user area's) and
+ * the trash (spec "Comments, links, metadata", "Authentication" 7, "Events" comment_*,
+ * object_metadata, user_metadata, object_link_*, trash_purge).
  * They apply to objects of every type, so access comes from the object store: read access
  * suffices to comment, links need write on both objects, metadata changes need write.
  */
@@ -235,6 +236,15 @@ export class ObjectService {
       }
       if (options.noevent || (update.length === 0 && remove.length === 0)) return;
       w.emit([user], 'user_metadata', { update: body.update ?? {}, delete: remove });
+    });
+  }
+
+  // ---------------------------------------------------------------- trash
+
+  /** DELETE /api/trash: everything in the user's trash is purged with its content. */
+  emptyTrash(user: string): Promise<void> {
+    return this.store.write(async (w) => {
+      await this.store.emptyTrash(w, user);
     });
   }
 }

@@ -15,7 +15,7 @@ export {
   newSecret,
   VERIFICATION_LIFETIME,
 } from './codes.js';
-export { userRoutes } from './user.routes.js';
+export { userMetadataRoutes, userRoutes } from './user.routes.js';
 export { type UserObject, VALIDATIONS, type Validation } from './user.schema.js';
 export {
   type CodePurpose,
