@@ -28,6 +28,7 @@ import { v1 } from 'uuid';
 import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import type { Db } from '../src/platform/database/database.js';
+import type { Writer } from '../src/platform/database/unit-of-work.js';
 import { uuidSortKey } from '../src/platform/ids.js';
 import type { ObjectStore, UserTags } from '../src/platform/object-store/index.js';
 
@@ -68,10 +69,10 @@ interface BenchUser {
   tags: UserTags;
 }
 
-async function createUsers(db: Db, store: ObjectStore): Promise<BenchUser[]> {
+async function createUsers(store: ObjectStore): Promise<BenchUser[]> {
   const now = Math.floor(Date.now() / 1000);
   const users: BenchUser[] = [];
-  await db.transaction().execute(async (trx) => {
+  await store.write(async ({ trx }) => {
     for (let i = 0; i < USERS; i++) {
       const uuid = v1();
       // Inserted directly: hashing 1000 passwords would only time argon2.
@@ -98,9 +99,9 @@ async function createUsers(db: Db, store: ObjectStore): Promise<BenchUser[]> {
 }
 
 /** Appends objects until the store holds `target`, round-robin over the users, time rising. */
-async function fill(db: Db, users: BenchUser[], from: number, target: number, clock: { ms: number }) {
+async function fill(writer: Writer, users: BenchUser[], from: number, target: number, clock: { ms: number }) {
   for (let start = from; start < target; start += BATCH * 20) {
-    await db.transaction().execute(async (trx) => {
+    await writer.write(async ({ trx }) => {
       for (let batch = start; batch < Math.min(target, start + BATCH * 20); batch += BATCH) {
         const objects = [];
         const tags = [];
@@ -288,14 +289,14 @@ async function main(): Promise<void> {
     const { db } = database;
     const { store } = services;
     log(`users: ${USERS}`);
-    const users = await createUsers(db, store);
+    const users = await createUsers(store);
     const clock = { ms: Date.now() - 365 * 86_400_000 };
     const figures: Figures[] = [];
     let count = 0;
     for (const stage of STAGES) {
       log(`filling to ${stage} objects`);
       const started = performance.now();
-      await fill(db, users, count, stage, clock);
+      await fill(services.writer, users, count, stage, clock);
       count = stage;
       await sql`ANALYZE`.execute(db);
       log(`  filled in ${((performance.now() - started) / 1000).toFixed(1)} s; measuring`);

@@ -1,11 +1,32 @@
 #!/usr/bin/env node
-// House rule: no module imports another module's repository; it calls that module's service
-// (through its index.ts). Biome cannot express "another module", so this check does.
+// House rules Biome cannot express:
+// - no module imports another module's repository; it calls that module's service (through its
+//   index.ts);
+// - every write goes through the unit of work (src/platform/database/unit-of-work.ts): a
+//   `.transaction()` anywhere else is a second way to write.
 import fs from 'node:fs';
 import path from 'node:path';
 
-const modules = path.resolve(import.meta.dirname, '..', 'src', 'modules');
+const root = path.resolve(import.meta.dirname, '..');
+const modules = path.join(root, 'src', 'modules');
 const problems = [];
+
+const unitOfWork = path.join('src', 'platform', 'database', 'unit-of-work.ts');
+for (const top of ['src', 'test', 'bench', 'scripts']) {
+  const dir = path.join(root, top);
+  if (!fs.existsSync(dir)) continue;
+  for (const file of fs.readdirSync(dir, { recursive: true })) {
+    const rel = path.join(top, String(file));
+    if (!/\.(ts|mjs|js)$/.test(rel) || rel === unitOfWork || rel.includes('node_modules')) continue;
+    if (rel === path.join('scripts', 'check-imports.mjs')) continue;
+    const lines = fs.readFileSync(path.join(root, rel), 'utf8').split('\n');
+    lines.forEach((line, index) => {
+      if (/\.transaction\(\)/.test(line)) {
+        problems.push(`${rel}:${index + 1}: .transaction() outside the unit of work (use Writer.write)`);
+      }
+    });
+  }
+}
 for (const area of fs.readdirSync(modules)) {
   const dir = path.join(modules, area);
   if (!fs.statSync(dir).isDirectory()) continue;
@@ -23,6 +44,6 @@ for (const area of fs.readdirSync(modules)) {
   }
 }
 if (problems.length > 0) {
-  console.error(`module boundary violations:\n${problems.join('\n')}`);
+  console.error(`house rule violations:\n${problems.join('\n')}`);
   process.exit(1);
 }

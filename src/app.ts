@@ -29,19 +29,22 @@ import { RecordingService, recordingRoutes } from './modules/recording/index.js'
 import { SessionService, sessionRoutes } from './modules/session/index.js';
 import { CaptchaService, RecoveryService, SignupService, signupRoutes } from './modules/signup/index.js';
 import { TagService, tagRoutes } from './modules/tag/index.js';
-import { AccountService, Throttle, UserService, userRoutes } from './modules/user/index.js';
+import { AccountService, UserService, userMetadataRoutes, userRoutes } from './modules/user/index.js';
 import { XObjectService, xobjectRoutes } from './modules/xobject/index.js';
 import type { Config } from './platform/config.js';
 import { type ContentService, createContentService } from './platform/content/index.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './platform/database/database.js';
+import { Writer } from './platform/database/unit-of-work.js';
 import { EventHub } from './platform/events/event-hub.js';
 import { Mailer } from './platform/mail.js';
 import { ObjectStore } from './platform/object-store/index.js';
 import { type AppInstance, createLogger, createServer } from './platform/server.js';
+import { Throttle } from './platform/throttle/throttle.js';
 import { Telephony } from './telephony/index.js';
 
 export interface Services {
   readonly hub: EventHub;
+  readonly writer: Writer;
   readonly users: UserService;
   readonly partners: PartnerService;
   readonly sessions: SessionService;
@@ -97,39 +100,39 @@ export async function openStorage(config: Config): Promise<DatabaseHandle> {
 export function createServices(database: DatabaseHandle, config: Config, log: FastifyBaseLogger): Services {
   const { db } = database;
   const hub = new EventHub(db, database.bus, log);
-  const users = new UserService(db);
+  // The one way to write (src/platform/database/unit-of-work.ts).
+  const writer = new Writer(db, hub, log);
+  const users = new UserService(writer);
   const partners = new PartnerService(db);
   const throttle = new Throttle(db);
-  const sessions = new SessionService({ db, hub, config, users, partners, throttle, log });
-  const features = new FeatureService(db, users);
+  const sessions = new SessionService({ db, writer, hub, config, users, partners, throttle, log });
+  const features = new FeatureService(writer, users);
   // decisions.md "Feature packs": every new user gets the packs marked default.
-  users.onUserCreated((trx, user) => features.giveDefaultPacks(trx, user.uuid));
-  const hardwareCodes = new HardwareCodeService(db);
-  const devices = new DeviceService(db, users);
-  const phones = new PhoneService({ db, users, partners });
-  const pushApplications = new PushApplicationService(db);
+  users.onUserCreated((w, user) => features.giveDefaultPacks(w.trx, user.uuid));
+  const hardwareCodes = new HardwareCodeService(writer);
+  const devices = new DeviceService(writer, users);
+  const phones = new PhoneService({ db, writer, users, partners });
+  const pushApplications = new PushApplicationService(writer);
   const store = new ObjectStore({
-    db,
-    hub,
-    dataDir: config.dataDir,
-    log,
+    writer,
     volumeQuota: async (trx, user) => (await features.quotaOf(user, trx)).quota.volume * 1024 * 1024,
   });
   const tags = new TagService(store);
   // decisions.md "Objects and tags": every user owns system and share tags from the start.
-  users.onUserCreated((trx, user) => tags.createUserTags(trx, user.uuid));
-  users.onUserDeleted((trx, user) => store.removeUser(trx, user.uuid));
+  users.onUserCreated((w, user) => tags.createUserTags(w.trx, user.uuid));
+  users.onUserDeleted((w, user) => store.removeUser(w, user.uuid));
   const contacts = new ContactService(store);
   const objects = new ObjectService(store);
   const invitations = new InvitationService(store, users);
   const xobjects = new XObjectService(store);
-  users.onUserCreated(async (trx, user) => {
-    await contacts.createOwnContact(trx, user);
+  users.onUserCreated(async (w, user) => {
+    await contacts.createOwnContact(w, user);
   });
   // Accounts: sign-up, password recovery, the user's own account (spec "Session and sign-up", "User").
   const mailer = new Mailer(config, log);
   const accounts = new AccountService({
     db,
+    writer,
     hub,
     config,
     users,
@@ -154,6 +157,7 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   const captchas = new CaptchaService(db, config, throttle);
   const signup = new SignupService({
     db,
+    writer,
     users,
     partners,
     sessions,
@@ -183,6 +187,7 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   return {
     telephony,
     hub,
+    writer,
     users,
     partners,
     sessions,
@@ -234,6 +239,7 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   xobjectRoutes(server, services.xobjects);
   signupRoutes(server, services);
   userRoutes(server, services.accounts);
+  userMetadataRoutes(server, services.objects);
   idcardcheckRoutes(server, services.accounts);
   presentationRoutes(server, services.presentations, services.presentationLive);
   presentationPageRoutes(server);

@@ -8,8 +8,10 @@
  * purge come from the object store. Chat calls are for participants: anyone else, including a
  * creator who left, gets wrong-chat.
  */
+
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
 import {
@@ -17,7 +19,6 @@ import {
   Level,
   type ObjectStore,
   type ObjectTypeDefinition,
-  type Write,
 } from '../../platform/object-store/index.js';
 import type { ChatMessageNotice } from './chat.push.js';
 import * as repo from './chat.repository.js';
@@ -176,7 +177,7 @@ export class ChatService {
   }
 
   private async changeParticipants(
-    w: Write,
+    w: UnitOfWork,
     found: AccessedObject,
     user: string,
     before: string[],
@@ -215,7 +216,7 @@ export class ChatService {
   }
 
   private async changeOwnState(
-    w: Write,
+    w: UnitOfWork,
     chat: string,
     user: string,
     body: UpdateParticipantBody,

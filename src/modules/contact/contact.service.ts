@@ -4,17 +4,14 @@
  * events and volume come from the object store. Every user has an own contact, made with the
  * account, that cannot be deleted.
  */
+
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid } from '../../platform/ids.js';
-import {
-  type ObjectRow,
-  type ObjectStore,
-  type ObjectTypeDefinition,
-  Write,
-} from '../../platform/object-store/index.js';
+import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { toApiError } from '../../platform/validation.js';
 import * as repo from './contact.repository.js';
 import {
@@ -64,22 +61,22 @@ export class ContactService {
   }
 
   /**
-   * Runs in the transaction that creates the user (after the system tags exist). Nobody has a
+   * Runs in the unit of work that creates the user (after the system tags exist). Nobody has a
    * session of the new user yet, so its object_new event goes nowhere.
    */
   async createOwnContact(
-    trx: Db,
+    w: UnitOfWork,
     user: { uuid: string; firstname: string; lastname: string },
   ): Promise<string> {
     const data: ContactData = { firstname: user.firstname, lastname: user.lastname, entry: {} };
-    const row = await this.store.createObject(new Write(trx), {
+    const row = await this.store.createObject(w, {
       type: 'contact',
       owner: user.uuid,
       description: describeName(data),
       data,
       checkQuota: false,
     });
-    await repo.insertUserContact(trx, { user_uuid: user.uuid, contact: row.uuid });
+    await repo.insertUserContact(w.trx, { user_uuid: user.uuid, contact: row.uuid });
     return row.uuid;
   }
 

@@ -4,6 +4,7 @@
  * each an owner; the device protocol authenticates with `verifyDevice`.
  */
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuidV1, newUuid, nowSeconds } from '../../platform/ids.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
@@ -40,9 +41,13 @@ function checkKey(key: string): void {
 
 export class DeviceService {
   constructor(
-    private readonly db: Db,
+    private readonly writer: Writer,
     private readonly users: UserService,
   ) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   /** Registers a device; already-exist for a known UUID, wrong-user for an unknown owner. */
   async createDevice(input: NewDevice): Promise<Device> {
@@ -60,7 +65,7 @@ export class DeviceService {
       description,
       created: nowSeconds(),
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.writer.write(async ({ trx }) => {
       if (await repo.findDevice(trx, row.uuid))
         throw new ApiError('already-exist', `device ${row.uuid} exists`);
       await repo.insertDevice(trx, row);

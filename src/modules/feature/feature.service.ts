@@ -4,6 +4,7 @@
  * on when any of them turns it on. Packs marked default are given to every new user.
  */
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
 import type { UserService } from '../user/index.js';
@@ -116,9 +117,13 @@ function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<
 
 export class FeatureService {
   constructor(
-    private readonly db: Db,
+    private readonly writer: Writer,
     private readonly users: UserService,
   ) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   /** A new pack; quotas left out are 0 and flags left out are off. already-exist if named so. */
   async createPack(name: string, changes: PackChanges = {}): Promise<FeaturePack> {
@@ -131,7 +136,7 @@ export class FeatureService {
       is_default: changes.isDefault ? 1 : 0,
       created: nowSeconds(),
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.writer.write(async ({ trx }) => {
       if (await repo.findPack(trx, name)) throw new ApiError('already-exist', `pack ${name} exists`);
       await repo.insertPack(trx, row);
     });
@@ -141,7 +146,7 @@ export class FeatureService {
   /** Changes the given quotas and flags (others keep their values) and the default mark. */
   async updatePack(name: string, changes: PackChanges): Promise<FeaturePack> {
     checkChanges(changes);
-    return this.db.transaction().execute(async (trx) => {
+    return this.writer.write(async ({ trx }) => {
       const row = await repo.findPack(trx, name);
       if (!row) throw new ApiError('wrong-pack', `no pack ${name}`);
       const pack = toPack(row);
@@ -172,7 +177,7 @@ export class FeatureService {
    * (and with it its quotas) too.
    */
   async deletePack(name: string, options: { force?: boolean } = {}): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+    await this.writer.write(async ({ trx }) => {
       if (!(await repo.findPack(trx, name))) throw new ApiError('wrong-pack', `no pack ${name}`);
       const holders = (await repo.countUsersByPack(trx)).get(name) ?? 0;
       if (holders > 0 && !options.force)
@@ -185,7 +190,7 @@ export class FeatureService {
   async assignPack(userUuid: string, name: string): Promise<boolean> {
     // Outside the transaction: on SQLite it holds the only connection.
     if (!(await this.users.findUser(userUuid))) throw new ApiError('wrong-user', 'no such user');
-    return this.db.transaction().execute(async (trx) => {
+    return this.writer.write(async ({ trx }) => {
       if (!(await repo.findPack(trx, name))) throw new ApiError('wrong-pack', `no pack ${name}`);
       const held = (await repo.listPacksOfUser(trx, userUuid)).some((pack) => pack.name === name);
       if (!held) await repo.insertUserPacks(trx, [{ user_uuid: userUuid, pack: name }]);

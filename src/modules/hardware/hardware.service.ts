@@ -5,6 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { isUuidV1, newUuid, nowSeconds, randomToken } from '../../platform/ids.js';
 import * as repo from './hardware.repository.js';
@@ -39,7 +40,11 @@ function toCode(row: repo.HardwareCodeTable): HardwareCode {
 }
 
 export class HardwareCodeService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly writer: Writer) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   /** Registers a code the operator chose; already-exist when it is registered already. */
   async registerCode(code: string, label: string): Promise<HardwareCode> {
@@ -52,7 +57,7 @@ export class HardwareCodeService {
       uses: 0,
       created: nowSeconds(),
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.writer.write(async ({ trx }) => {
       if (await repo.findCodeByHash(trx, row.code_hash))
         throw new ApiError('already-exist', 'this code is registered already');
       await repo.insertCode(trx, row);

@@ -29,7 +29,7 @@ for (const dialect of DIALECTS) {
       const codes = app.services.hardwareCodes;
       await codes.registerCode('box-0001-secret', 'box 1');
       await assert.rejects(
-        app.database.db.transaction().execute(async (trx) => {
+        app.services.writer.write(async ({ trx }) => {
           await codes.useHardwareCode(trx, 'box-0001-secret');
           throw new Error('sign-up failed later');
         }),

@@ -5,10 +5,12 @@
  * share tags, see each other's public profile (GET /api/user/{user-uuid}) and may be named in
  * tag policies. Unlinking takes back everything shared between them, with what derived from it.
  */
+
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds, randomToken } from '../../platform/ids.js';
-import type { ObjectStore, Write } from '../../platform/object-store/index.js';
+import type { ObjectStore } from '../../platform/object-store/index.js';
 import type { UserRow, UserService } from '../user/index.js';
 import * as repo from './invitation.repository.js';
 import type { CreateInvitationBody, InvitationObject, PublicUser } from './invitation.schema.js';
@@ -138,7 +140,7 @@ export class InvitationService {
     return row;
   }
 
-  private async remove(w: Write, row: repo.InvitationTable): Promise<void> {
+  private async remove(w: UnitOfWork, row: repo.InvitationTable): Promise<void> {
     await repo.deleteInvitation(w.trx, row.id);
     w.emit([row.owner, row.user_uuid], 'invitation_delete', {
       invitation: row.id,

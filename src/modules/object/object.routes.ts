@@ -1,6 +1,6 @@
 /**
  * Routes of spec "Comments, links, metadata": /api/object/{uuid}/comment, /api/comment/{uuid},
- * /api/object/{uuid}/link..., /api/object/{uuid}/metadata and /api/user/metadata.
+ * /api/object/{uuid}/link... and /api/object/{uuid}/metadata; and DELETE /api/trash.
  */
 import { userOf } from '../../platform/access.js';
 import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
@@ -11,6 +11,7 @@ import {
   ListCommentsAnswer,
   ListCommentsQuery,
   ListLinksAnswer,
+  METADATA_RULES,
   MetadataAnswer,
   MetadataQuery,
   ObjectParams,
@@ -18,10 +19,6 @@ import {
   SetMetadataQuery,
 } from './object.schema.js';
 import type { ObjectService } from './object.service.js';
-
-const METADATA_RULES =
-  'Keys match ^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){1,10}$; values are any JSON of at most 100 KB (too-large). ' +
-  'Query noevent: no event; nostore: nothing is stored, only the event is sent.';
 
 export function objectRoutes(app: AppInstance, objects: ObjectService): void {
   app.get(
@@ -184,38 +181,18 @@ export function objectRoutes(app: AppInstance, objects: ObjectService): void {
     },
   );
 
-  app.get(
-    '/api/user/metadata',
+  app.delete(
+    '/api/trash',
     {
       config: { access: 'user' },
       schema: {
-        summary: "The user's metadata: all keys, the given keys, or the keys below a domain",
-        tags: ['user'],
-        querystring: MetadataQuery,
-        response: { 200: MetadataAnswer },
-      },
-    },
-    async (request) => ({ metadata: await objects.getUserMetadata(userOf(request), request.query) }),
-  );
-
-  app.post(
-    '/api/user/metadata',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: "Change the user's metadata (user_metadata to all the user's sessions)",
-        description: METADATA_RULES,
-        tags: ['user'],
-        querystring: SetMetadataQuery,
-        body: SetMetadataBody,
+        summary: "Purge everything in the user's trash, with its content (trash_purge)",
+        tags: ['tag'],
         response: { 200: Empty },
       },
     },
     async (request) => {
-      await objects.setUserMetadata(userOf(request), request.body, {
-        noevent: isSet(request.query.noevent),
-        nostore: isSet(request.query.nostore),
-      });
+      await objects.emptyTrash(userOf(request));
       return {};
     },
   );

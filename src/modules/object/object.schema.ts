@@ -16,6 +16,11 @@ export const DOMAIN_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){0,10}$';
 /** Largest metadata value, as JSON text (too-large beyond). */
 export const METADATA_VALUE_MAX = 100 * 1024;
 
+/** What the metadata routes of objects and users document about keys, values and flags. */
+export const METADATA_RULES =
+  'Keys match ^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){1,10}$; values are any JSON of at most 100 KB (too-large). ' +
+  'Query noevent: no event; nostore: nothing is stored, only the event is sent.';
+
 export { ObjectParams };
 
 // Line breaks are allowed in comments; the limit is 1..1000 characters.

@@ -1,13 +1,16 @@
 /**
- * Comments, links and metadata of objects, and user metadata (spec "Comments, links, metadata",
- * "Authentication" 7, "Events" comment_*, object_metadata, user_metadata, object_link_*).
+ * Comments, links and metadata of objects, user metadata (its routes are the user area's) and
+ * the trash (spec "Comments, links, metadata", "Authentication" 7, "Events" comment_*,
+ * object_metadata, user_metadata, object_link_*, trash_purge).
  * They apply to objects of every type, so access comes from the object store: read access
  * suffices to comment, links need write on both objects, metadata changes need write.
  */
+
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
-import { Level, type ObjectRow, type ObjectStore, type Write } from '../../platform/object-store/index.js';
+import { Level, type ObjectRow, type ObjectStore } from '../../platform/object-store/index.js';
 import * as repo from './object.repository.js';
 import {
   COMMENT_LIST_COUNT,
@@ -170,7 +173,7 @@ export class ObjectService {
   }
 
   /** Users who may read both ends learn of the link: nobody learns of an object they cannot read. */
-  private async emitLink(w: Write, name: string, user: string, object: ObjectRow, other: ObjectRow) {
+  private async emitLink(w: UnitOfWork, name: string, user: string, object: ObjectRow, other: ObjectRow) {
     const second = new Set(await this.store.readers(w.trx, other));
     const recipients = (await this.store.readers(w.trx, object)).filter((reader) => second.has(reader));
     w.emit(recipients, name, { object: object.uuid, link: other.uuid, type: other.type, user });
@@ -233,6 +236,15 @@ export class ObjectService {
       }
       if (options.noevent || (update.length === 0 && remove.length === 0)) return;
       w.emit([user], 'user_metadata', { update: body.update ?? {}, delete: remove });
+    });
+  }
+
+  // ---------------------------------------------------------------- trash
+
+  /** DELETE /api/trash: everything in the user's trash is purged with its content. */
+  emptyTrash(user: string): Promise<void> {
+    return this.store.write(async (w) => {
+      await this.store.emptyTrash(w, user);
     });
   }
 }

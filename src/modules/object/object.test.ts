@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { build, Client, type Client as ClientType, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, type Client as ClientType, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
@@ -361,62 +361,33 @@ for (const dialect of DIALECTS) {
       await a.client.call('DELETE', `/api/contact/${object}?purge`);
       assert.equal(await rows(app, 'object_metadata', 'object', object), 0);
     });
+  });
 
-    test('user metadata: stored per user, user_metadata to all sessions of the user only', async (t) => {
+  describe(`trash (${dialect})`, () => {
+    test('DELETE /api/trash purges only the caller’s trash; shared listings hide trashed objects', async (t) => {
       const app = await build(t, { dialect });
-      const { client, user } = await loggedInClient(app);
-      const second = new Client(app);
-      await second.login(user.username, user.password);
-      const { client: other } = await loggedInClient(app);
-      const update = { 'app.settings.theme': 'dark', 'app.count': 3 };
-      assert.equal((await client.call('POST', '/api/user/metadata', { update })).status, 'ok');
-      for (const session of [client, second]) {
-        const [event] = await newEvents(session, 'user_metadata');
-        assert.deepEqual(
-          { ...event, id: 0, time: 0 },
-          { id: 0, time: 0, event: 'user_metadata', update, delete: [] },
-        );
-      }
-      assert.deepEqual(await newEvents(other), []);
-      assert.deepEqual((await second.call('GET', '/api/user/metadata')).metadata, update);
-      assert.deepEqual((await client.call('GET', '/api/user/metadata?domain=app.settings')).metadata, {
-        'app.settings.theme': 'dark',
-      });
-      assert.deepEqual((await client.call('GET', '/api/user/metadata?keys=app.count')).metadata, {
-        'app.count': 3,
-      });
-      assert.deepEqual((await other.call('GET', '/api/user/metadata')).metadata, {});
-
-      assert.equal((await client.call('POST', '/api/user/metadata', { delete: ['app.count'] })).status, 'ok');
-      assert.deepEqual((await newEvents(second, 'user_metadata'))[0]?.delete, ['app.count']);
+      const a = await loggedInClient(app);
+      const b = await loggedInClient(app);
+      await linkUsers(app, a.user.uuid, b.user.uuid);
+      const tagsA = await app.services.tags.getUserTags(a.user.uuid);
+      const mine = await contact(a.client);
+      const theirs = await contact(b.client);
+      await a.client.call('POST', `/api/object/${mine}/tag`, { add: [tagsA.share_read] });
+      await a.client.call('DELETE', `/api/contact/${mine}`);
+      await b.client.call('DELETE', `/api/contact/${theirs}`);
+      assert.deepEqual((await b.client.call('GET', `/api/tag/${tagsA.share_read}/object`)).object, []);
       assert.equal(
-        (await client.call('POST', '/api/user/metadata?noevent', { update: { 'ab.cd': 1 } })).status,
-        'ok',
-      );
-      assert.deepEqual(await newEvents(second, 'user_metadata'), []);
-      assert.equal(
-        (await client.call('POST', '/api/user/metadata?nostore', { update: { 'ab.cd': 2 } })).status,
-        'ok',
-      );
-      assert.equal((await newEvents(second, 'user_metadata')).length, 1);
-      assert.deepEqual((await client.call('GET', '/api/user/metadata')).metadata, {
-        'ab.cd': 1,
-        'app.settings.theme': 'dark',
-      });
-      const large = { update: { 'ab.cd': 'x'.repeat(100 * 1024) } };
-      assert.equal((await client.call('POST', '/api/user/metadata', large)).status, 'too-large');
-      assert.equal(
-        (await client.call('POST', '/api/user/metadata', { update: { bad: 1 } })).status,
-        'wrong-syntax',
-      );
-      assert.equal((await client.call('GET', '/api/user/metadata?keys=ab.cd,x')).status, 'wrong-syntax');
-      assert.equal(
-        ((await client.call('GET', '/api/user/metadata')).metadata as Record<string, unknown>)['ab.cd'],
+        ((await a.client.call('GET', `/api/tag/${tagsA.share_read}/object`)).object as unknown[]).length,
         1,
       );
-      const anonymous = new Client(app);
-      await anonymous.open();
-      assert.equal((await anonymous.call('GET', '/api/user/metadata')).status, 'no-auth');
+      await newEvents(a.client);
+      await newEvents(b.client);
+      assert.equal((await a.client.call('DELETE', '/api/trash')).status, 'ok');
+      assert.equal((await newEvents(a.client, 'trash_purge')).length, 1);
+      assert.deepEqual(await newEvents(b.client), []);
+      assert.equal((await a.client.call('GET', `/api/contact/${mine}`)).status, 'wrong-contact');
+      assert.equal((await b.client.call('GET', `/api/contact/${theirs}`)).status, 'ok');
+      assert.deepEqual((await a.client.call('GET', `/api/tag/${tagsA.tag_trash}/object`)).object, []);
     });
   });
 }

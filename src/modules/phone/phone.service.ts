@@ -5,6 +5,7 @@
  * must be held by one of that partner's users.
  */
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
 import type { PartnerService } from '../partner/index.js';
@@ -47,6 +48,8 @@ function checkNumber(number: string): void {
 
 export interface PhoneServiceDeps {
   db: Db;
+  /** Every write goes through it (the platform's unit of work). */
+  writer: Writer;
   users: UserService;
   partners: PartnerService;
 }
@@ -66,7 +69,7 @@ export class PhoneService {
       settings: '{}',
       created: nowSeconds(),
     };
-    await this.deps.db.transaction().execute(async (trx) => {
+    await this.deps.writer.write(async ({ trx }) => {
       if (await repo.findNumber(trx, number)) throw new ApiError('phone-duplicate', `${number} exists`);
       await repo.insertNumber(trx, row);
     });

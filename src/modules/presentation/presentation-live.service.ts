@@ -13,18 +13,15 @@
  * notices first. When the moderator leaves or is dropped, the member who joined first becomes
  * moderator; when the last member goes, the presentation stops.
  */
+
 import type { FastifyBaseLogger } from 'fastify';
 import type { SessionResolver } from '../../platform/access.js';
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { nowSeconds } from '../../platform/ids.js';
-import {
-  type AccessedObject,
-  Level,
-  type ObjectStore,
-  type Write,
-} from '../../platform/object-store/index.js';
+import { type AccessedObject, Level, type ObjectStore } from '../../platform/object-store/index.js';
 import * as repo from './presentation.repository.js';
 import type { ControlBody } from './presentation.schema.js';
 import { PRESENTATION, type PresentationData } from './presentation.type.js';
@@ -150,7 +147,7 @@ export class PresentationLiveService {
         time: nowSeconds(),
       });
       const payload = await this.statusPayload(w.trx, presentation, true);
-      if (payload.busy) w.afterCommit.push(async () => this.send([did], payload));
+      if (payload.busy) w.afterCommit(async () => this.send([did], payload));
       return payload.busy;
     });
   }
@@ -325,7 +322,7 @@ export class PresentationLiveService {
    * The presentation is being deleted (trash or purge): it stops, and its subscribers hear so
    * (before a purge removes them with the object).
    */
-  async endForDeletion(w: Write, presentation: string): Promise<void> {
+  async endForDeletion(w: UnitOfWork, presentation: string): Promise<void> {
     if ((await repo.bumpStartedState(w.trx, presentation)) === 0) return;
     await repo.deleteAllMembers(w.trx, presentation);
     await repo.updateState(w.trx, presentation, { busy: 0, moderator: null, started: null });
@@ -333,7 +330,7 @@ export class PresentationLiveService {
   }
 
   /** New content: a current page beyond the new slides goes back to the first. */
-  async contentChanged(w: Write, presentation: string, pageCount: number): Promise<void> {
+  async contentChanged(w: UnitOfWork, presentation: string, pageCount: number): Promise<void> {
     const state = await repo.findState(w.trx, presentation);
     if (state?.busy !== 1 || state.page <= pageCount) return;
     if ((await repo.bumpStartedState(w.trx, presentation)) === 0) return;
@@ -433,17 +430,21 @@ export class PresentationLiveService {
    * go at once, with the member list when the members changed too. Page and pointer changes
    * never carry the list, so that they stay small however large the presentation.
    */
-  private async announce(w: Write, presentation: string, change: Exclude<Change, 'none'>): Promise<void> {
+  private async announce(
+    w: UnitOfWork,
+    presentation: string,
+    change: Exclude<Change, 'none'>,
+  ): Promise<void> {
     if (change === 'members') {
       const count = await repo.countMembers(w.trx, presentation);
       const delay = Math.min(MEMBER_STATUS_MAX_DELAY_MS, Math.max(MEMBER_STATUS_DELAY_MS, count));
-      w.afterCommit.push(async () => this.scheduleMemberStatus(presentation, delay));
+      w.afterCommit(async () => this.scheduleMemberStatus(presentation, delay));
       return;
     }
     const withMembers = change === 'both';
     const payload = await this.statusPayload(w.trx, presentation, withMembers);
     const dids = await repo.listSubscriberDids(w.trx, presentation);
-    w.afterCommit.push(async () => {
+    w.afterCommit(async () => {
       if (withMembers) this.cancelMemberStatus(presentation);
       this.send(dids, payload);
     });

@@ -6,6 +6,7 @@
  */
 import { createPrivateKey } from 'node:crypto';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
 import * as repo from './push-application.repository.js';
@@ -49,7 +50,11 @@ function normalizeKey(text: string): string {
 }
 
 export class PushApplicationService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly writer: Writer) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   /** Registers an application id; invalid-appid for a bad id, already-exist when known. */
   async addApplication(input: NewPushApplication): Promise<PushApplication> {
@@ -64,7 +69,7 @@ export class PushApplicationService {
       private_key: normalizeKey(input.privateKey),
       created: nowSeconds(),
     };
-    await this.db.transaction().execute(async (trx) => {
+    await this.writer.write(async ({ trx }) => {
       if (await repo.findApplication(trx, row.application_id))
         throw new ApiError('already-exist', `application id ${row.application_id} exists`);
       await repo.insertApplication(trx, row);

@@ -5,6 +5,7 @@
  * tags, trash and object events come from the object store; what all types with content share,
  * from ContentObjects.
  */
+
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import { ContentObjects, type ContentObjectsDeps } from '../../platform/content/content-object.js';
@@ -15,8 +16,9 @@ import {
   FILES,
   type PreparedConversion,
 } from '../../platform/content/index.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
-import type { ObjectRow, ObjectStore, Write } from '../../platform/object-store/index.js';
+import type { ObjectRow, ObjectStore } from '../../platform/object-store/index.js';
 import type { ContentStatus, UpdateObjectBody } from '../../platform/schema.js';
 import type { RecordingObject } from './recording.schema.js';
 
@@ -100,7 +102,7 @@ export class RecordingService {
   }
 
   /** A status the platform sets (no user asked). */
-  private async setStatus(w: Write, row: ObjectRow, status: ContentStatus): Promise<void> {
+  private async setStatus(w: UnitOfWork, row: ObjectRow, status: ContentStatus): Promise<void> {
     const { row: current } = await this.store.getForRead(w.trx, row.owner, row.uuid, this.objects.definition);
     await this.store.updateObject(w, current, { status }, undefined);
   }

@@ -14,17 +14,21 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { SessionContext, SessionKind, SessionResolver } from '../../platform/access.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { EventQueue, type SessionEvent } from '../../platform/events/event-queue.js';
 import { randomToken } from '../../platform/ids.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { PartnerService } from '../partner/index.js';
-import type { Throttle, UserService } from '../user/index.js';
+import type { UserService } from '../user/index.js';
 import * as repo from './session.repository.js';
 import { missingCredential, type PostSessionBody, type SessionObject } from './session.schema.js';
 
 export interface SessionServiceDeps {
   db: Db;
+  /** Every write goes through it (the platform's unit of work). */
+  writer: Writer;
   hub: EventHub;
   config: Config;
   users: UserService;
@@ -122,9 +126,8 @@ export class SessionService implements SessionResolver {
   async stop(): Promise<void> {
     if (this.flushTimer) clearInterval(this.flushTimer);
     this.releaseWaiters();
-    const { db } = this.deps;
     const sessions = [...this.bySid.values()];
-    await db.transaction().execute(async (trx) => {
+    await this.deps.writer.write(async ({ trx }) => {
       for (const session of sessions) {
         await repo.updateSession(trx, session.did, {
           last_seen: session.lastSeen,
@@ -321,7 +324,7 @@ export class SessionService implements SessionResolver {
     const { db, config } = this.deps;
     // Activity first, so that a session used since its row was last written is not idle there.
     if (touched.length > 0) {
-      await db.transaction().execute(async (trx) => {
+      await this.deps.writer.write(async ({ trx }) => {
         for (const session of touched)
           await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
       });

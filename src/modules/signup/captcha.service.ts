@@ -13,7 +13,7 @@ import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
-import type { Throttle } from '../user/index.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import * as repo from './signup.repository.js';
 
 /** A captcha stays answerable this long after it was served. */

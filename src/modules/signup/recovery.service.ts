@@ -8,8 +8,9 @@
 import type { SessionContext } from '../../platform/access.js';
 import { ApiError } from '../../platform/errors.js';
 import type { Mailer } from '../../platform/mail.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { SessionService } from '../session/index.js';
-import { CODE_LENGTH, CODE_LIFETIME, newSecret, type Throttle, type UserService } from '../user/index.js';
+import { CODE_LENGTH, CODE_LIFETIME, newSecret, type UserService } from '../user/index.js';
 import type { CaptchaService, PendingCaptcha } from './captcha.service.js';
 import type { PostPasswordBody, PostRecoveryBody } from './signup.schema.js';
 

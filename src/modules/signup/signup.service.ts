@@ -8,11 +8,14 @@
  * The key, used with POST /api/signup/user, creates the user and authenticates the session.
  * Keys live 7 days, are stored hashed, and wrong ones are throttled per session.
  */
+
 import type { SessionContext } from '../../platform/access.js';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { HardwareCodeService } from '../hardware/index.js';
 import type { PartnerService } from '../partner/index.js';
 import type { SessionService } from '../session/index.js';
@@ -20,7 +23,6 @@ import {
   hashSecretCode,
   KEY_LENGTH,
   newSecret,
-  type Throttle,
   type UserService,
   VERIFICATION_LIFETIME,
 } from '../user/index.js';
@@ -30,6 +32,8 @@ import type { PostSignupUserBody, PostVerificationBody } from './signup.schema.j
 
 export interface SignupServiceDeps {
   db: Db;
+  /** Every write goes through it (the platform's unit of work). */
+  writer: Writer;
   users: UserService;
   partners: PartnerService;
   sessions: Pick<SessionService, 'authenticateUser'>;
@@ -111,13 +115,13 @@ export class SignupService {
     code: string,
     info: string | null,
   ): Promise<VerificationAnswer> {
-    const { throttle, hardwareCodes, db } = this.deps;
+    const { throttle, hardwareCodes } = this.deps;
     await throttle.check('code-session', session.did);
     await this.checkEmailFree(email);
     const key = newSecret(KEY_LENGTH);
     try {
       // The use of the code counts only together with the key it bought.
-      await db.transaction().execute(async (trx) => {
+      await this.deps.writer.write(async ({ trx }) => {
         await hardwareCodes.useHardwareCode(trx, code);
         await this.store(trx, key, 'hardware', email, null, info);
       });
@@ -194,31 +198,28 @@ export class SignupService {
    * user-created hooks), deletes the key, and authenticates the session.
    */
   async signupUser(session: SessionContext, body: PostSignupUserBody): Promise<void> {
-    const { db, users, sessions } = this.deps;
+    const { users, sessions } = this.deps;
     if (session.kind !== 'anonymous') throw new ApiError('already-auth', 'the session is authenticated');
     const row = await this.findVerification(session, body.verification);
     const email = row.email ?? body.email;
     if (email === undefined) throw new ApiError('missing-element', 'missing email');
-    const user = await db.transaction().execute(async (trx) => {
+    const user = await this.deps.writer.write(async (w) => {
       // A concurrent sign-up may have used the key meanwhile: only one of them deletes it.
-      if (!(await repo.deleteVerification(trx, row.key_hash)))
+      if (!(await repo.deleteVerification(w.trx, row.key_hash)))
         throw new ApiError('unknown-verification', 'unknown or expired verification key');
-      return users.createUser(
-        {
-          uuid: row.user_uuid,
-          username: body.username,
-          password: body.password,
-          firstname: body.firstname,
-          lastname: body.lastname,
-          email,
-          displayName: body.display_name,
-          countryCode: body.country_code,
-          language: body.language ?? session.language,
-          newsletter: body.newsletter,
-          partnerUuid: row.partner_uuid,
-        },
-        trx,
-      );
+      return users.createUserIn(w, {
+        uuid: row.user_uuid,
+        username: body.username,
+        password: body.password,
+        firstname: body.firstname,
+        lastname: body.lastname,
+        email,
+        displayName: body.display_name,
+        countryCode: body.country_code,
+        language: body.language ?? session.language,
+        newsletter: body.newsletter,
+        partnerUuid: row.partner_uuid,
+      });
     });
     await sessions.authenticateUser(session, user.uuid);
   }

@@ -1,6 +1,5 @@
 /**
- * Routes of the /api/tag family, POST /api/object/{uuid}/tag and DELETE /api/trash
- * (decisions.md "Objects and tags").
+ * Routes of the /api/tag family and POST /api/object/{uuid}/tag (decisions.md "Objects and tags").
  */
 import { userOf } from '../../platform/access.js';
 import { Empty, UuidAnswer } from '../../platform/schema.js';
@@ -134,21 +133,5 @@ export function tagRoutes(app: AppInstance, tags: TagService): void {
       },
     },
     async (request) => ({ tag: await tags.tagObject(userOf(request), request.params.uuid, request.body) }),
-  );
-
-  app.delete(
-    '/api/trash',
-    {
-      config: { access: 'user' },
-      schema: {
-        summary: "Purge everything in the user's trash, with its content (trash_purge)",
-        tags: ['tag'],
-        response: { 200: Empty },
-      },
-    },
-    async (request) => {
-      await tags.emptyTrash(userOf(request));
-      return {};
-    },
   );
 }

@@ -1,5 +1,5 @@
 /**
- * Schemas of the /api/tag family, POST /api/object/{uuid}/tag and DELETE /api/trash
+ * Schemas of the /api/tag family and POST /api/object/{uuid}/tag
  * (decisions.md "Objects and tags"; the spec lists these routes without their shapes).
  */
 import { type Static, Type } from 'typebox';

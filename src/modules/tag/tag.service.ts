@@ -1,6 +1,6 @@
 /**
  * Tags (decisions.md "Objects and tags"; spec "Events" tag_new, tag_modify, tag_delete,
- * object_tag, trash_purge): the /api/tag family, tagging objects and emptying the trash. The
+ * object_tag): the /api/tag family and tagging objects. The
  * access model itself lives in the object-store core; this service applies the rules of who
  * may do what with a tag.
  */
@@ -73,13 +73,6 @@ export class TagService {
     return this.store.write(async (w) => {
       const found = await this.store.getForRead(w.trx, user, objectUuid);
       return this.store.tagObject(w, user, found, body.add ?? [], body.delete ?? []);
-    });
-  }
-
-  /** DELETE /api/trash: everything in the user's trash is purged with its content. */
-  emptyTrash(user: string): Promise<void> {
-    return this.store.write(async (w) => {
-      await this.store.emptyTrash(w, user);
     });
   }
 

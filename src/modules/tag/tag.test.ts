@@ -321,28 +321,5 @@ for (const dialect of DIALECTS) {
       assert.equal((await newEvents(a.client, 'object_unshare')).length, 1);
       assert.equal((await a.client.call('GET', `/api/contact/${object}`)).status, 'wrong-contact');
     });
-
-    test('DELETE /api/trash purges only the caller’s trash; shared listings hide trashed objects', async (t) => {
-      const app = await build(t, { dialect });
-      const { a, b, tagsA } = await people(app);
-      const mine = await contact(a.client);
-      const theirs = await contact(b.client);
-      await a.client.call('POST', `/api/object/${mine}/tag`, { add: [tagsA.share_read] });
-      await a.client.call('DELETE', `/api/contact/${mine}`);
-      await b.client.call('DELETE', `/api/contact/${theirs}`);
-      assert.deepEqual((await b.client.call('GET', `/api/tag/${tagsA.share_read}/object`)).object, []);
-      assert.equal(
-        ((await a.client.call('GET', `/api/tag/${tagsA.share_read}/object`)).object as unknown[]).length,
-        1,
-      );
-      await newEvents(a.client);
-      await newEvents(b.client);
-      assert.equal((await a.client.call('DELETE', '/api/trash')).status, 'ok');
-      assert.equal((await newEvents(a.client, 'trash_purge')).length, 1);
-      assert.deepEqual(await newEvents(b.client), []);
-      assert.equal((await a.client.call('GET', `/api/contact/${mine}`)).status, 'wrong-contact');
-      assert.equal((await b.client.call('GET', `/api/contact/${theirs}`)).status, 'ok');
-      assert.deepEqual((await a.client.call('GET', `/api/tag/${tagsA.tag_trash}/object`)).object, []);
-    });
   });
 }

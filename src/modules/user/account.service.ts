@@ -16,16 +16,17 @@ import sharp from 'sharp';
 import type { SessionContext } from '../../platform/access.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError, NotFoundError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { writeFileAtomically } from '../../platform/files.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
+import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { FeatureService } from '../feature/index.js';
 import type { PartnerService } from '../partner/index.js';
 import { CODE_LENGTH, CODE_LIFETIME, hashSecretCode, newSecret } from './codes.js';
-import type { Throttle } from './throttle.js';
 import { readUpload } from './upload.js';
 import * as repo from './user.repository.js';
 import { ADDRESS_FIELDS, type PostUserBody, type UserObject, type Validation } from './user.schema.js';
@@ -64,6 +65,8 @@ export interface UsergroupSource {
 
 export interface AccountServiceDeps {
   db: Db;
+  /** Every write goes through it (the platform's unit of work). */
+  writer: Writer;
   hub: EventHub;
   config: Pick<Config, 'dataDir' | 'maxUploadSize'>;
   users: UserService;
@@ -238,9 +241,9 @@ export class AccountService {
       if (addressChanged) changes.validation = 'incomplete';
     }
 
-    let droppedJobs: repo.IdcardJobTable[] = [];
     const now = nowSeconds();
-    await this.db.transaction().execute(async (trx) => {
+    await this.deps.writer.write(async (w) => {
+      const { trx } = w;
       if (confirmed) {
         // A concurrent call may have used the code meanwhile: only one of them deletes it.
         if (!(await repo.deleteCode(trx, confirmed.code_hash)))
@@ -265,15 +268,15 @@ export class AccountService {
         });
       }
       if (addressChanged) {
-        droppedJobs = await repo.listIdcardJobsOfUser(trx, userUuid);
+        const dropped = await repo.listIdcardJobsOfUser(trx, userUuid);
         await repo.deleteIdcardJobsOfUser(trx, userUuid);
+        w.afterCommit(() => this.removeIdcardFiles(dropped));
       }
       if (Object.keys(changes).length > 0) await repo.updateUser(trx, userUuid, changes);
+      if (Object.keys(changes).length > 0 || emailCode) w.afterCommit(() => this.modified(userUuid));
     });
     if (confirmed) await throttle.clear('code-account', userUuid);
     if (body.password !== undefined) await throttle.clear('password-account', userUuid);
-    await this.removeIdcardFiles(droppedJobs);
-    if (Object.keys(changes).length > 0 || emailCode) this.modified(userUuid);
   }
 
   // --- profile picture ---
@@ -348,20 +351,19 @@ export class AccountService {
     if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new ApiError('malformed-file', 'not a PDF');
     const job = { uuid: newUuid(), user_uuid: userUuid, created: nowSeconds() };
     await writeFileAtomically(this.idcardPath(job.uuid), data);
-    let replaced: repo.IdcardJobTable[] = [];
     try {
-      await this.db.transaction().execute(async (trx) => {
-        replaced = await repo.listIdcardJobsOfUser(trx, userUuid);
-        await repo.deleteIdcardJobsOfUser(trx, userUuid);
-        await repo.insertIdcardJob(trx, job);
-        await repo.updateUser(trx, userUuid, { validation: 'checking' });
+      await this.deps.writer.write(async (w) => {
+        const replaced = await repo.listIdcardJobsOfUser(w.trx, userUuid);
+        await repo.deleteIdcardJobsOfUser(w.trx, userUuid);
+        await repo.insertIdcardJob(w.trx, job);
+        await repo.updateUser(w.trx, userUuid, { validation: 'checking' });
+        w.afterCommit(() => this.removeIdcardFiles(replaced));
+        w.afterCommit(() => this.modified(userUuid));
       });
     } catch (error) {
       await fs.rm(this.idcardPath(job.uuid), { force: true });
       throw error;
     }
-    await this.removeIdcardFiles(replaced);
-    this.modified(userUuid);
   }
 
   /** GET /api/idcardcheck: the open jobs, oldest first. */
@@ -408,7 +410,7 @@ export class AccountService {
    */
   async setIdcardResult(jobUuid: string, validation: Validation): Promise<void> {
     const job = await this.requireJob(jobUuid);
-    await this.db.transaction().execute(async (trx) => {
+    await this.deps.writer.write(async ({ trx }) => {
       if (!(await repo.deleteIdcardJob(trx, job.uuid))) throw new ApiError('wrong-job', 'no such job');
       await repo.updateUser(trx, job.user_uuid, { validation });
     });

@@ -15,11 +15,9 @@ export {
   newSecret,
   VERIFICATION_LIFETIME,
 } from './codes.js';
-export { THROTTLE_LIMIT, THROTTLE_WINDOW, Throttle, type ThrottleScope } from './throttle.js';
-export { userRoutes } from './user.routes.js';
+export { userMetadataRoutes, userRoutes } from './user.routes.js';
 export { type UserObject, VALIDATIONS, type Validation } from './user.schema.js';
 export {
-  type AfterCommit,
   type CodePurpose,
   emailKey,
   INTERNAL_PERMISSIONS,

@@ -49,20 +49,12 @@ export interface IdcardJobTable {
   created: number;
 }
 
-export interface ThrottleTable {
-  scope: string;
-  subject: string;
-  window_start: number;
-  failures: number;
-}
-
 declare module '../../platform/database/database.js' {
   interface Tables {
     user: UserTable;
     internal_permission: { user_uuid: string; permission: string };
     account_code: AccountCodeTable;
     idcard_job: IdcardJobTable;
-    throttle: ThrottleTable;
   }
 }
 
@@ -186,35 +178,4 @@ export async function deleteIdcardJob(db: Db, uuid: string): Promise<boolean> {
 
 export function deleteIdcardJobsOfUser(db: Db, userUuid: string): Promise<unknown> {
   return db.deleteFrom('idcard_job').where('user_uuid', '=', userUuid).execute();
-}
-
-// --- throttling of wrong answers ---
-
-export function findThrottle(db: Db, scope: string, subject: string): Promise<ThrottleTable | undefined> {
-  return db
-    .selectFrom('throttle')
-    .selectAll()
-    .where('scope', '=', scope)
-    .where('subject', '=', subject)
-    .executeTakeFirst();
-}
-
-export function saveThrottle(db: Db, row: ThrottleTable): Promise<unknown> {
-  return db
-    .insertInto('throttle')
-    .values(row)
-    .onConflict((oc) =>
-      oc
-        .columns(['scope', 'subject'])
-        .doUpdateSet({ window_start: row.window_start, failures: row.failures }),
-    )
-    .execute();
-}
-
-export function deleteThrottle(db: Db, scope: string, subject: string): Promise<unknown> {
-  return db.deleteFrom('throttle').where('scope', '=', scope).where('subject', '=', subject).execute();
-}
-
-export function deleteStaleThrottles(db: Db, before: number): Promise<unknown> {
-  return db.deleteFrom('throttle').where('window_start', '<', before).execute();
 }

@@ -2,10 +2,19 @@
  * Routes of spec "User": GET/POST /api/user, and the account routes the spec lists without a
  * shape (`/api/user/picture`, `/api/user/idcard`, `/api/user/delete`), designed like the rest:
  * raw uploads with a client-chosen file name, binary downloads that fail with an empty 404.
+ * And /api/user/metadata (spec "Comments, links, metadata"), kept by the object area's service.
  */
 import { userOf } from '../../platform/access.js';
-import { Empty } from '../../platform/schema.js';
+import { Empty, isSet } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
+import {
+  METADATA_RULES,
+  MetadataAnswer,
+  MetadataQuery,
+  type ObjectService,
+  SetMetadataBody,
+  SetMetadataQuery,
+} from '../object/index.js';
 import type { AccountService } from './account.service.js';
 import { DeleteAccountBody, DownloadQuery, FileParams, GetUserAnswer, PostUserBody } from './user.schema.js';
 
@@ -148,6 +157,45 @@ export function userRoutes(app: AppInstance, accounts: AccountService): void {
     },
     async (request) => {
       await accounts.deleteAccount(request.session!, userOf(request), request.body.password);
+      return {};
+    },
+  );
+}
+
+/** GET and POST /api/user/metadata: the user's own keys and values. */
+export function userMetadataRoutes(app: AppInstance, objects: ObjectService): void {
+  app.get(
+    '/api/user/metadata',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "The user's metadata: all keys, the given keys, or the keys below a domain",
+        tags: ['user'],
+        querystring: MetadataQuery,
+        response: { 200: MetadataAnswer },
+      },
+    },
+    async (request) => ({ metadata: await objects.getUserMetadata(userOf(request), request.query) }),
+  );
+
+  app.post(
+    '/api/user/metadata',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "Change the user's metadata (user_metadata to all the user's sessions)",
+        description: METADATA_RULES,
+        tags: ['user'],
+        querystring: SetMetadataQuery,
+        body: SetMetadataBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await objects.setUserMetadata(userOf(request), request.body, {
+        noevent: isSet(request.query.noevent),
+        nostore: isSet(request.query.nostore),
+      });
       return {};
     },
   );

@@ -4,6 +4,7 @@
  */
 
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
@@ -43,25 +44,27 @@ export function emailKey(email: string): string {
 }
 
 /**
- * Runs inside the transaction that creates a user, so that what every user owns from the start
+ * Runs in the unit of work that creates a user, so that what every user owns from the start
  * (system tags, own contact, default feature packs) exists with it or not at all.
  */
-export type UserCreatedHook = (trx: Db, user: repo.UserRow) => Promise<void>;
+export type UserCreatedHook = (w: UnitOfWork, user: repo.UserRow) => Promise<void>;
 
 /**
- * Runs inside the transaction that deletes a user, before the user row goes, so that what the
- * user owns goes with it or the deletion fails as a whole.
+ * Runs in the unit of work that deletes a user, before the user row goes, so that what the
+ * user owns goes with it or the deletion fails as a whole; what must wait for the commit
+ * (events, file removal) goes to `w.afterCommit`.
  */
-export type UserDeletedHook = (trx: Db, user: repo.UserRow) => Promise<AfterCommit | undefined>;
-
-/** Work a hook hands back to run once the deletion has committed (events, file removal). */
-export type AfterCommit = () => Promise<void>;
+export type UserDeletedHook = (w: UnitOfWork, user: repo.UserRow) => Promise<void>;
 
 export class UserService {
   private readonly createdHooks: UserCreatedHook[] = [];
   private readonly deletedHooks: UserDeletedHook[] = [];
 
-  constructor(private readonly db: Db) {}
+  constructor(private readonly writer: Writer) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   /** Other areas register what a new user gets (see UserCreatedHook). */
   onUserCreated(hook: UserCreatedHook): void {
@@ -75,15 +78,20 @@ export class UserService {
 
   /**
    * Creates a user with everything a user owns from the start; duplicate-username, or
-   * already-exist when the e-mail address is in use. Pass `db` to join a caller's transaction.
+   * already-exist when the e-mail address is in use.
    */
-  async createUser(input: NewUser, db?: Db): Promise<repo.UserRow> {
+  async createUser(input: NewUser): Promise<repo.UserRow> {
     const passwordHash = await hashSecret(input.password);
-    if (db) return this.insertUser(db, input, passwordHash);
-    return this.db.transaction().execute((trx) => this.insertUser(trx, input, passwordHash));
+    return this.writer.write((w) => this.insertUser(w, input, passwordHash));
   }
 
-  private async insertUser(db: Db, input: NewUser, passwordHash: string): Promise<repo.UserRow> {
+  /** createUser as part of the caller's unit of work (a sign-up that uses up its verification). */
+  async createUserIn(w: UnitOfWork, input: NewUser): Promise<repo.UserRow> {
+    return this.insertUser(w, input, await hashSecret(input.password));
+  }
+
+  private async insertUser(w: UnitOfWork, input: NewUser, passwordHash: string): Promise<repo.UserRow> {
+    const db = w.trx;
     if (await repo.findUserByUsernameKey(db, usernameKey(input.username)))
       throw new ApiError('duplicate-username');
     if (input.email && (await repo.findUserByEmailKey(db, emailKey(input.email)))) {
@@ -119,7 +127,7 @@ export class UserService {
       picture: 0,
     };
     await repo.insertUser(db, row);
-    for (const hook of this.createdHooks) await hook(db, row);
+    for (const hook of this.createdHooks) await hook(w, row);
     return row;
   }
 
@@ -168,7 +176,7 @@ export class UserService {
     email: string | null = null,
   ): Promise<void> {
     const now = nowSeconds();
-    await this.db.transaction().execute(async (trx) => {
+    await this.writer.write(async ({ trx }) => {
       await repo.deleteExpiredCodes(trx, now);
       await repo.deleteCodesOfUser(trx, userUuid, purpose);
       await repo.insertCode(trx, {
@@ -193,7 +201,7 @@ export class UserService {
     if (row?.purpose !== 'recovery' || row.user_uuid !== userUuid || row.expires <= nowSeconds())
       return false;
     const passwordHash = await hashSecret(password);
-    return this.db.transaction().execute(async (trx) => {
+    return this.writer.write(async ({ trx }) => {
       // A concurrent call may have used the code meanwhile: only one of them gets to delete it.
       if (!(await repo.deleteCode(trx, codeHash))) return false;
       await repo.deleteCodesOfUser(trx, userUuid, 'recovery');
@@ -207,26 +215,16 @@ export class UserService {
   }
 
   /**
-   * Deletes a user with everything the deletion hooks remove, in one transaction; false when
-   * there was no such user. Pass `db` to join a caller's transaction.
+   * Deletes a user with everything the deletion hooks remove, in one unit of work; false when
+   * there was no such user.
    */
-  async deleteUser(uuid: string, db?: Db): Promise<boolean> {
-    const after: AfterCommit[] = [];
-    const remove = (trx: Db) => this.removeUser(trx, uuid, after);
-    // Joining a caller's transaction, the follow-up work runs when this call ends instead.
-    const deleted = db ? await remove(db) : await this.db.transaction().execute(remove);
-    for (const task of after) await task();
-    return deleted;
-  }
-
-  private async removeUser(db: Db, uuid: string, after: AfterCommit[]): Promise<boolean> {
-    const user = await repo.findUserByUuid(db, uuid);
-    if (!user) return false;
-    for (const hook of this.deletedHooks) {
-      const task = await hook(db, user);
-      if (task) after.push(task);
-    }
-    return repo.deleteUser(db, uuid);
+  deleteUser(uuid: string): Promise<boolean> {
+    return this.writer.write(async (w) => {
+      const user = await repo.findUserByUuid(w.trx, uuid);
+      if (!user) return false;
+      for (const hook of this.deletedHooks) await hook(w, user);
+      return repo.deleteUser(w.trx, uuid);
+    });
   }
 
   /** True when `pin` is the user's phone PIN (POST /api/user `pin`); false without a PIN. */

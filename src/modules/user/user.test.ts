@@ -13,6 +13,7 @@ import {
 } from '../../../test/helper.js';
 import { linkParameter, startMailbox } from '../../../test/mailbox.js';
 import type { App } from '../../app.js';
+import { newEvents } from '../../platform/object-store/testing.js';
 
 async function setup(t: TestContext, dialect: Dialect, env: Record<string, string> = {}) {
   const mailbox = await startMailbox(t);
@@ -550,6 +551,67 @@ for (const dialect of DIALECTS) {
       assert.equal((await download(app, client, '/api/user/picture/x.png')).statusCode, 404);
       const none = new Client(app);
       assert.equal((await none.call('GET', '/api/user')).status, 'no-session');
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`user metadata (${dialect})`, () => {
+    test('user metadata: stored per user, user_metadata to all sessions of the user only', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const second = new Client(app);
+      await second.login(user.username, user.password);
+      const { client: other } = await loggedInClient(app);
+      const update = { 'app.settings.theme': 'dark', 'app.count': 3 };
+      assert.equal((await client.call('POST', '/api/user/metadata', { update })).status, 'ok');
+      for (const session of [client, second]) {
+        const [event] = await newEvents(session, 'user_metadata');
+        assert.deepEqual(
+          { ...event, id: 0, time: 0 },
+          { id: 0, time: 0, event: 'user_metadata', update, delete: [] },
+        );
+      }
+      assert.deepEqual(await newEvents(other), []);
+      assert.deepEqual((await second.call('GET', '/api/user/metadata')).metadata, update);
+      assert.deepEqual((await client.call('GET', '/api/user/metadata?domain=app.settings')).metadata, {
+        'app.settings.theme': 'dark',
+      });
+      assert.deepEqual((await client.call('GET', '/api/user/metadata?keys=app.count')).metadata, {
+        'app.count': 3,
+      });
+      assert.deepEqual((await other.call('GET', '/api/user/metadata')).metadata, {});
+
+      assert.equal((await client.call('POST', '/api/user/metadata', { delete: ['app.count'] })).status, 'ok');
+      assert.deepEqual((await newEvents(second, 'user_metadata'))[0]?.delete, ['app.count']);
+      assert.equal(
+        (await client.call('POST', '/api/user/metadata?noevent', { update: { 'ab.cd': 1 } })).status,
+        'ok',
+      );
+      assert.deepEqual(await newEvents(second, 'user_metadata'), []);
+      assert.equal(
+        (await client.call('POST', '/api/user/metadata?nostore', { update: { 'ab.cd': 2 } })).status,
+        'ok',
+      );
+      assert.equal((await newEvents(second, 'user_metadata')).length, 1);
+      assert.deepEqual((await client.call('GET', '/api/user/metadata')).metadata, {
+        'ab.cd': 1,
+        'app.settings.theme': 'dark',
+      });
+      const large = { update: { 'ab.cd': 'x'.repeat(100 * 1024) } };
+      assert.equal((await client.call('POST', '/api/user/metadata', large)).status, 'too-large');
+      assert.equal(
+        (await client.call('POST', '/api/user/metadata', { update: { bad: 1 } })).status,
+        'wrong-syntax',
+      );
+      assert.equal((await client.call('GET', '/api/user/metadata?keys=ab.cd,x')).status, 'wrong-syntax');
+      assert.equal(
+        ((await client.call('GET', '/api/user/metadata')).metadata as Record<string, unknown>)['ab.cd'],
+        1,
+      );
+      const anonymous = new Client(app);
+      await anonymous.open();
+      assert.equal((await anonymous.call('GET', '/api/user/metadata')).status, 'no-auth');
     });
   });
 }

@@ -7,9 +7,11 @@
  * the job started after the commit), the switch to a conversion result, download keys and the
  * removal of the content when the object is purged. The type gives its fields, files and event.
  */
+
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../database/database.js';
+import type { UnitOfWork } from '../database/unit-of-work.js';
 import { ApiError, NotFoundError } from '../errors.js';
 import type {
   AccessedObject,
@@ -17,7 +19,6 @@ import type {
   ObjectStore,
   ObjectTypeDefinition,
   UserTags,
-  Write,
 } from '../object-store/index.js';
 import type { ContentStatus } from '../schema.js';
 import type {
@@ -56,7 +57,7 @@ export interface ContentObjectType<D extends ContentData> {
   /** The type fields after a conversion: with `content` (ok) or without it (empty, fail). */
   converted(current: D, content: string | undefined, metadata: Metadata): D;
   /** More work in the switching transaction when new content arrived, before the event. */
-  onNewContent?(w: Write, uuid: string, data: D): Promise<void>;
+  onNewContent?(w: UnitOfWork, uuid: string, data: D): Promise<void>;
   /** Payload of `<type>_convert` to the object's readers; the type sends none without it. */
   convertEvent?(uuid: string, status: ConversionStatus, data: D): Record<string, unknown>;
 }
@@ -109,11 +110,9 @@ export class ContentObjects<D extends ContentData> {
     this.definition = this.store.defineType({
       type: type.type,
       wrong: type.wrong,
-      // Runs inside the purging transaction; the content goes once it is over (never awaited
-      // here: on SQLite the transaction holds the only connection).
       // Files go only once the purge has committed: a rolled-back purge keeps its content.
-      onPurge: async (_trx, row, later) => {
-        later(() => this.removeContent(row.uuid));
+      onPurge: async (w, row) => {
+        w.afterCommit(() => this.removeContent(row.uuid));
       },
     });
     for (const kind of type.conversions ?? []) {
@@ -173,7 +172,12 @@ export class ContentObjects<D extends ContentData> {
   }
 
   /** Conventions 9; `before` runs first in the same transaction. Purge removes the content too. */
-  remove(user: string, uuid: string, purge: boolean, before?: (w: Write) => Promise<void>): Promise<void> {
+  remove(
+    user: string,
+    uuid: string,
+    purge: boolean,
+    before?: (w: UnitOfWork) => Promise<void>,
+  ): Promise<void> {
     return this.store.write(async (w) => {
       const found = await this.store.getForRead(w.trx, user, uuid, this.definition);
       await before?.(w);
@@ -237,7 +241,7 @@ export class ContentObjects<D extends ContentData> {
    * Records a prepared job in one transaction with `change` and starts it after the commit; a
    * failed transaction discards the stored input.
    */
-  async record(prepared: PreparedConversion, change: (w: Write) => Promise<void>): Promise<void> {
+  async record(prepared: PreparedConversion, change: (w: UnitOfWork) => Promise<void>): Promise<void> {
     try {
       await this.store.write(async (w) => {
         await change(w);

@@ -14,6 +14,5 @@ export {
   type TagRow,
   type TagView,
   type UserTags,
-  Write,
 } from './object-store.js';
 export { DeleteQuery, ObjectParams, TagList, UUID_PATTERN } from './schema.js';

@@ -5,10 +5,10 @@
  * a user's UUID) that gave `LIMIT` wrong answers within `WINDOW` seconds gets
  * resource-throttle until the window has passed.
  */
-import type { Db } from '../../platform/database/database.js';
-import { ApiError } from '../../platform/errors.js';
-import { nowSeconds } from '../../platform/ids.js';
-import * as repo from './user.repository.js';
+import type { Db } from '../database/database.js';
+import { ApiError } from '../errors.js';
+import { nowSeconds } from '../ids.js';
+import * as repo from './throttle.repository.js';
 
 /** What is being counted: per session or per account. */
 export type ThrottleScope =

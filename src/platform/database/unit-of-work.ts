@@ -1,0 +1,109 @@
+/**
+ * The unit of work, the only way to write (spec Conventions: "a failed call changes nothing";
+ * STYLE.md "Every write goes through the platform's one unit of work"). A write runs in one
+ * transaction; what must wait for its commit (events, file removal, mails, later SIP and media
+ * commands) is registered with `afterCommit` and runs once the transaction has committed, in
+ * the order registered, and not at all when it rolls back.
+ *
+ * A function that takes part in a caller's write takes the caller's `UnitOfWork` as its first
+ * argument and joins it: it queries through `w.trx` and registers its hooks on `w`, which run
+ * after the outermost commit. On SQLite the transaction holds the only connection, so a query
+ * through another handle inside a write would wait forever.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { EventTarget } from '../events/event-hub.js';
+import type { Db } from './database.js';
+
+/** Work to run after the commit; a failure is logged, never thrown into the caller. */
+export type AfterCommitHook = () => void | Promise<void>;
+
+/** Where a unit of work's events go after the commit (the EventHub). */
+export interface EventSink {
+  emit(target: EventTarget, event: string, payload: Record<string, unknown>): void;
+}
+
+/** One write in progress: its transaction and what waits for its commit. */
+export class UnitOfWork {
+  readonly #hooks: AfterCommitHook[] = [];
+
+  constructor(
+    readonly trx: Db,
+    private readonly events: EventSink,
+  ) {}
+
+  /** Sends an event to `users` (each once) after the commit; none when the list is empty. */
+  emit(users: Iterable<string>, name: string, payload: Record<string, unknown>): void {
+    const list = [...new Set(users)];
+    if (list.length > 0) this.afterCommit(() => this.events.emit({ users: list }, name, payload));
+  }
+
+  /** Registers `hook` to run after the outermost commit (in order; skipped on rollback). */
+  afterCommit(hook: AfterCommitHook): void {
+    this.#hooks.push(hook);
+  }
+
+  /** Called by the Writer once the transaction has committed. */
+  async runHooks(log: Pick<FastifyBaseLogger, 'error'>): Promise<void> {
+    for (const hook of this.#hooks) {
+      try {
+        await hook();
+      } catch (error) {
+        log.error({ err: error }, 'after-commit work failed');
+      }
+    }
+  }
+}
+
+export interface WriterOptions {
+  /**
+   * How many times a write runs at most when its transaction fails with a retryable error.
+   * 1 (the default) never retries. Each attempt gets a fresh unit of work, so the hooks of a
+   * failed attempt never run.
+   */
+  readonly attempts?: number;
+  /** Which failures are worth another attempt; by default PostgreSQL's serialization failure and deadlock. */
+  readonly retryable?: (error: unknown) => boolean;
+}
+
+/** PostgreSQL's SQLSTATE for serialization failure (40001) and deadlock (40P01). */
+export function isSerializationFailure(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === '40001' || code === '40P01';
+}
+
+/** Opens units of work on the one database handle. */
+export class Writer {
+  private readonly attempts: number;
+  private readonly retryable: (error: unknown) => boolean;
+
+  constructor(
+    readonly db: Db,
+    private readonly events: EventSink,
+    private readonly log: Pick<FastifyBaseLogger, 'error'>,
+    options: WriterOptions = {},
+  ) {
+    this.attempts = Math.max(1, options.attempts ?? 1);
+    this.retryable = options.retryable ?? isSerializationFailure;
+  }
+
+  /**
+   * Runs `fn` in one new transaction and, after its commit, the hooks it registered. To take
+   * part in a write already open, call the function with that write's UnitOfWork instead.
+   */
+  async write<T>(fn: (w: UnitOfWork) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let committed: { result: T; w: UnitOfWork };
+      try {
+        committed = await this.db.transaction().execute(async (trx) => {
+          const w = new UnitOfWork(trx, this.events);
+          return { result: await fn(w), w };
+        });
+      } catch (error) {
+        if (attempt < this.attempts && this.retryable(error)) continue;
+        throw error;
+      }
+      await committed.w.runHooks(this.log);
+      return committed.result;
+    }
+  }
+}

@@ -1,0 +1,173 @@
+/**
+ * Objects (spec Conventions 9, "Events" object_new, object_modify, object_delete, trash_purge):
+ * creating, changing, trashing and purging the rows every object type lives in.
+ */
+import type { UnitOfWork } from '../database/unit-of-work.js';
+import { ApiError } from '../errors.js';
+import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
+import { type AccessedObject, levelsOf, type ObjectTypeDefinition, readers, readersOf } from './access.js';
+import { Level } from './grants.js';
+import * as repo from './object-store.repository.js';
+import { attachTags } from './object-tags.js';
+import { checkQuota, rowBytes, type VolumeQuota } from './quota.js';
+import { userTags } from './tags.js';
+import { unlinkUsers } from './user-links.js';
+import { emitPerViewer, objectPayload } from './views.js';
+
+/** What object writes need from the store: the declared types (for purging) and the quota. */
+export interface ObjectContext {
+  readonly types: ReadonlyMap<string, ObjectTypeDefinition>;
+  readonly volumeQuota: VolumeQuota;
+}
+
+export interface NewObject {
+  type: string;
+  owner: string;
+  description?: string;
+  status?: string | null;
+  /** A sub-classification the type lists by (the client's type name of an xobject). */
+  subtype?: string;
+  data?: unknown;
+  /** Bytes of content files stored with the object. */
+  contentBytes?: number;
+  /** Further tags of the owner to put on the object (e.g. tag_inbox). */
+  tags?: string[];
+  /** False for objects the platform makes on its own (a user's own contact). */
+  checkQuota?: boolean;
+}
+
+export interface ObjectChanges {
+  description?: string;
+  status?: string | null;
+  data?: unknown;
+  contentBytes?: number;
+}
+
+/** Creates an object with the owner's tag_all (and given tags); object_new to users with access. */
+export async function createObject(
+  ctx: ObjectContext,
+  w: UnitOfWork,
+  input: NewObject,
+): Promise<repo.ObjectRow> {
+  const uuid = newUuid();
+  const now = nowSeconds();
+  const description = input.description ?? '';
+  const data = JSON.stringify(input.data ?? {});
+  const volume = rowBytes(description, data) + (input.contentBytes ?? 0);
+  if (input.checkQuota !== false) await checkQuota(w.trx, ctx.volumeQuota, input.owner, volume);
+  const row: repo.ObjectRow = {
+    uuid,
+    type: input.type,
+    owner: input.owner,
+    time: now,
+    sort_key: uuidSortKey(uuid),
+    modified: now,
+    description,
+    status: input.status ?? null,
+    subtype: input.subtype ?? null,
+    data,
+    volume,
+    trashed: 0,
+  };
+  await repo.insertObject(w.trx, row);
+  const tags = [(await userTags(w.trx, input.owner)).tag_all, ...(input.tags ?? [])];
+  await attachTags(
+    w.trx,
+    row,
+    tags.map((tag) => ({ tag, attacher: input.owner })),
+  );
+  await emitPerViewer(w, readersOf(await levelsOf(w.trx, row)), row, 'object_new', {});
+  return row;
+}
+
+/**
+ * Changes an object's description, status, type fields or content size; object_modify to its
+ * readers. `user` is the user who asked (absent for changes the platform makes itself).
+ */
+export async function updateObject(
+  ctx: ObjectContext,
+  w: UnitOfWork,
+  row: repo.ObjectRow,
+  changes: ObjectChanges,
+  user: string | undefined,
+): Promise<repo.ObjectRow> {
+  const description = changes.description ?? row.description;
+  const data = changes.data === undefined ? row.data : JSON.stringify(changes.data);
+  const contentBytes = changes.contentBytes ?? row.volume - rowBytes(row.description, row.data);
+  const volume = rowBytes(description, data) + Math.max(0, contentBytes);
+  if (volume > row.volume) await checkQuota(w.trx, ctx.volumeQuota, row.owner, volume - row.volume);
+  const updated: repo.ObjectRow = {
+    ...row,
+    description,
+    data,
+    volume,
+    status: changes.status === undefined ? row.status : changes.status,
+    modified: nowSeconds(),
+  };
+  await repo.updateObject(w.trx, row.uuid, {
+    description,
+    data,
+    volume,
+    status: updated.status,
+    modified: updated.modified,
+  });
+  w.emit(await readers(w.trx, updated), 'object_modify', {
+    ...objectPayload(updated),
+    ...(user ? { user } : {}),
+  });
+  return updated;
+}
+
+async function purge(ctx: ObjectContext, w: UnitOfWork, row: repo.ObjectRow): Promise<void> {
+  await ctx.types.get(row.type)?.onPurge?.(w, row);
+  // Tags, comments, links and metadata go with the row (foreign keys cascade).
+  await repo.deleteObject(w.trx, row.uuid);
+}
+
+/**
+ * Conventions 9: moves the object to its owner's trash, or with `purge` removes it with its
+ * content. object_delete to the users who could read it. Purging is for the owner only.
+ */
+export async function deleteObject(
+  ctx: ObjectContext,
+  w: UnitOfWork,
+  user: string,
+  found: AccessedObject,
+  purgeIt: boolean,
+): Promise<void> {
+  const { row } = found;
+  if (found.level < Level.write) throw new ApiError('access-denied', 'write access needed');
+  if (purgeIt && row.owner !== user) throw new ApiError('access-denied', 'only the owner purges');
+  const before = await readers(w.trx, row);
+  if (purgeIt) {
+    await purge(ctx, w, row);
+  } else {
+    if (row.trashed === 1) return;
+    const tags = await userTags(w.trx, row.owner);
+    await repo.updateObject(w.trx, row.uuid, { trashed: 1, modified: nowSeconds() });
+    await attachTags(w.trx, row, [{ tag: tags.tag_trash, attacher: row.owner }]);
+  }
+  w.emit(before, 'object_delete', { ...objectPayload(row), user, ...(purgeIt ? { purge: true } : {}) });
+}
+
+/** DELETE /api/trash: purges every object in the user's trash; trash_purge to the user. */
+export async function emptyTrash(ctx: ObjectContext, w: UnitOfWork, user: string): Promise<number> {
+  const rows = await repo.listTrashedObjects(w.trx, user);
+  for (const row of rows) await purge(ctx, w, row);
+  w.emit([user], 'trash_purge', {});
+  return rows.length;
+}
+
+/**
+ * Account deletion, inside the deleting transaction: the user's objects are purged with their
+ * content (object_delete) and their links end (what was shared with or through them is
+ * unshared); events and file removal wait for the commit.
+ */
+export async function removeUser(ctx: ObjectContext, w: UnitOfWork, user: string): Promise<void> {
+  for (const row of await repo.listOwnedObjects(w.trx, user)) {
+    const before = await readers(w.trx, row);
+    await purge(ctx, w, row);
+    w.emit(before, 'object_delete', { ...objectPayload(row), user, purge: true });
+  }
+  for (const link of await repo.listUserLinks(w.trx, user)) await unlinkUsers(w, user, link.other_uuid);
+}

@@ -1,0 +1,239 @@
+/**
+ * Tags and their policies (decisions.md "Objects and tags"; spec "Tags", "Events" tag_*): every
+ * user's system and share tags, custom tags and the tags object types hold for one object.
+ * A change of a tag's policy re-derives the access to every object carrying it.
+ */
+import type { Db } from '../database/database.js';
+import type { UnitOfWork } from '../database/unit-of-work.js';
+import { ApiError } from '../errors.js';
+import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
+import { levelsOf, policiesOf } from './access.js';
+import { grantOf, Level, SHARE_TAGS, type ShareTagName, SYSTEM_TAGS } from './grants.js';
+import * as repo from './object-store.repository.js';
+import { reconcile } from './object-tags.js';
+
+/** A tag as clients see it. */
+export interface TagView {
+  owner: string;
+  label: string;
+  kind: repo.TagKind;
+  foreign_use: boolean;
+  policy: Record<string, number>;
+}
+
+export interface TagChanges {
+  label?: string;
+  /** user -> new level (0 removes the user). */
+  policy?: Record<string, number>;
+  foreignUse?: boolean;
+}
+
+/** The user's system and share tags, as in the user object. */
+export type UserTags = Record<(typeof SYSTEM_TAGS)[number] | ShareTagName, string>;
+
+const ALL_TAG_NAMES = [...SYSTEM_TAGS, ...(Object.keys(SHARE_TAGS) as ShareTagName[])];
+
+/** The system and share tags every user gets at creation (run in the creating transaction). */
+export async function createUserTags(trx: Db, user: string): Promise<void> {
+  const now = nowSeconds();
+  const rows: repo.TagRow[] = ALL_TAG_NAMES.map((name) => {
+    const uuid = newUuid();
+    return {
+      uuid,
+      owner: user,
+      kind: name.startsWith('share_') ? 'share' : 'system',
+      name,
+      label: name,
+      foreign_use: 0,
+      time: now,
+      sort_key: uuidSortKey(uuid),
+    };
+  });
+  await repo.insertTags(trx, rows);
+  await repo.insertPolicies(
+    trx,
+    rows.map((row) => ({ tag: row.uuid, user_uuid: user, level: Level.owner, grant_level: 0 })),
+  );
+}
+
+/** The uuids of a user's system and share tags. */
+export async function userTags(db: Db, user: string): Promise<UserTags> {
+  const rows = await repo.findNamedTags(db, [user], ALL_TAG_NAMES);
+  const tags = Object.fromEntries(rows.map((row) => [row.name, row.uuid])) as Partial<UserTags>;
+  for (const name of ALL_TAG_NAMES) {
+    if (!tags[name]) throw new Error(`user ${user} has no ${name} tag`);
+  }
+  return tags as UserTags;
+}
+
+function toTagView(row: repo.TagRow, policy: Map<string, { level: number }> | undefined): TagView {
+  return {
+    owner: row.owner,
+    label: row.label,
+    kind: row.kind,
+    foreign_use: row.foreign_use === 1,
+    policy: Object.fromEntries([...(policy ?? [])].map(([user, entry]) => [user, entry.level])),
+  };
+}
+
+async function tagView(db: Db, row: repo.TagRow): Promise<TagView> {
+  const policies = await policiesOf(db, [row.uuid]);
+  return toTagView(row, policies.get(row.uuid));
+}
+
+function tagPayload(uuid: string, view: TagView, policy: Record<string, number> = view.policy) {
+  return { tag: uuid, owner: view.owner, label: view.label, foreign_use: view.foreign_use, policy };
+}
+
+/** A tag if the user may read it, with its policy; wrong-tag otherwise. */
+export async function getTagForRead(
+  db: Db,
+  user: string,
+  uuid: string,
+): Promise<{ row: repo.TagRow; view: TagView }> {
+  const row = await repo.findTag(db, uuid);
+  if (!row) throw new ApiError('wrong-tag', 'unknown tag');
+  const view = await tagView(db, row);
+  if ((view.policy[user] ?? 0) < Level.read) throw new ApiError('wrong-tag', 'unknown tag');
+  return { row, view };
+}
+
+/** Every tag the user may read. */
+export async function listTags(db: Db, user: string): Promise<Map<string, TagView>> {
+  const rows = await repo.listReadableTags(db, user);
+  const policies = await policiesOf(
+    db,
+    rows.map((row) => row.uuid),
+  );
+  const result = new Map<string, TagView>();
+  for (const row of rows) result.set(row.uuid, toTagView(row, policies.get(row.uuid)));
+  return result;
+}
+
+/**
+ * A custom tag, or a tag held by an object type for one object (`kind: 'object'`, which the
+ * tag calls cannot change or put on objects); tag_new to every user in its policy.
+ */
+export async function createTag(
+  w: UnitOfWork,
+  owner: string,
+  input: {
+    label: string;
+    policy: Record<string, number>;
+    foreignUse: boolean;
+    kind?: 'custom' | 'object';
+  },
+): Promise<string> {
+  const uuid = newUuid();
+  const row: repo.TagRow = {
+    uuid,
+    owner,
+    kind: input.kind ?? 'custom',
+    name: null,
+    label: input.label,
+    foreign_use: input.foreignUse ? 1 : 0,
+    time: nowSeconds(),
+    sort_key: uuidSortKey(uuid),
+  };
+  await repo.insertTag(w.trx, row);
+  const entries = Object.entries(input.policy).filter(([, level]) => level > 0);
+  await repo.insertPolicies(w.trx, [
+    {
+      tag: uuid,
+      user_uuid: owner,
+      level: Level.owner,
+      grant_level: grantOf(owner, owner, Level.owner, input.foreignUse),
+    },
+    ...entries.map(([user, level]) => ({
+      tag: uuid,
+      user_uuid: user,
+      level,
+      grant_level: grantOf(user, owner, level, input.foreignUse),
+    })),
+  ]);
+  const view = await tagView(w.trx, row);
+  w.emit(Object.keys(view.policy), 'tag_new', tagPayload(uuid, view));
+  return uuid;
+}
+
+/** Access of every user to each object before a change that may alter it. */
+async function snapshot(db: Db, objects: readonly string[]) {
+  const result = new Map<string, { row: repo.ObjectRow; levels: Map<string, number> }>();
+  for (const uuid of objects) {
+    const row = await repo.findObject(db, uuid);
+    if (row) result.set(uuid, { row, levels: await levelsOf(db, row) });
+  }
+  return result;
+}
+
+/**
+ * Relabels a tag, changes its policy (levels 0 remove users) or its foreign use. Objects
+ * carrying the tag are re-derived: users who lose access get object_unshare, and what they
+ * shared further goes too. tag_modify to users who could read the tag before or after, with
+ * 0 for those who lost it.
+ */
+export async function updateTag(
+  w: UnitOfWork,
+  user: string | undefined,
+  tag: repo.TagRow,
+  changes: TagChanges,
+): Promise<void> {
+  const beforeView = await tagView(w.trx, tag);
+  const accessChanges = changes.policy !== undefined || changes.foreignUse !== undefined;
+  const objects = accessChanges ? await repo.listTaggedObjectUuids(w.trx, tag.uuid) : [];
+  const snapshots = await snapshot(w.trx, objects);
+
+  const foreignUse = changes.foreignUse ?? tag.foreign_use === 1;
+  const updated: repo.TagRow = {
+    ...tag,
+    label: changes.label ?? tag.label,
+    foreign_use: foreignUse ? 1 : 0,
+  };
+  if (changes.label !== undefined || changes.foreignUse !== undefined) {
+    await repo.updateTag(w.trx, tag.uuid, { label: updated.label, foreign_use: updated.foreign_use });
+  }
+  if (changes.foreignUse !== undefined) {
+    await repo.setOwnerGrant(
+      w.trx,
+      tag.uuid,
+      tag.owner,
+      grantOf(tag.owner, tag.owner, Level.owner, foreignUse),
+    );
+  }
+  const entries = Object.entries(changes.policy ?? {}).filter(([other]) => other !== tag.owner);
+  const keep = new Map(Object.entries(beforeView.policy));
+  for (const [other, level] of entries) {
+    if (level > 0) keep.set(other, level);
+    else keep.delete(other);
+  }
+  await repo.deletePolicies(
+    w.trx,
+    tag.uuid,
+    entries.filter(([, level]) => level <= 0).map(([other]) => other),
+  );
+  const refreshed = [...keep].filter(([other]) => other !== tag.owner);
+  await repo.insertPolicies(
+    w.trx,
+    refreshed.map(([other, level]) => ({
+      tag: tag.uuid,
+      user_uuid: other,
+      level,
+      grant_level: grantOf(other, tag.owner, level, foreignUse),
+    })),
+  );
+  for (const [, { row, levels }] of snapshots) await reconcile(w, row, levels, user, [], [], []);
+
+  const afterView = await tagView(w.trx, updated);
+  const policy: Record<string, number> = { ...afterView.policy };
+  for (const other of Object.keys(beforeView.policy)) if (!(other in policy)) policy[other] = 0;
+  w.emit(Object.keys(policy), 'tag_modify', tagPayload(tag.uuid, afterView, policy));
+}
+
+/** Deletes a custom tag; it leaves every object (re-derived as for a policy change). */
+export async function deleteTag(w: UnitOfWork, user: string, tag: repo.TagRow): Promise<void> {
+  const view = await tagView(w.trx, tag);
+  const snapshots = await snapshot(w.trx, await repo.listTaggedObjectUuids(w.trx, tag.uuid));
+  await repo.deleteTag(w.trx, tag.uuid);
+  for (const [, { row, levels }] of snapshots) await reconcile(w, row, levels, user, [], [], []);
+  w.emit(Object.keys(view.policy), 'tag_delete', { tag: tag.uuid });
+}
