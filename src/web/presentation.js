@@ -159,7 +159,8 @@ function render() {
   const hasSlides = state.pageCount > 0;
   slide.hidden = !hasSlides;
   $('no-slides').hidden = hasSlides;
-  if (hasSlides) void showSlide(slide, `/api/presentation/${uuid}/${page}/slide.png?inline&v=${state.contentVersion}`);
+  if (hasSlides)
+    void showSlide(slide, `/api/presentation/${uuid}/${page}/slide.png?inline&v=${state.contentVersion}`);
   const pointer = $('pointer');
   pointer.hidden = !(state.busy && state.pointer.visible && hasSlides);
   pointer.style.left = `${state.pointer.x * 100}%`;

@@ -14,7 +14,8 @@ function asset(name: string): Buffer {
 }
 
 // Same origin only; the slide images come from the API of the same server.
-const CSP = "default-src 'self'; img-src 'self' blob:; style-src 'self'; script-src 'self'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'self'; img-src 'self' blob:; style-src 'self'; script-src 'self'; frame-ancestors 'none'";
 
 export function presentationPageRoutes(app: AppInstance): void {
   const files = {

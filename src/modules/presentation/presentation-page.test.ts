@@ -88,7 +88,9 @@ describe('presentation web page', () => {
     );
     await watcher.waitForFunction(() => {
       const slide = document.getElementById('slide') as HTMLImageElement;
-      return slide.complete && slide.naturalWidth > 0 && slide.dataset.shown?.includes('/1/slide.png') === true;
+      return (
+        slide.complete && slide.naturalWidth > 0 && slide.dataset.shown?.includes('/1/slide.png') === true
+      );
     });
     assert.equal(await watcher.locator('#next').isVisible(), false);
     assert.equal(await watcher.locator('#pointer').isVisible(), false);
@@ -108,7 +110,9 @@ describe('presentation web page', () => {
     await watcher.waitForFunction(() => document.body.dataset.page === '2');
     await watcher.waitForFunction(() => {
       const slide = document.getElementById('slide') as HTMLImageElement;
-      return slide.complete && slide.naturalWidth > 0 && slide.dataset.shown?.includes('/2/slide.png') === true;
+      return (
+        slide.complete && slide.naturalWidth > 0 && slide.dataset.shown?.includes('/2/slide.png') === true
+      );
     });
     assert.match((await watcher.locator('#state').textContent()) ?? '', /page 2 of 3/);
 
