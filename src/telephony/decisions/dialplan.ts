@@ -71,7 +71,7 @@ export interface PinParams {
 
 /** The parameters of each action, by the action's member name. */
 export interface ActionParams {
-  reject: Record<string, never>;
+  reject: object;
   play: { announcement: string };
   record: { announcement: string };
   parallel: { targets: string[]; timeout?: number; clip_number?: string };
