@@ -65,14 +65,12 @@ export interface LocalTime {
 
 export type ZoneClock = (instant: number) => LocalTime;
 
-/** A clock for a zone that passed `isTimeZone`; the Intl formatter is built once per clock. */
+/**
+ * A clock for a zone that passed `isTimeZone`. Reading a zone through Intl costs microseconds, so
+ * the clock keeps the zone's UTC offset for the hour after a reading whose offset is the same an
+ * hour later (no zone changes its offset twice within an hour); other instants read Intl again.
+ */
 export function zoneClock(zone: string): ZoneClock {
-  if (zone === 'UTC') {
-    return (instant) => ({
-      day: Math.floor(instant / MS_PER_DAY),
-      minute: Math.floor((instant - Math.floor(instant / MS_PER_DAY) * MS_PER_DAY) / 60_000),
-    });
-  }
   const format = new Intl.DateTimeFormat('en-US', {
     timeZone: zone,
     hourCycle: 'h23',
@@ -81,20 +79,38 @@ export function zoneClock(zone: string): ZoneClock {
     day: 'numeric',
     hour: 'numeric',
     minute: 'numeric',
+    second: 'numeric',
   });
+  const offsetAt = (instant: number): number => {
+    const fields: Record<string, number> = {};
+    for (const part of format.formatToParts(instant)) fields[part.type] = Number(part.value);
+    const local = Date.UTC(
+      fields.year!,
+      fields.month! - 1,
+      fields.day!,
+      fields.hour!,
+      fields.minute!,
+      fields.second!,
+    );
+    // Years before 100 would be read as 19xx by Date.UTC; zones are only asked about real calls.
+    return local - Math.floor(instant / 1000) * 1000;
+  };
+  const HOUR = 3_600_000;
+  let validFrom = 0;
+  let validUntil = -1;
+  let offset = 0;
   return (instant) => {
-    let year = 0;
-    let month = 0;
-    let day = 0;
-    let hour = 0;
-    let minute = 0;
-    for (const part of format.formatToParts(instant)) {
-      if (part.type === 'year') year = Number(part.value);
-      else if (part.type === 'month') month = Number(part.value);
-      else if (part.type === 'day') day = Number(part.value);
-      else if (part.type === 'hour') hour = Number(part.value);
-      else if (part.type === 'minute') minute = Number(part.value);
+    if (instant < validFrom || instant > validUntil) {
+      offset = offsetAt(instant);
+      if (offsetAt(instant + HOUR) === offset) {
+        validFrom = instant;
+        validUntil = instant + HOUR;
+      } else {
+        validUntil = -1;
+      }
     }
-    return { day: Math.floor(Date.UTC(year, month - 1, day) / MS_PER_DAY), minute: hour * 60 + minute };
+    const local = instant + offset;
+    const day = Math.floor(local / MS_PER_DAY);
+    return { day, minute: Math.floor((local - day * MS_PER_DAY) / 60_000) };
   };
 }
