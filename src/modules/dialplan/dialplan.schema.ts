@@ -11,7 +11,7 @@ import { Description, Phone, SipUser, Uuid } from '../../platform/schema.js';
 import { WEEKDAYS } from '../../telephony/decisions/clock.js';
 import type { Dialplan } from '../../telephony/decisions/dialplan.js';
 import { MAX_PIN_DEPTH } from '../../telephony/decisions/dialplan.js';
-import type { LegacyDialplan } from '../../telephony/decisions/legacy-dialplan.js';
+import type { LegacyDialplanChange } from '../../telephony/decisions/legacy-dialplan.js';
 import { MAX_PATTERN_LENGTH } from '../../telephony/decisions/pattern.js';
 
 // ---- dialplan v2
@@ -204,7 +204,6 @@ export type CallbackBody = Static<typeof CallbackBody>;
 export const CallReverseBody = Type.Object({ filter: Phone });
 export type CallReverseBody = Static<typeof CallReverseBody>;
 
-// The schema's static type is the shape the pure decision takes (pools are changes, not state).
-type LegacyFields = Omit<LegacyDialplanBody, 'phone_pool' | 'sip_pool'>;
-const legacyShape: (body: LegacyFields) => Omit<LegacyDialplan, 'phone_pool' | 'sip_pool'> = (body) => body;
+// The schema's static type is the change the pure references function takes.
+const legacyShape: (body: LegacyDialplanBody) => LegacyDialplanChange = (body) => body;
 void legacyShape;

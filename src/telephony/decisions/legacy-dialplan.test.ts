@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { decideLegacyDialplan, type LegacyDialplan, legacyDialplanReferences } from './legacy-dialplan.js';
+import {
+  decideLegacyDialplan,
+  type LegacyDialplan,
+  legacyChangeReferences,
+  legacyDialplanReferences,
+} from './legacy-dialplan.js';
 
 const ANN = '6f1e2a3c-0b7e-11ef-8a1b-0242ac120002';
 const pools: LegacyDialplan = {
@@ -108,6 +113,17 @@ describe('legacy dialplan decision', () => {
       busy: { sip: 'bob_01' },
     });
     assert.deepEqual([...refs.announcements], [ANN]);
+    assert.deepEqual([...refs.sips].sort(), ['alice_01', 'alice_02', 'bob_01']);
+  });
+
+  test('references of a change: what it sets or adds, not what it deletes', () => {
+    const refs = legacyChangeReferences({
+      announcement: '',
+      sip: 'alice_01',
+      unavailable: { action: 'sip', sip: 'bob_01' },
+      sip_pool: { add: ['alice_02'], delete: ['carol_01'] },
+    });
+    assert.deepEqual([...refs.announcements], []);
     assert.deepEqual([...refs.sips].sort(), ['alice_01', 'alice_02', 'bob_01']);
   });
 });

@@ -143,3 +143,19 @@ export function legacyDialplanReferences(dialplan: LegacyDialplan): {
   }
   return { announcements, sips };
 }
+
+/** A POST /api/dialplan body as far as references go: pools are changes, "" deletes. */
+export interface LegacyDialplanChange extends Omit<LegacyDialplan, 'phone_pool' | 'sip_pool'> {
+  sip_pool?: { add?: string[]; delete?: string[] };
+}
+
+/**
+ * What a POST /api/dialplan body newly refers to (wrong-announcement, wrong-sip): the
+ * announcement and SIP accounts it sets or adds; deletions ("" and sip_pool.delete) need no check.
+ */
+export function legacyChangeReferences(change: LegacyDialplanChange): {
+  announcements: Set<string>;
+  sips: Set<string>;
+} {
+  return legacyDialplanReferences({ ...change, sip_pool: change.sip_pool?.add ?? [] });
+}
