@@ -342,29 +342,18 @@ export interface DialplanDecision {
 
 const WEEKDAY_BIT = WEEKDAYS.map((_, i) => 1 << i);
 
-/** Why a compiled filter does not match, or null when it does; `local` reads a zone lazily. */
+/**
+ * Why a compiled filter does not match, or null when it does; `local` reads a zone lazily. The
+ * cheap time criteria come first, the caller pattern last (it scans the caller id).
+ */
 function missOf(
   profile: CompiledProfile,
   call: CallSituation,
   local: (zone: number) => LocalTime,
   explain: boolean,
 ): { reason: MissReason; detail?: string } | null {
-  if (profile.caller !== undefined) {
-    const matches =
-      profile.caller === null
-        ? call.caller === null
-        : call.caller !== null && patternFinds(profile.caller, call.caller);
-    if (!matches) {
-      return {
-        reason: 'caller',
-        detail: explain
-          ? `caller ${call.caller ?? ANONYMOUS} does not match ${profile.callerSource}`
-          : undefined,
-      };
-    }
-  }
   const time = profile.time;
-  if (!time) return null;
+  if (!time) return callerMiss(profile, call, explain);
   const now = local(time.zone);
   let day = now.day;
   if (time.start !== undefined || time.end !== undefined) {
@@ -407,6 +396,28 @@ function missOf(
       reason: 'weekday',
       detail: explain ? `${WEEKDAYS[weekdayOf(day)]} is not among the weekdays` : undefined,
     };
+  }
+  return callerMiss(profile, call, explain);
+}
+
+function callerMiss(
+  profile: CompiledProfile,
+  call: CallSituation,
+  explain: boolean,
+): { reason: MissReason; detail?: string } | null {
+  if (profile.caller !== undefined) {
+    const matches =
+      profile.caller === null
+        ? call.caller === null
+        : call.caller !== null && patternFinds(profile.caller, call.caller);
+    if (!matches) {
+      return {
+        reason: 'caller',
+        detail: explain
+          ? `caller ${call.caller ?? ANONYMOUS} does not match ${profile.callerSource}`
+          : undefined,
+      };
+    }
   }
   return null;
 }
