@@ -59,3 +59,12 @@ export function registerValidation(app: FastifyInstance): void {
     route.preValidation = [defaultBody, ...[route.preValidation ?? []].flat()];
   });
 }
+
+/**
+ * The route body check outside a route (a service judging part of a body, schema tests): the
+ * same Ajv settings and statuses; answers the ApiError, or undefined when the data is valid.
+ */
+export function compileBodyCheck(schema: object): (data: unknown) => ApiError | undefined {
+  const validate = bodyAjv.compile(schema);
+  return (data) => (validate(data) ? undefined : toApiError(validate.errors ?? []));
+}
