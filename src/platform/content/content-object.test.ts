@@ -13,7 +13,7 @@ function testType(app: App) {
     { store: app.services.store, content: app.services.content, log: pino({ level: 'silent' }) },
     {
       type: 'sample',
-      wrong: 'wrong-sample',
+      wrong: 'wrong-box', // a spec resource this code does not store yet
       files: () => ['sample.bin'],
       converted: (_current, content) => (content ? { content } : {}),
     },

@@ -10,7 +10,7 @@
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../database/database.js';
-import { ApiError, NotFoundError } from '../errors.js';
+import { ApiError, type ApiStatus, NotFoundError } from '../errors.js';
 import type {
   AccessedObject,
   ObjectRow,
@@ -43,7 +43,7 @@ type Metadata = ConversionResult['metadata'];
 export interface ContentObjectType<D extends ContentData> {
   readonly type: string;
   /** Status for an object of this type that the user cannot read (Conventions 14). */
-  readonly wrong: string;
+  readonly wrong: ApiStatus;
   /**
    * Conversion kinds whose results are this type's alone. Audio results, shared by
    * announcements and recordings, are handed on by the composition root instead.

@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../database/database.js';
-import { ApiError } from '../errors.js';
+import { ApiError, type ApiStatus } from '../errors.js';
 import type { EventHub } from '../events/event-hub.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
 import type { PageQuery } from '../paging.js';
@@ -38,7 +38,7 @@ export interface ObjectTypeDefinition {
   /** The type name used in events, tag listings and `type` filters. */
   readonly type: string;
   /** Status for an object of this type that the user cannot read (Conventions 14). */
-  readonly wrong: string;
+  readonly wrong: ApiStatus;
   /**
    * Removes what the type keeps outside the object row and its content directory; runs in the
    * purging transaction. Work that must wait for the commit (removing files) goes to `later`.
