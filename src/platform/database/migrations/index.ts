@@ -8,6 +8,7 @@ import * as content from './0005-content.js';
 import * as live from './0006-live.js';
 import * as documents from './0007-documents.js';
 import * as objectTags from './0008-object-tags.js';
+import * as contentTypes from './0012-content-types.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0006-live': live,
   '0007-documents': documents,
   '0008-object-tags': objectTags,
+  '0012-content-types': contentTypes,
 };
