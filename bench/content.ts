@@ -108,16 +108,19 @@ async function contentService(dir: string, workers?: number) {
     ...(workers === undefined ? {} : { workers }),
   });
   const waiting = new Map<string, (result: ConversionResult) => void>();
-  service.onConversion('fax', async (result) => {
-    waiting.get(result.job)?.(result);
-    await service.deleteContent(result.content ?? `${result.objectUuid}/${result.job}/`);
+  service.registerType('bench', {
+    conversions: ['fax'],
+    handle: async (result) => {
+      waiting.get(result.job)?.(result);
+      await service.deleteContent(result.content ?? `${result.objectUuid}/${result.job}/`);
+    },
   });
   await service.start();
   let counter = 0;
   const convertFax = async (pdf: Uint8Array): Promise<ConversionResult> => {
     counter += 1;
     const done = new Promise<ConversionResult>((resolve) => {
-      void service.enqueueConversion('fax', `bench-${counter}`, { data: pdf }).then((prepared) => {
+      void service.enqueueConversion('bench', 'fax', `bench-${counter}`, { data: pdf }).then((prepared) => {
         waiting.set(prepared.job, resolve);
       });
     });

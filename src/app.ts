@@ -176,12 +176,6 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   const faxes = new FaxService({ store, content, log });
   const announcements = new AnnouncementService({ store, content, log });
   const recordings = new RecordingService({ store, content, log });
-  // Announcements and recordings share the audio conversion: each takes its own objects' results.
-  content.onConversion('audio', async (result) => {
-    if (await announcements.handleConversion(result)) return;
-    if (await recordings.handleConversion(result)) return;
-    if (result.content) await content.deleteContent(result.content); // the object is gone
-  });
   // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
   const telephony = new Telephony(config, database, log);
   return {

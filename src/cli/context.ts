@@ -59,7 +59,12 @@ export class CliContext {
 
 // --- argument parsers (commander calls them; InvalidArgumentError means exit code 2) ---
 
-export function matching(pattern: RegExp, what: string): (value: string) => string {
+/** A RegExp of platform/formats.ts or a schema compiled by compileSchema. */
+interface Format {
+  test(value: string): boolean;
+}
+
+export function matching(pattern: Format, what: string): (value: string) => string {
   return (value) => {
     if (!pattern.test(value)) throw new InvalidArgumentError(what);
     return value;
@@ -97,7 +102,7 @@ export function collect(value: string, previous: string[] | undefined): string[]
  * A secret given as `-` is read from standard input, so that it stays out of the shell history
  * and the process list; it is checked against `pattern` here.
  */
-export async function secretValue(value: string, pattern: RegExp, what: string): Promise<string> {
+export async function secretValue(value: string, pattern: Format, what: string): Promise<string> {
   let secret = value;
   if (value === '-') {
     const chunks: Buffer[] = [];

@@ -1,8 +1,9 @@
 /**
- * Shared schema pieces: the response envelope, the spec's shared formats, flags, the bodies and
+ * Shared schema pieces: the response envelope, flags, the bodies and
  * fields of the object calls, and the parameters of binary transfers.
  */
-import { type Static, type TObject, type TProperties, Type } from 'typebox';
+import { type Static, type TProperties, Type } from 'typebox';
+import { Description, Uuid } from './formats.js';
 
 /** Every JSON answer: `status` (ok unless an error) plus the call's own fields. */
 export function envelope<P extends TProperties>(properties: P) {
@@ -17,20 +18,6 @@ export function envelope<P extends TProperties>(properties: P) {
 /** `{}`: the answer that carries only status ok. */
 export const Empty = envelope({});
 
-/** JSON Schema of one answer, as Fastify route schemas take it. */
-export function answer<T extends TObject>(schema: T) {
-  return { 200: schema };
-}
-
-export const Uuid = Type.String({ format: 'uuid', description: 'UUID version 1' });
-export const Phone = Type.String({ pattern: '^\\+[0-9]{3,20}$', description: 'PHONE' });
-export const SipUser = Type.String({ pattern: '^[a-z0-9]{2,20}_[0-9]{2}$', description: 'SIPUSER' });
-export const Email = Type.String({ format: 'email', maxLength: 254 });
-export const Language = Type.Union([Type.Literal('de'), Type.Literal('en')]);
-export const LANGUAGES = ['de', 'en'] as const;
-export const Password = Type.String({ pattern: '^.{5,50}$' });
-export const Username = Type.String({ pattern: '^[a-zA-Z0-9]{2,20}$' });
-
 /** A presence flag such as `purge` or `inline`: present (any value) means set. */
 export const Flag = Type.Optional(Type.String());
 
@@ -39,9 +26,6 @@ export function isSet(flag: string | undefined): boolean {
 }
 
 // ---- objects (spec Resources; decisions.md "Objects and tags")
-
-/** An object's description as clients set it (spec "Limits": 0..200 characters). */
-export const Description = Type.String({ pattern: '^.{0,200}$' });
 
 export const CreateObjectBody = Type.Object({ description: Type.Optional(Description) });
 export type CreateObjectBody = Static<typeof CreateObjectBody>;

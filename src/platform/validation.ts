@@ -4,9 +4,10 @@
  * coerced); query strings and path parameters are coerced from text. Every problem is
  * collected so that a missing element outranks a malformed one (decisions.md order).
  */
-import { Ajv, type ErrorObject, type Options } from 'ajv';
+import { Ajv, type ErrorObject, type Options, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Static, TSchema } from 'typebox';
 import { ApiError } from './errors.js';
 
 function createAjv(options: Options): Ajv {
@@ -23,6 +24,18 @@ function createAjv(options: Options): Ajv {
 
 const bodyAjv = createAjv({ coerceTypes: false, useDefaults: true, removeAdditional: false });
 const textAjv = createAjv({ coerceTypes: 'array', useDefaults: true, removeAdditional: false });
+
+/**
+ * Compiles a schema for a check outside a route (a merged value, a CLI argument), with the
+ * options of request bodies: the same answer as the route would give. `test` lets a compiled
+ * schema stand where a RegExp is taken.
+ */
+export function compileSchema<T extends TSchema>(
+  schema: T,
+): ValidateFunction<Static<T>> & { test(value: unknown): boolean } {
+  const validate = bodyAjv.compile<Static<T>>(schema);
+  return Object.assign(validate, { test: (value: unknown) => validate(value) });
+}
 
 function fieldName(error: ErrorObject): string {
   if (error.keyword === 'required') {

@@ -1,7 +1,8 @@
 /** `device`: physical devices with UUID and key (spec "Device API", POST /api/device/session). */
 import type { Command } from 'commander';
 import type { Services } from '../../app.js';
-import { DEVICE_KEY, type Device } from '../../modules/device/index.js';
+import type { Device } from '../../modules/device/index.js';
+import { DESCRIPTION, KEY } from '../../platform/formats.js';
 import {
   type CliContext,
   isoTime,
@@ -14,7 +15,6 @@ import {
 } from '../context.js';
 
 const KEY_TEXT = 'the key must be 5 to 50 characters';
-const DESCRIPTION = /^.{0,200}$/u;
 
 async function devicesJson(s: Services, devices: Device[]) {
   const names = await usernames(
@@ -36,7 +36,7 @@ export function deviceCommands(program: Command, ctx: CliContext): void {
     .option('--description <text>', 'up to 200 characters', matching(DESCRIPTION, 'up to 200 characters'))
     .action((opts: { uuid?: string; key: string; owner?: string; description?: string }) =>
       ctx.run(async (s) => {
-        const key = await secretValue(opts.key, DEVICE_KEY, KEY_TEXT);
+        const key = await secretValue(opts.key, KEY, KEY_TEXT);
         const owner = opts.owner === undefined ? undefined : await resolveUser(s, opts.owner);
         const created = await s.devices.createDevice({
           uuid: opts.uuid,
@@ -82,7 +82,7 @@ export function deviceCommands(program: Command, ctx: CliContext): void {
     .requiredOption('--key <key>', 'new key, 5 to 50 characters ("-" reads it from stdin)')
     .action((uuid: string, opts: { key: string }) =>
       ctx.run(async (s) => {
-        const key = await secretValue(opts.key, DEVICE_KEY, KEY_TEXT);
+        const key = await secretValue(opts.key, KEY, KEY_TEXT);
         await s.devices.setKey(uuid, key);
         const [shown] = await devicesJson(s, [(await s.devices.findDevice(uuid))!]);
         return { json: shown, text: `key of device ${uuid} replaced` };

@@ -1,9 +1,8 @@
 /** `hardware-code`: codes that replace the captcha at sign-up (POST /api/signup/verification). */
 import type { Command } from 'commander';
-import { HARDWARE_CODE, HARDWARE_CODE_LIMIT, type HardwareCode } from '../../modules/hardware/index.js';
+import { HARDWARE_CODE_LIMIT, type HardwareCode } from '../../modules/hardware/index.js';
+import { HARDWARE_CODE, LABEL } from '../../platform/formats.js';
 import { type CliContext, isoTime, matching, table } from '../context.js';
-
-const LABEL = /^.{1,200}$/u;
 
 export function hardwareCodeCommands(program: Command, ctx: CliContext): void {
   const codes = program

@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { Partner, PartnerRight } from '../../modules/partner/index.js';
 import { PARTNER_RIGHTS } from '../../modules/partner/index.js';
 import { ApiError } from '../../platform/errors.js';
+import { KEY, PARTNER_NAME } from '../../platform/formats.js';
 import {
   type CliContext,
   isoTime,
@@ -13,9 +14,6 @@ import {
   wordList,
 } from '../context.js';
 
-/** The spec's formats of `partner` and `key` in POST /api/session. */
-const PARTNER_NAME = /^[a-zA-Z0-9]{2,20}$/;
-const KEY = /^.{5,50}$/u;
 const KEY_TEXT = 'the key must be 5 to 50 characters';
 
 function partnerJson(partner: Partner) {

@@ -1,7 +1,8 @@
 /** `phone`: phone numbers, who holds them and whether they are unlocked (spec PHONE, Partner API). */
 import type { Command } from 'commander';
 import type { Services } from '../../app.js';
-import { PHONE, type PhoneNumber } from '../../modules/phone/index.js';
+import type { PhoneNumber } from '../../modules/phone/index.js';
+import { PHONE } from '../../platform/formats.js';
 import {
   type CliContext,
   isoTime,

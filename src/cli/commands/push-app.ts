@@ -1,10 +1,8 @@
 /** `push-app`: iOS push application ids with their APNs credentials (spec "Push registration"). */
 import fs from 'node:fs/promises';
 import type { Command } from 'commander';
-import { APPLICATION_ID, type PushApplication } from '../../modules/push/index.js';
+import { APPLE_ID, APPLICATION_ID, type PushApplication } from '../../modules/push/index.js';
 import { type CliContext, isoTime, matching, table, UsageError } from '../context.js';
-
-const APPLE_ID = /^[a-zA-Z0-9]{10}$/;
 
 export function pushAppCommands(program: Command, ctx: CliContext): void {
   const app = program

@@ -3,6 +3,16 @@ import type { Command } from 'commander';
 import type { Services } from '../../app.js';
 import type { UserRow } from '../../modules/user/index.js';
 import {
+  COUNTRY_CODE,
+  DISPLAY_NAME,
+  Email,
+  Language,
+  NAME,
+  PASSWORD,
+  USERNAME,
+} from '../../platform/formats.js';
+import { compileSchema } from '../../platform/validation.js';
+import {
   type CliContext,
   isoTime,
   matching,
@@ -14,15 +24,10 @@ import {
   wholeNumber,
 } from '../context.js';
 
-// The spec's formats (POST /api/signup/user).
-const USERNAME = /^[a-zA-Z0-9]{2,20}$/;
-const PASSWORD = /^.{5,50}$/u;
 const PASSWORD_TEXT = 'the password must be 5 to 50 characters';
-const NAME = /^.{1,50}$/u;
-const DISPLAY_NAME = /^.{1,100}$/u;
-const COUNTRY_CODE = /^\+[0-9]{1,3}$/;
-const LANGUAGE = /^(de|en)$/;
-const EMAIL = /^(?=.{3,254}$)[^\s@]+@[^\s@]+\.[^\s@]+$/;
+// The API's own checks of e-mail and language fields (POST /api/signup/user).
+const EMAIL = compileSchema(Email);
+const LANGUAGE = compileSchema(Language);
 
 export function userJson(user: UserRow, partners: Map<string, string>) {
   return {

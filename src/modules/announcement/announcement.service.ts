@@ -31,11 +31,10 @@ export class AnnouncementService {
 
   constructor(deps: AnnouncementServiceDeps) {
     this.content = deps.content;
-    // Uploaded audio is shared with recordings; the composition root hands those results on.
     this.objects = new ContentObjects<AnnouncementData>(deps, {
       type: 'announcement',
       wrong: 'wrong-announcement',
-      conversions: ['text2speech'],
+      conversions: ['audio', 'text2speech'],
       files: () => [FILES.wav, FILES.ogg],
       converted: (_current, content, metadata) =>
         content ? { content, duration: metadata.duration ?? 0 } : {},
@@ -83,13 +82,13 @@ export class AnnouncementService {
 
   /** Storage key of the audio as WAV or Ogg; NotFoundError (HTTP 404) when there is none. */
   async audioKey(user: string, uuid: string, format: 'wav' | 'ogg'): Promise<string> {
-    return this.content.audioKey(await this.objects.currentContent(user, uuid), format);
+    return this.content.existingKey(
+      await this.objects.currentContent(user, uuid),
+      format === 'wav' ? FILES.wav : FILES.ogg,
+    );
   }
 
-  /**
-   * An audio or text2speech conversion finished (ContentObjects.handleConversion): false when
-   * the object is no announcement (a recording's audio, or gone).
-   */
+  /** A conversion finished (ContentObjects.handleConversion; tests call it directly). */
   handleConversion(result: ConversionResult): Promise<boolean> {
     return this.objects.handleConversion(result);
   }

@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import type { Kysely } from 'kysely';
 import {
   bearer,
   build,
@@ -16,6 +17,7 @@ import type { App } from '../../app.js';
 import { encodeOggVorbis } from '../../platform/content/ogg.js';
 import { pcm16, sine, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
+import * as contentTypes from '../../platform/database/migrations/0012-content-types.js';
 import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
@@ -105,6 +107,37 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.call('DELETE', `/api/announcement/${uuid}?purge`)).status, 'ok');
       assert.equal((await newEvents(client, 'object_delete'))[0]?.purge, true);
       assert.equal((await client.call('GET', `/api/announcement/${uuid}`)).status, 'wrong-announcement');
+    });
+
+    test('migration 0012 gives jobs recorded before it the type of their object', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const uuid = await createAnnouncement(client);
+      const db = app.database.db as unknown as Kysely<unknown>;
+      await contentTypes.down(db);
+      const job = { node: 'n', kind: 'audio', input: '{}', sort_key: '0', created: 0 };
+      await (db as Kysely<{ content_job: object }>)
+        .insertInto('content_job')
+        .values([
+          { ...job, uuid: '6f1c1a40-0000-1000-8000-000000000002', object_uuid: uuid, content: `${uuid}/a/` },
+          {
+            ...job,
+            uuid: '6f1c1a40-0000-1000-8000-000000000003',
+            object_uuid: UNKNOWN,
+            content: `${UNKNOWN}/b/`,
+          },
+        ])
+        .execute();
+      await contentTypes.up(db);
+      const rows = await app.database.db
+        .selectFrom('content_job')
+        .select(['object_uuid', 'type'])
+        .orderBy('uuid')
+        .execute();
+      assert.deepEqual(rows, [
+        { object_uuid: uuid, type: 'announcement' },
+        { object_uuid: UNKNOWN, type: '' },
+      ]);
     });
 
     test('isolation: strangers get wrong-announcement and 404, readers cannot change it', async (t) => {
@@ -292,6 +325,7 @@ for (const dialect of DIALECTS) {
       await uploadAndConvert(app, client, uuid, speechWav(1));
       await app.services.announcements.handleConversion({
         job: '6f1c1a40-0000-1000-8000-000000000001',
+        type: 'announcement',
         kind: 'audio',
         objectUuid: uuid,
         status: 'fail',

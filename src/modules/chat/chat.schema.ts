@@ -3,9 +3,10 @@
  * message routes (listed in the spec without their shapes; designed here).
  */
 import { type Static, Type } from 'typebox';
+import { Description, Uuid } from '../../platform/formats.js';
 import { ObjectParams } from '../../platform/object-store/index.js';
 import { pageQuery } from '../../platform/paging.js';
-import { envelope, Uuid } from '../../platform/schema.js';
+import { envelope } from '../../platform/schema.js';
 
 export const CHAT_LIST_COUNT = { default: 10, max: 500 };
 export const MESSAGE_LIST_COUNT = { default: 50, max: 500 };
@@ -43,7 +44,7 @@ export const ListChatsAnswer = envelope({
 });
 
 export const CreateChatBody = Type.Object({
-  description: Type.Optional(Type.String({ pattern: '^.{0,200}$' })),
+  description: Type.Optional(Description),
 });
 export type CreateChatBody = Static<typeof CreateChatBody>;
 

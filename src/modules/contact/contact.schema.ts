@@ -1,12 +1,12 @@
 /** Schemas of spec "Contact": POST/GET /api/contact, GET/POST/DELETE /api/contact/{uuid}. */
 import { type Static, Type } from 'typebox';
+import { Email, Name, Phone, Uuid } from '../../platform/formats.js';
 import { DeleteQuery, ObjectParams, TagList, UUID_PATTERN } from '../../platform/object-store/index.js';
 import { pageQuery } from '../../platform/paging.js';
-import { Email, envelope, Phone, Uuid } from '../../platform/schema.js';
+import { envelope } from '../../platform/schema.js';
 
 export const CONTACT_LIST_COUNT = { default: 100, max: 1000 };
 
-const Name = Type.String({ pattern: '^.{1,50}$' });
 const Scope = Type.Union([Type.Literal('private'), Type.Literal('business')], {
   description: 'default private',
 });

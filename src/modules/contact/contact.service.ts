@@ -4,15 +4,12 @@
  * events and volume come from the object store. Every user has an own contact, made with the
  * account, that cannot be deleted.
  */
-
-import { Ajv } from 'ajv';
-import addFormats from 'ajv-formats';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid } from '../../platform/ids.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
-import { toApiError } from '../../platform/validation.js';
+import { compileSchema, toApiError } from '../../platform/validation.js';
 import * as repo from './contact.repository.js';
 import {
   CONTACT_LIST_COUNT,
@@ -30,9 +27,7 @@ interface ContactData {
   entry: Record<string, Entry>;
 }
 
-const ajv = new Ajv({ allErrors: true, strict: false, unicodeRegExp: true });
-addFormats.default(ajv, ['email']);
-const checkEntry = ajv.compile(NewEntry);
+const checkEntry = compileSchema(NewEntry);
 
 /** An entry as stored: scope defaults to private, key is kept for type other only. */
 function normalise(entry: { type: string; scope?: string; key?: string; value: string }): Entry {

@@ -6,14 +6,11 @@
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import { DESCRIPTION, KEY } from '../../platform/formats.js';
 import { isUuidV1, newUuid, nowSeconds } from '../../platform/ids.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './device.repository.js';
-
-/** The spec's format of the device `key` (POST /api/device/session). */
-export const DEVICE_KEY = /^.{5,50}$/u;
-const DESCRIPTION = /^.{0,200}$/u;
 
 export interface Device {
   uuid: string;
@@ -36,7 +33,7 @@ function toDevice(row: repo.DeviceTable): Device {
 }
 
 function checkKey(key: string): void {
-  if (!DEVICE_KEY.test(key)) throw new ApiError('wrong-syntax', 'bad key: 5 to 50 characters');
+  if (!KEY.test(key)) throw new ApiError('wrong-syntax', 'bad key: 5 to 50 characters');
 }
 
 export class DeviceService {

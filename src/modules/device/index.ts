@@ -1,1 +1,1 @@
-export { DEVICE_KEY, type Device, DeviceService, type NewDevice } from './device.service.js';
+export { type Device, DeviceService, type NewDevice } from './device.service.js';

@@ -6,8 +6,8 @@
  * checked by checkDialplan in src/telephony/decisions/dialplan.ts.
  */
 import { type Static, type TObject, type TProperties, Type } from 'typebox';
+import { Description, Phone, SipUser, Uuid } from '../../platform/formats.js';
 import { UUID_PATTERN } from '../../platform/object-store/index.js';
-import { Description, Phone, SipUser, Uuid } from '../../platform/schema.js';
 import { WEEKDAYS } from '../../telephony/decisions/clock.js';
 import type { Dialplan } from '../../telephony/decisions/dialplan.js';
 import { MAX_PIN_DEPTH } from '../../telephony/decisions/dialplan.js';

@@ -1,7 +1,8 @@
 /** Schemas of spec "Fax": the object calls, page/PDF/TIFF downloads, PDF upload and the report PDF. */
 import { type Static, Type } from 'typebox';
+import { Uuid } from '../../platform/formats.js';
 import { TagList } from '../../platform/object-store/index.js';
-import { CONTENT_STATUSES, envelope, FileParams, OBJECT_FIELDS, Uuid } from '../../platform/schema.js';
+import { CONTENT_STATUSES, envelope, FileParams, OBJECT_FIELDS } from '../../platform/schema.js';
 
 export const REPORT_STATUSES = ['dial', 'transmit', 'ok', 'fail', 'cancel', 'busy', 'error'] as const;
 export type ReportStatus = (typeof REPORT_STATUSES)[number];

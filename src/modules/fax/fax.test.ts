@@ -363,6 +363,7 @@ for (const dialect of DIALECTS) {
         await newEvents(client);
         await app.services.faxes.handleConversion({
           job: '6f1c1a40-0000-1000-8000-000000000001',
+          type: 'fax',
           kind: 'fax',
           objectUuid: uuid,
           status,

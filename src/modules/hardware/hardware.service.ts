@@ -7,14 +7,12 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import { HARDWARE_CODE, LABEL } from '../../platform/formats.js';
 import { isUuidV1, newUuid, nowSeconds, randomToken } from '../../platform/ids.js';
 import * as repo from './hardware.repository.js';
 
 /** Verifications one hardware code can serve. */
 export const HARDWARE_CODE_LIMIT = 5;
-/** The spec's format of `hardware-code`. */
-export const HARDWARE_CODE = /^.{10,50}$/u;
-const LABEL = /^.{1,200}$/u;
 
 export interface HardwareCode {
   uuid: string;

@@ -1,5 +1,4 @@
 export {
-  HARDWARE_CODE,
   HARDWARE_CODE_LIMIT,
   type HardwareCode,
   HardwareCodeService,

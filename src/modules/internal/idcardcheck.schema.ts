@@ -1,6 +1,7 @@
 /** Schemas of spec "Internal API": the idcardcheck calls. */
 import { Type } from 'typebox';
-import { envelope, Flag, Uuid } from '../../platform/schema.js';
+import { Uuid } from '../../platform/formats.js';
+import { envelope, Flag } from '../../platform/schema.js';
 
 export const JobParams = Type.Object({ uuid: Uuid });
 

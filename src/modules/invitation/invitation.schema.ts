@@ -3,7 +3,8 @@
  * /api/user/invitation, /api/invitation/{id}, /api/user/link and GET /api/user/{user-uuid}.
  */
 import { type Static, Type } from 'typebox';
-import { Email, envelope, Username, Uuid } from '../../platform/schema.js';
+import { Email, Username, Uuid } from '../../platform/formats.js';
+import { envelope } from '../../platform/schema.js';
 
 /** Invitation ids are unguessable tokens. */
 export const InvitationId = Type.String({ pattern: '^[A-Za-z0-9_-]{16,64}$', description: 'invitation id' });

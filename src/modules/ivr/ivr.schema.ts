@@ -5,8 +5,8 @@
  * src/telephony/decisions/ivr.ts.
  */
 import { type Static, Type } from 'typebox';
+import { Phone, Uuid } from '../../platform/formats.js';
 import { UUID_PATTERN } from '../../platform/object-store/index.js';
-import { Phone, Uuid } from '../../platform/schema.js';
 import { IVR_KEYS, type Ivr } from '../../telephony/decisions/ivr.js';
 
 const IvrKeyValue = Type.String({

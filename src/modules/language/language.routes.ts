@@ -1,6 +1,7 @@
 /** Route of spec "Session and sign-up": GET /api/language (no session needed). */
 import { Type } from 'typebox';
-import { envelope, LANGUAGES } from '../../platform/schema.js';
+import { LANGUAGES } from '../../platform/formats.js';
+import { envelope } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 
 export function languageRoutes(app: AppInstance): void {

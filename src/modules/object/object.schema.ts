@@ -3,9 +3,10 @@
  * object metadata and user metadata.
  */
 import { type Static, Type } from 'typebox';
+import { Uuid } from '../../platform/formats.js';
 import { ObjectParams } from '../../platform/object-store/index.js';
 import { pageQuery } from '../../platform/paging.js';
-import { envelope, Flag, Uuid } from '../../platform/schema.js';
+import { envelope, Flag } from '../../platform/schema.js';
 
 export const COMMENT_LIST_COUNT = { default: 100, max: 1000 };
 

@@ -1,5 +1,4 @@
 export {
-  PHONE,
   type PhoneHolders,
   type PhoneNumber,
   PhoneService,

@@ -7,13 +7,11 @@
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import { PHONE } from '../../platform/formats.js';
 import { nowSeconds } from '../../platform/ids.js';
 import type { PartnerService } from '../partner/index.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './phone.repository.js';
-
-/** The spec's PHONE format. */
-export const PHONE = /^\+[0-9]{3,20}$/;
 
 export interface PhoneNumber {
   number: string;

@@ -94,12 +94,12 @@ export class PresentationService {
 
   /** Storage key of one slide (1-based); NotFoundError (HTTP 404) when there is none. */
   async slideKey(user: string, uuid: string, page: number): Promise<string> {
-    return this.content.slideKey(await this.objects.currentContent(user, uuid), page);
+    return this.content.existingKey(await this.objects.currentContent(user, uuid), FILES.slide(page));
   }
 
   /** Storage key of the original PDF. */
   async pdfKey(user: string, uuid: string): Promise<string> {
-    return this.content.presentationPdfKey(await this.objects.currentContent(user, uuid));
+    return this.content.existingKey(await this.objects.currentContent(user, uuid), FILES.sourcePdf);
   }
 
   /** A presentation conversion finished (ContentObjects.handleConversion; tests call it directly). */

@@ -243,6 +243,7 @@ for (const dialect of DIALECTS) {
       await events.skipAll();
       await app.services.presentations.handleConversion({
         job: '6f1c1a40-0000-1000-8000-000000000001',
+        type: 'presentation',
         kind: 'presentation',
         objectUuid: uuid,
         status: 'empty',

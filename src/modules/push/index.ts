@@ -1,4 +1,5 @@
 export {
+  APPLE_ID,
   APPLICATION_ID,
   type NewPushApplication,
   type PushApplication,

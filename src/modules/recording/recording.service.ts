@@ -12,7 +12,6 @@ import { ContentObjects, type ContentObjectsDeps } from '../../platform/content/
 import {
   type ContentService,
   type ContentStorage,
-  type ConversionResult,
   FILES,
   type PreparedConversion,
 } from '../../platform/content/index.js';
@@ -52,10 +51,10 @@ export class RecordingService {
     this.store = deps.store;
     this.content = deps.content;
     this.log = deps.log;
-    // Audio results come through the composition root (announcements take theirs first).
     this.objects = new ContentObjects<RecordingData>(deps, {
       type: 'recording',
       wrong: 'wrong-recording',
+      conversions: ['audio'],
       files: () => [FILES.wav, FILES.ogg],
       converted: ({ from, to }, content, metadata) =>
         content ? { from, to, content, duration: metadata.duration ?? 0 } : { from, to },
@@ -90,7 +89,7 @@ export class RecordingService {
     });
     let prepared: PreparedConversion;
     try {
-      prepared = await this.content.prepareConversion('audio', row.uuid, input.audio);
+      prepared = await this.content.prepareConversion('recording', 'audio', row.uuid, input.audio);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       this.log.warn({ recording: row.uuid, status: error.status }, 'recording audio refused');
@@ -123,14 +122,9 @@ export class RecordingService {
 
   /** Storage key of the audio as WAV or Ogg; NotFoundError (HTTP 404) when there is none. */
   async audioKey(user: string, uuid: string, format: 'wav' | 'ogg'): Promise<string> {
-    return this.content.audioKey(await this.objects.currentContent(user, uuid), format);
-  }
-
-  /**
-   * An audio conversion finished (ContentObjects.handleConversion; recordings send no event of
-   * their own): false when the object is no recording.
-   */
-  handleConversion(result: ConversionResult): Promise<boolean> {
-    return this.objects.handleConversion(result);
+    return this.content.existingKey(
+      await this.objects.currentContent(user, uuid),
+      format === 'wav' ? FILES.wav : FILES.ogg,
+    );
   }
 }

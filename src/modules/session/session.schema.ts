@@ -1,7 +1,8 @@
 /** Schemas of spec "Session and sign-up": the session object and GET/POST/DELETE /api/session. */
 import { type Static, Type } from 'typebox';
 import { missingLogin, present } from '../../platform/alternatives.js';
-import { envelope, Language, Password, Username, Uuid } from '../../platform/schema.js';
+import { Email, Key, Language, PartnerName, Password, Username, Uuid } from '../../platform/formats.js';
+import { envelope } from '../../platform/schema.js';
 
 export const SessionFields = {
   sid: Type.String({ description: 'session id' }),
@@ -24,10 +25,10 @@ export const GetSessionAnswer = envelope(SessionFields);
 
 export const PostSessionBody = Type.Object({
   username: Type.Optional(Username),
-  email: Type.Optional(Type.String({ format: 'email', maxLength: 254 })),
+  email: Type.Optional(Email),
   password: Type.Optional(Password),
-  partner: Type.Optional(Type.String({ pattern: '^[a-zA-Z0-9]{2,20}$' })),
-  key: Type.Optional(Type.String({ pattern: '^.{5,50}$' })),
+  partner: Type.Optional(PartnerName),
+  key: Type.Optional(Key),
   user: Type.Optional(Uuid),
 });
 export type PostSessionBody = Static<typeof PostSessionBody>;

@@ -1,9 +1,19 @@
 /** Schemas of spec "Session and sign-up": captcha, verification, sign-up, password recovery. */
 import { type Static, Type } from 'typebox';
-import { Email, envelope, Language, Password, Username } from '../../platform/schema.js';
+import {
+  CountryCode,
+  DisplayName,
+  Email,
+  HardwareCode,
+  Language,
+  Name,
+  Password,
+  SecretCode,
+  Username,
+} from '../../platform/formats.js';
+import { envelope } from '../../platform/schema.js';
 
 const Captcha = Type.String({ pattern: '^[a-zA-Z0-9]{1,20}$', description: 'text of the captcha image' });
-const Key = Type.String({ pattern: '^[a-zA-Z0-9]{1,50}$' });
 
 export const CaptchaParams = Type.Object({
   name: Type.String({ description: 'file name chosen by the client; no effect' }),
@@ -15,7 +25,7 @@ export const PostVerificationBody = Type.Object({
   info: Type.Optional(
     Type.Unknown({ description: 'any JSON value, at most 10000 characters serialized; returned later' }),
   ),
-  'hardware-code': Type.Optional(Type.String({ pattern: '^.{10,50}$', description: 'replaces the captcha' })),
+  'hardware-code': Type.Optional(HardwareCode),
 });
 export type PostVerificationBody = Static<typeof PostVerificationBody>;
 
@@ -25,7 +35,7 @@ export const PostVerificationAnswer = envelope({
   info: Type.Optional(Type.Unknown()),
 });
 
-export const VerificationParams = Type.Object({ verification: Key });
+export const VerificationParams = Type.Object({ verification: SecretCode });
 
 export const GetVerificationAnswer = envelope({
   email: Type.Optional(Type.String()),
@@ -37,14 +47,14 @@ export const GetVerificationAnswer = envelope({
 export const PostSignupUserBody = Type.Object({
   email: Type.Optional(Email),
   username: Username,
-  firstname: Type.String({ pattern: '^.{1,50}$' }),
-  lastname: Type.String({ pattern: '^.{1,50}$' }),
-  display_name: Type.Optional(Type.String({ pattern: '^.{1,100}$' })),
-  country_code: Type.Optional(Type.String({ pattern: '^\\+[0-9]{1,3}$' })),
+  firstname: Name,
+  lastname: Name,
+  display_name: Type.Optional(DisplayName),
+  country_code: Type.Optional(CountryCode),
   password: Password,
   language: Type.Optional(Language),
   newsletter: Type.Optional(Type.Boolean()),
-  verification: Key,
+  verification: SecretCode,
 });
 export type PostSignupUserBody = Static<typeof PostSignupUserBody>;
 
@@ -58,7 +68,7 @@ export type PostRecoveryBody = Static<typeof PostRecoveryBody>;
 export const PostPasswordBody = Type.Object({
   username: Type.Optional(Username),
   email: Type.Optional(Email),
-  code: Key,
+  code: SecretCode,
   password: Password,
 });
 export type PostPasswordBody = Static<typeof PostPasswordBody>;

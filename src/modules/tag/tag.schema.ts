@@ -3,9 +3,10 @@
  * (decisions.md "Objects and tags"; the spec lists these routes without their shapes).
  */
 import { type Static, Type } from 'typebox';
+import { Uuid } from '../../platform/formats.js';
 import { ObjectParams, TagList, UUID_PATTERN } from '../../platform/object-store/index.js';
 import { pageQuery } from '../../platform/paging.js';
-import { envelope, Uuid } from '../../platform/schema.js';
+import { envelope } from '../../platform/schema.js';
 
 export const TAG_LIST_COUNT = { default: 50, max: 1000 };
 

@@ -59,10 +59,6 @@ export interface UsageSource {
   usedOf(userUuid: string): Promise<{ volume: number; fax: number }>;
 }
 
-export interface UsergroupSource {
-  usergroupOf(userUuid: string): Promise<string | undefined>;
-}
-
 export interface AccountServiceDeps {
   db: Db;
   /** Every write goes through it (the platform's unit of work). */
@@ -80,7 +76,6 @@ export interface AccountServiceDeps {
   tags?: TagSource | undefined;
   contacts?: ContactSource | undefined;
   usage?: UsageSource | undefined;
-  usergroups?: UsergroupSource | undefined;
 }
 
 /** Profile pictures are stored re-encoded as PNG, at most this many pixels a side. */
@@ -124,15 +119,14 @@ export class AccountService {
 
   /** GET /api/user. */
   async getUser(userUuid: string): Promise<UserObject> {
-    const { features, partners, tags, contacts, usage, usergroups } = this.deps;
+    const { features, partners, tags, contacts, usage } = this.deps;
     const user = await this.requireUser(userUuid);
-    const [quota, partner, userTags, contact, used, usergroup] = await Promise.all([
+    const [quota, partner, userTags, contact, used] = await Promise.all([
       features.quotaOf(userUuid),
       user.partner_uuid ? partners.findPartner(user.partner_uuid) : undefined,
       tags?.getUserTags(userUuid),
       contacts?.getOwnContact(userUuid),
       usage?.usedOf(userUuid),
-      usergroups?.usergroupOf(userUuid),
     ]);
     const answer: UserObject = {
       uuid: user.uuid,
@@ -157,7 +151,6 @@ export class AccountService {
     if (user.email !== null) answer.email = user.email;
     if (partner) answer.partner = partner.name;
     if (contact) answer.contact = contact;
-    if (usergroup) answer.usergroup = usergroup;
     for (const field of [...ADDRESS_FIELDS, ...REMOVABLE_FIELDS]) {
       const value = user[field];
       if (value !== null) answer[field] = value;

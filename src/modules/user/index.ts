@@ -4,7 +4,6 @@ export {
   type ContactSource,
   type TagSource,
   type UsageSource,
-  type UsergroupSource,
   type UserTags,
 } from './account.service.js';
 export {

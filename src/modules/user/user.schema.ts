@@ -1,9 +1,20 @@
 /** Schemas of spec "User": GET/POST /api/user and the account routes around it. */
 import { type Static, Type } from 'typebox';
-import { envelope, Flag, Language, Password, Uuid } from '../../platform/schema.js';
-
-const Name50 = Type.String({ pattern: '^.{1,50}$' });
-const CountryCode = Type.String({ pattern: '^\\+[0-9]{1,3}$', description: 'e.g. +49' });
+import {
+  CountryCode,
+  DisplayName,
+  FAX_HEADER,
+  FAX_IDENT,
+  formatted,
+  Language,
+  Name,
+  PASSWORD,
+  Password,
+  PIN,
+  SECRET_CODE,
+  Uuid,
+} from '../../platform/formats.js';
+import { envelope, Flag } from '../../platform/schema.js';
 
 export const VALIDATIONS = ['incomplete', 'checking', 'missmatch', 'baddocument', 'fail', 'ok'] as const;
 export type Validation = (typeof VALIDATIONS)[number];
@@ -89,29 +100,27 @@ export const GetUserAnswer = envelope({ user: UserObject });
 export const ADDRESS_FIELDS = ['birthday', 'zip_code', 'town', 'street', 'house_number', 'country'] as const;
 
 export const PostUserBody = Type.Object({
-  firstname: Type.Optional(Name50),
-  lastname: Type.Optional(Name50),
-  display_name: Type.Optional(Type.String({ pattern: '^.{1,100}$' })),
+  firstname: Type.Optional(Name),
+  lastname: Type.Optional(Name),
+  display_name: Type.Optional(DisplayName),
   birthday: Type.Optional(
     Type.String({
       pattern: '^[\\d]{4}-[\\d]{2}-[\\d]{2}$',
       description: 'a real past date; with zip_code, town, street, house_number and country',
     }),
   ),
-  zip_code: Type.Optional(Name50),
-  town: Type.Optional(Name50),
-  street: Type.Optional(Name50),
-  house_number: Type.Optional(Name50),
+  zip_code: Type.Optional(Name),
+  town: Type.Optional(Name),
+  street: Type.Optional(Name),
+  house_number: Type.Optional(Name),
   country: Type.Optional(Type.String({ pattern: '^[a-z]{2}$', description: 'ISO country code' })),
   area_code: Type.Optional(
     Type.String({ pattern: '^[0-9]{0,10}$', description: 'telephone area code; empty removes it' }),
   ),
   country_code: Type.Optional(CountryCode),
-  password: Type.Optional(
-    Type.String({ pattern: '^.{5,50}$', description: 'new password; old_password required' }),
-  ),
+  password: Type.Optional(formatted(PASSWORD, { description: 'new password; old_password required' })),
   old_password: Type.Optional(Password),
-  pin: Type.Optional(Type.String({ pattern: '^[0-9]{4}$', description: 'new phone PIN' })),
+  pin: Type.Optional(formatted(PIN, { description: 'new phone PIN' })),
   language: Type.Optional(Language),
   email: Type.Optional(
     Type.String({
@@ -121,18 +130,13 @@ export const PostUserBody = Type.Object({
     }),
   ),
   code: Type.Optional(
-    Type.String({
-      pattern: '^[a-zA-Z0-9]{1,50}$',
+    formatted(SECRET_CODE, {
       description: 'e-mail verification code, second step: the new address replaces the old',
     }),
   ),
   newsletter: Type.Optional(Type.Boolean()),
-  fax_ident: Type.Optional(
-    Type.String({ pattern: '^[\\+ 0-9]{0,20}$', description: 'default fax station id; empty removes it' }),
-  ),
-  fax_header: Type.Optional(
-    Type.String({ pattern: '^.{0,40}$', description: 'default fax header; empty removes it' }),
-  ),
+  fax_ident: Type.Optional(formatted(FAX_IDENT, { description: 'default fax station id; empty removes it' })),
+  fax_header: Type.Optional(formatted(FAX_HEADER, { description: 'default fax header; empty removes it' })),
 });
 export type PostUserBody = Static<typeof PostUserBody>;
 
@@ -146,5 +150,5 @@ export const DownloadQuery = Type.Object({
 });
 
 export const DeleteAccountBody = Type.Object({
-  password: Type.String({ pattern: '^.{5,50}$', description: 'the current password, to confirm' }),
+  password: formatted(PASSWORD, { description: 'the current password, to confirm' }),
 });

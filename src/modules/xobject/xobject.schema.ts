@@ -3,9 +3,10 @@
  * defines itself, a type name of its choice and a JSON body, kept in the object store.
  */
 import { type Static, Type } from 'typebox';
+import { Description, Uuid } from '../../platform/formats.js';
 import { DeleteQuery, ObjectParams, TagList } from '../../platform/object-store/index.js';
 import { pageQuery } from '../../platform/paging.js';
-import { Description, envelope, Uuid } from '../../platform/schema.js';
+import { envelope } from '../../platform/schema.js';
 
 export const XOBJECT_LIST_COUNT = { default: 50, max: 500 };
 /** Largest `data`, as JSON text (too-large beyond). */

@@ -4,6 +4,9 @@ import type { Db } from '../database/database.js';
 export interface ContentJobTable {
   uuid: string;
   node: string;
+  /** The content type whose handler takes the result (ContentService.registerType). */
+  type: string;
+  /** The converter: a ConversionKind. */
   kind: string;
   object_uuid: string;
   /** Storage prefix that holds the job's input and receives its output. */

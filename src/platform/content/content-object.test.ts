@@ -13,7 +13,8 @@ function testType(app: App) {
     { store: app.services.store, content: app.services.content, log: pino({ level: 'silent' }) },
     {
       type: 'sample',
-      wrong: 'wrong-sample',
+      wrong: 'wrong-box', // a spec resource this code does not store yet
+      conversions: ['fax'],
       files: () => ['sample.bin'],
       converted: (_current, content) => (content ? { content } : {}),
     },
@@ -24,7 +25,7 @@ function testType(app: App) {
 async function result(app: App, objectUuid: string): Promise<ConversionResult> {
   const content = `${objectUuid}/${newUuid()}/`;
   await app.services.content.storage.put(`${content}sample.bin`, new Uint8Array([1, 2, 3]));
-  return { job: newUuid(), kind: 'fax', objectUuid, status: 'ok', content, metadata: {} };
+  return { job: newUuid(), type: 'sample', kind: 'fax', objectUuid, status: 'ok', content, metadata: {} };
 }
 
 for (const dialect of DIALECTS) {

@@ -12,7 +12,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../database/database.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
-import { ApiError, NotFoundError } from '../errors.js';
+import { ApiError, type ApiStatus, NotFoundError } from '../errors.js';
 import type {
   AccessedObject,
   ObjectRow,
@@ -44,12 +44,9 @@ type Metadata = ConversionResult['metadata'];
 export interface ContentObjectType<D extends ContentData> {
   readonly type: string;
   /** Status for an object of this type that the user cannot read (Conventions 14). */
-  readonly wrong: string;
-  /**
-   * Conversion kinds whose results are this type's alone. Audio results, shared by
-   * announcements and recordings, are handed on by the composition root instead.
-   */
-  readonly conversions?: readonly ConversionKind[];
+  readonly wrong: ApiStatus;
+  /** The converters this type's content goes through; their results come back to it. */
+  readonly conversions: readonly ConversionKind[];
   /** False when an upload is not checked against the owner's free volume (the result still is). */
   readonly uploadQuota?: boolean;
   /** Files of a content version (FILES names) that count toward the owner's storage volume. */
@@ -115,9 +112,10 @@ export class ContentObjects<D extends ContentData> {
         w.afterCommit(() => this.removeContent(row.uuid));
       },
     });
-    for (const kind of type.conversions ?? []) {
-      this.content.onConversion(kind, (result) => this.receive(result));
-    }
+    this.content.registerType(type.type, {
+      conversions: type.conversions,
+      handle: (result) => this.receive(result),
+    });
   }
 
   /** Where the content files are (for streaming downloads). */
@@ -227,7 +225,7 @@ export class ContentObjects<D extends ContentData> {
     const { check, options } = extra;
     const { row } = await this.store.getForWrite(this.store.db, user, uuid, this.definition);
     await check?.(this.store.db, row);
-    const prepared = await this.content.prepareConversion(kind, uuid, input(), options);
+    const prepared = await this.content.prepareConversion(this.type.type, kind, uuid, input(), options);
     const size = this.type.uploadQuota === false ? 0 : await this.inputSize(prepared);
     await this.record(prepared, async (w) => {
       const { row } = await this.store.getForWrite(w.trx, user, uuid, this.definition);
@@ -283,7 +281,7 @@ export class ContentObjects<D extends ContentData> {
     return true;
   }
 
-  /** handleConversion for a kind only this type converts: the result of a gone object is deleted. */
+  /** handleConversion as registered: the result of a gone object is deleted. */
   async receive(result: ConversionResult): Promise<void> {
     if (!(await this.handleConversion(result)) && result.content) {
       await this.content.deleteContent(result.content);

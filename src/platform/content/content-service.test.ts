@@ -19,6 +19,7 @@ import {
   type ConversionOptions,
   type ConversionResult,
 } from './content-service.js';
+import { FILES } from './layout.js';
 import { decodeOggVorbis, encodeOggVorbis } from './ogg.js';
 import { SPEECH_LOCALES } from './speech.js';
 import { LocalContentStorage } from './storage.js';
@@ -28,6 +29,8 @@ import { parseWav } from './wav.js';
 
 const NODE = 'http://127.0.0.1:8080';
 const log = pino({ level: 'silent' });
+/** The content type of the test's jobs; registered with every converter. */
+const TYPE = 'sample';
 let counter = 0;
 
 function objectUuid(): string {
@@ -71,18 +74,19 @@ function createService(
   });
   const results: ConversionResult[] = [];
   const waiting = new Map<string, (result: ConversionResult) => void>();
-  for (const kind of ['fax', 'presentation', 'audio', 'text2speech'] as const) {
-    service.onConversion(kind, async (result) => {
+  service.registerType(TYPE, {
+    conversions: ['fax', 'presentation', 'audio', 'text2speech'],
+    handle: async (result) => {
       results.push(result);
       waiting.get(result.job)?.(result);
-    });
-  }
+    },
+  });
   const convert = async (
     kind: ConversionKind,
-    input: Parameters<ContentService['enqueueConversion']>[2],
+    input: Parameters<ContentService['enqueueConversion']>[3],
     options: ConversionOptions = {},
   ): Promise<ConversionResult> => {
-    const prepared = await service.enqueueConversion(kind, objectUuid(), input, options);
+    const prepared = await service.enqueueConversion(TYPE, kind, objectUuid(), input, options);
     const done = results.find((result) => result.job === prepared.job);
     if (done) return done;
     return new Promise((resolve) => waiting.set(prepared.job, resolve));
@@ -232,14 +236,16 @@ for (const dialect of DIALECTS) {
       ];
       for (const data of inputs) {
         const object = objectUuid();
-        await rejectsWith(shared.service.enqueueConversion('fax', object, { data }), 'malformed-file');
+        await rejectsWith(shared.service.enqueueConversion(TYPE, 'fax', object, { data }), 'malformed-file');
         assert.equal(fs.existsSync(path.join(store.dir, 'content', object)), false);
       }
     });
 
     test('output the worker cannot store fails the job and leaves no files', async () => {
       const object = objectUuid();
-      const prepared = await shared.service.prepareConversion('fax', object, { data: await textPdf(2) });
+      const prepared = await shared.service.prepareConversion(TYPE, 'fax', object, {
+        data: await textPdf(2),
+      });
       // A non-empty directory where the TIFF goes: the worker's final rename into place fails.
       fs.mkdirSync(path.join(store.dir, 'content', prepared.content, 'fax.tif', 'taken'), {
         recursive: true,
@@ -255,21 +261,21 @@ for (const dialect of DIALECTS) {
 
     test('a malformed upload leaves the previous content intact; too-large stores nothing', async () => {
       const object = objectUuid();
-      const first = await shared.service.enqueueConversion('presentation', object, {
+      const first = await shared.service.enqueueConversion(TYPE, 'presentation', object, {
         data: await textPdf(1),
       });
       await shared.service.idle();
       const previous = shared.results.find((result) => result.job === first.job)!;
       assert.equal(previous.status, 'ok');
       await rejectsWith(
-        shared.service.enqueueConversion('presentation', object, { data: Buffer.from('%PDF-1.4') }),
+        shared.service.enqueueConversion(TYPE, 'presentation', object, { data: Buffer.from('%PDF-1.4') }),
         'malformed-file',
       );
       assert.ok(await storage().stat(`${previous.content}slide-1.png`));
 
       const small = createService(store, 4096);
       await rejectsWith(
-        small.service.enqueueConversion('fax', object, { data: await textPdf(3) }),
+        small.service.enqueueConversion(TYPE, 'fax', object, { data: await textPdf(3) }),
         'too-large',
       );
       await small.service.close();
@@ -285,14 +291,18 @@ for (const dialect of DIALECTS) {
       assert.equal(result.status, 'ok');
       assert.deepEqual(result.metadata, { page_count: 2 });
       const size = async (page: number) => {
-        const png = await storage().read(await shared.service.slideKey(result.content!, page));
+        const png = await storage().read(
+          await shared.service.existingKey(result.content!, FILES.slide(page)),
+        );
         return [png.readUInt32BE(16), png.readUInt32BE(20)];
       };
       assert.deepEqual(await size(1), [1358, 1920]);
       assert.deepEqual(await size(2), [1920, 1080]);
-      await assert.rejects(shared.service.slideKey(result.content!, 3), { name: 'NotFoundError' });
+      await assert.rejects(shared.service.existingKey(result.content!, FILES.slide(3)), {
+        name: 'NotFoundError',
+      });
       assert.deepEqual(
-        await storage().read(await shared.service.presentationPdfKey(result.content!)),
+        await storage().read(await shared.service.existingKey(result.content!, FILES.sourcePdf)),
         Buffer.from(input),
       );
     });
@@ -304,16 +314,38 @@ for (const dialect of DIALECTS) {
       assert.equal(readTiffPages(await storage().read(`${result.content}fax.tif`)).length, 200);
     });
 
+    test('results go to the content type of their job, also when types share a converter', async () => {
+      const received: ConversionResult[] = [];
+      shared.service.registerType('other', {
+        conversions: ['audio'],
+        handle: async (r) => void received.push(r),
+      });
+      const data = wavFile({ body: pcm16(sine(440, 8000, 0.5)) });
+      const prepared = await shared.service.enqueueConversion('other', 'audio', objectUuid(), { data });
+      await shared.service.idle();
+      assert.deepEqual(
+        received.map((r) => [r.job, r.type, r.status]),
+        [[prepared.job, 'other', 'ok']],
+      );
+      assert.equal(
+        shared.results.find((r) => r.job === prepared.job),
+        undefined,
+      );
+      await assert.rejects(shared.service.enqueueConversion('other', 'fax', objectUuid(), { data }));
+    });
+
     test('WAV and Ogg Vorbis uploads become 8 kHz mono WAV and Ogg; silence is empty', async () => {
       const stereo = wavFile({ body: pcm16(sine(440, 44100, 1), 2), channels: 2, rate: 44100 });
       const fromWav = await shared.convert('audio', { data: stereo });
       assert.equal(fromWav.status, 'ok');
       assert.equal(fromWav.metadata.duration, 1);
-      const wav = parseWav(await storage().read(await shared.service.audioKey(fromWav.content!, 'wav')));
+      const wav = parseWav(
+        await storage().read(await shared.service.existingKey(fromWav.content!, FILES.wav)),
+      );
       assert.equal(wav.sampleRate, 8000);
       assert.equal(wav.samples.length, 8000);
       const ogg = await decodeOggVorbis(
-        await storage().read(await shared.service.audioKey(fromWav.content!, 'ogg')),
+        await storage().read(await shared.service.existingKey(fromWav.content!, FILES.ogg)),
       );
       assert.equal(ogg.sampleRate, 8000);
       assert.equal(await storage().stat(`${fromWav.content}source.audio`), undefined);
@@ -331,11 +363,11 @@ for (const dialect of DIALECTS) {
 
       const lying = wavFile({ body: pcm16(sine(440, 8000, 0.5)), dataSize: 1_000_000 });
       await rejectsWith(
-        shared.service.enqueueConversion('audio', objectUuid(), { data: lying }),
+        shared.service.enqueueConversion(TYPE, 'audio', objectUuid(), { data: lying }),
         'malformed-file',
       );
       await rejectsWith(
-        shared.service.enqueueConversion('audio', objectUuid(), { data: new Uint8Array(0) }),
+        shared.service.enqueueConversion(TYPE, 'audio', objectUuid(), { data: new Uint8Array(0) }),
         'malformed-file',
       );
     });
@@ -357,7 +389,7 @@ for (const dialect of DIALECTS) {
         assert.equal(wav.sampleRate, 8000);
       }
       await rejectsWith(
-        shared.service.enqueueConversion('text2speech', objectUuid(), { text: 'hi', locale: 'xx-XX' }),
+        shared.service.enqueueConversion(TYPE, 'text2speech', objectUuid(), { text: 'hi', locale: 'xx-XX' }),
         'wrong-syntax',
       );
     });
@@ -366,14 +398,18 @@ for (const dialect of DIALECTS) {
       const restart = await openStore(dialect);
       after(() => restart.close());
       const first = createService(restart);
-      const pending = await first.service.prepareConversion('fax', objectUuid(), { data: await textPdf(2) });
+      const pending = await first.service.prepareConversion(TYPE, 'fax', objectUuid(), {
+        data: await textPdf(2),
+      });
       await first.service.recordConversion(restart.database.db, pending);
-      const interrupted = await first.service.prepareConversion('audio', objectUuid(), {
+      const interrupted = await first.service.prepareConversion(TYPE, 'audio', objectUuid(), {
         data: wavFile({ body: pcm16(sine(300, 8000, 0.5)) }),
       });
       await first.service.recordConversion(restart.database.db, interrupted);
       await countAttempt(restart.database.db, interrupted.job, 1);
-      const hopeless = await first.service.prepareConversion('fax', objectUuid(), { data: await textPdf(1) });
+      const hopeless = await first.service.prepareConversion(TYPE, 'fax', objectUuid(), {
+        data: await textPdf(1),
+      });
       await first.service.recordConversion(restart.database.db, hopeless);
       await countAttempt(restart.database.db, hopeless.job, 3);
       await first.service.close();
@@ -397,12 +433,16 @@ for (const dialect of DIALECTS) {
       const { service, results } = createService(restart, 5_000_000, 2);
       const object = objectUuid();
       // The older job is the longer one: with two workers it would otherwise finish last.
-      const older = await service.prepareConversion('presentation', object, { data: await textPdf(20) });
+      const older = await service.prepareConversion(TYPE, 'presentation', object, {
+        data: await textPdf(20),
+      });
       await service.recordConversion(restart.database.db, older);
-      const newer = await service.prepareConversion('presentation', object, { data: await textPdf(2) });
+      const newer = await service.prepareConversion(TYPE, 'presentation', object, { data: await textPdf(2) });
       await service.recordConversion(restart.database.db, newer);
       const other = objectUuid();
-      const cancelled = await service.prepareConversion('presentation', other, { data: await textPdf(1) });
+      const cancelled = await service.prepareConversion(TYPE, 'presentation', other, {
+        data: await textPdf(1),
+      });
       await service.recordConversion(restart.database.db, cancelled);
       await service.cancelConversions(other);
       await service.start();

@@ -2,8 +2,9 @@
  * The content pipeline shared by fax, presentation, announcement and recording (decisions.md
  * "Content and conversion"). An upload is stored as it came under a new content version
  * ("<object>/<job>/"), checked (malformed-file, too-large), and converted in the background by
- * the worker pool; the object type's handler then gets ok, empty or fail with the metadata and
- * switches the object to the new version. Jobs are rows in content_job, so conversions that
+ * the worker pool; the handler its content type registered then gets ok, empty or fail with the
+ * metadata and switches the object to the new version. The platform knows no content type:
+ * each registers the converters it uses and its result handler, and results go by the job's type. Jobs are rows in content_job, so conversions that
  * were pending or running when the node stopped run again when it starts.
  */
 import os from 'node:os';
@@ -48,6 +49,8 @@ export interface ConversionOptions {
 /** A stored and checked input whose job is not yet recorded (see prepareConversion). */
 export interface PreparedConversion {
   readonly job: string;
+  /** The content type (registerType) whose handler takes the result. */
+  readonly type: string;
   readonly kind: ConversionKind;
   readonly objectUuid: string;
   /** The content version (storage prefix) the conversion writes. */
@@ -60,6 +63,7 @@ type JobInput = { readonly file: string } | { readonly text: string; readonly lo
 
 export interface ConversionResult {
   readonly job: string;
+  readonly type: string;
   readonly kind: ConversionKind;
   readonly objectUuid: string;
   readonly status: ConversionStatus;
@@ -73,6 +77,12 @@ export interface ConversionResult {
 
 /** Called once per finished job (again after a restart if it did not return); should be idempotent. */
 export type ConversionHandler = (result: ConversionResult) => Promise<void>;
+
+/** What a content type registers: the converters its jobs run, and the handler of their results. */
+export interface ContentTypeRegistration {
+  readonly conversions: readonly ConversionKind[];
+  readonly handle: ConversionHandler;
+}
 
 export interface ContentServiceOptions {
   readonly db: Db;
@@ -122,7 +132,7 @@ export class ContentService {
   readonly storage: ContentStorage;
   private readonly log: FastifyBaseLogger;
   private readonly speech: SpeechEngine;
-  private readonly handlers = new Map<ConversionKind, ConversionHandler>();
+  private readonly types = new Map<string, ContentTypeRegistration>();
   private readonly queue: ContentJobTable[] = [];
   private readonly scheduled = new Set<string>();
   private readonly running = new Set<Promise<void>>();
@@ -144,9 +154,10 @@ export class ContentService {
     this.speech = options.speech ?? new EspeakSpeechEngine(this.pool);
   }
 
-  /** Registers the object type that receives the results of one kind; before start(). */
-  onConversion(kind: ConversionKind, handler: ConversionHandler): void {
-    this.handlers.set(kind, handler);
+  /** Registers a content type (an object type with content); before start(). */
+  registerType(type: string, registration: ContentTypeRegistration): void {
+    if (this.types.has(type)) throw new Error(`content type ${type} registered twice`);
+    this.types.set(type, registration);
   }
 
   /** Resumes this node's pending jobs and runs new ones from now on. */
@@ -176,11 +187,14 @@ export class ContentService {
    * transaction) and startConversion after commit, or discardConversion.
    */
   async prepareConversion(
+    type: string,
     kind: ConversionKind,
     objectUuid: string,
     input: ConversionInput,
     options: ConversionOptions = {},
   ): Promise<PreparedConversion> {
+    if (!this.types.get(type)?.conversions.includes(kind))
+      throw new Error(`${type} does not convert ${kind}`);
     const job = newUuid();
     const content = `${objectUuid}/${job}/`;
     if ('text' in input) {
@@ -188,6 +202,7 @@ export class ContentService {
       if (!this.speech.locales.includes(input.locale)) throw new ApiError('wrong-syntax', 'unknown locale');
       return {
         job,
+        type,
         kind,
         objectUuid,
         content,
@@ -215,7 +230,7 @@ export class ContentService {
       orientation: options.orientation ?? 'portrait',
       mode: options.mode ?? 'normal',
     };
-    return { job, kind, objectUuid, content, input: { file }, options: kind === 'fax' ? fax : {} };
+    return { job, type, kind, objectUuid, content, input: { file }, options: kind === 'fax' ? fax : {} };
   }
 
   /** The job's row: recorded in the database and scheduled in memory alike. */
@@ -223,6 +238,7 @@ export class ContentService {
     return {
       uuid: prepared.job,
       node: this.options.node,
+      type: prepared.type,
       kind: prepared.kind,
       object_uuid: prepared.objectUuid,
       content: prepared.content,
@@ -252,12 +268,13 @@ export class ContentService {
 
   /** prepare + record + start, for callers that need no transaction of their own. */
   async enqueueConversion(
+    type: string,
     kind: ConversionKind,
     objectUuid: string,
     input: ConversionInput,
     options: ConversionOptions = {},
   ): Promise<PreparedConversion> {
-    const prepared = await this.prepareConversion(kind, objectUuid, input, options);
+    const prepared = await this.prepareConversion(type, kind, objectUuid, input, options);
     try {
       await this.recordConversion(this.db, prepared);
     } catch (error) {
@@ -350,9 +367,10 @@ export class ContentService {
     }
     if (!current) return;
     if (!superseded) {
-      const handler = this.handlers.get(kind);
+      const handler = this.types.get(job.type)?.handle;
       const result: ConversionResult = {
         job: job.uuid,
+        type: job.type,
         kind,
         objectUuid: job.object_uuid,
         status,
@@ -360,8 +378,11 @@ export class ContentService {
         metadata,
         ...(message === undefined ? {} : { message }),
       };
-      if (!handler) this.log.warn({ job: job.uuid, kind }, 'no handler for conversion results');
-      else {
+      if (!handler) {
+        // A job of an unknown type (one recorded before its object was purged): nothing takes it.
+        this.log.warn({ job: job.uuid, type: job.type }, 'no handler for conversion results');
+        if (status === 'ok') await this.storage.deletePrefix(job.content);
+      } else {
         try {
           await handler(result);
         } catch (error) {
@@ -445,19 +466,9 @@ export class ContentService {
     );
   }
 
-  /** One presentation slide (1-based) as PNG. */
-  async slideKey(content: string, page: number): Promise<string> {
-    return this.existing(this.key(content, FILES.slide(page)));
-  }
-
-  /** The presentation's original PDF. */
-  async presentationPdfKey(content: string): Promise<string> {
-    return this.existing(this.key(content, FILES.sourcePdf));
-  }
-
-  /** Announcement or recording audio, 8 kHz mono, as WAV or Ogg Vorbis. */
-  async audioKey(content: string, format: 'wav' | 'ogg'): Promise<string> {
-    return this.existing(this.key(content, format === 'wav' ? FILES.wav : FILES.ogg));
+  /** A file (FILES) a conversion wrote into the content version. */
+  async existingKey(content: string, file: string): Promise<string> {
+    return this.existing(this.key(content, file));
   }
 
   private async faxPage(content: string, page: number): Promise<FaxPageImage | undefined> {

@@ -14,6 +14,7 @@ import { LocalContentStorage } from './storage.js';
 export {
   ContentService,
   type ContentServiceOptions,
+  type ContentTypeRegistration,
   type ConversionHandler,
   type ConversionInput,
   type ConversionKind,

@@ -4,7 +4,7 @@
  */
 import type { Db } from '../database/database.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
-import { ApiError } from '../errors.js';
+import { ApiError, type ApiStatus } from '../errors.js';
 import { derive, effectiveLevels, Level, type TagOnObject } from './grants.js';
 import * as repo from './object-store.repository.js';
 
@@ -13,7 +13,7 @@ export interface ObjectTypeDefinition {
   /** The type name used in events, tag listings and `type` filters. */
   readonly type: string;
   /** Status for an object of this type that the user cannot read (Conventions 14). */
-  readonly wrong: string;
+  readonly wrong: ApiStatus;
   /**
    * Removes what the type keeps outside the object row; runs in the purging unit of work, where
    * work that must wait for the commit (removing files) goes to `w.afterCommit`.

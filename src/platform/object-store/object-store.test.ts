@@ -16,8 +16,9 @@ async function events(client: Client): Promise<Ev[]> {
   return (await client.call('GET', '/api/event?next=0&timeout=0')).event as Ev[];
 }
 
+// Test-only types borrow the statuses of spec resources this code does not store yet.
 function note(app: App): ObjectTypeDefinition {
-  return app.services.store.defineType({ type: 'note', wrong: 'wrong-note' });
+  return app.services.store.defineType({ type: 'note', wrong: 'wrong-box' });
 }
 
 async function createNote(app: App, owner: string, description = 'n', data: unknown = { text: 'x' }) {
@@ -83,12 +84,12 @@ for (const dialect of DIALECTS) {
       );
       const { store } = app.services;
       assert.equal((await store.getForRead(store.db, user.uuid, row.uuid, def)).level, Level.owner);
-      await rejects(store.getForRead(store.db, other.uuid, row.uuid, def), 'wrong-note');
-      await rejects(store.getForWrite(store.db, other.uuid, row.uuid, def), 'wrong-note');
+      await rejects(store.getForRead(store.db, other.uuid, row.uuid, def), 'wrong-box');
+      await rejects(store.getForWrite(store.db, other.uuid, row.uuid, def), 'wrong-box');
       // A known uuid of another type is as unknown as a missing one.
       await rejects(
-        store.getForRead(store.db, user.uuid, row.uuid, { type: 'other', wrong: 'wrong-other' }),
-        'wrong-other',
+        store.getForRead(store.db, user.uuid, row.uuid, { type: 'other', wrong: 'wrong-ipquality' }),
+        'wrong-ipquality',
       );
       await link(app, user.uuid, other.uuid);
       await store.write((w) => store.addOwnerTags(w, row, [tags.share_read]));
@@ -163,7 +164,7 @@ for (const dialect of DIALECTS) {
         assert.equal(deleted[0]!.user, other.uuid);
         assert.equal(deleted[0]!.purge, undefined);
       }
-      await rejects(store.getForRead(store.db, other.uuid, row.uuid, def), 'wrong-note');
+      await rejects(store.getForRead(store.db, other.uuid, row.uuid, def), 'wrong-box');
       const trash = (await client.call('GET', `/api/tag/${tags.tag_trash}/object`)).object as {
         uuid: string;
       }[];
@@ -193,7 +194,7 @@ for (const dialect of DIALECTS) {
         )} = ${row.uuid}`.execute(store.db);
         assert.equal(Number(left.rows[0]!.n), 0, table);
       }
-      await rejects(store.getForRead(store.db, user.uuid, row.uuid, def), 'wrong-note');
+      await rejects(store.getForRead(store.db, user.uuid, row.uuid, def), 'wrong-box');
     });
 
     test('purge by the owner: object_delete with purge to everyone who could read it', async (t) => {
@@ -221,7 +222,7 @@ for (const dialect of DIALECTS) {
       const calls: string[] = [];
       const def = store.defineType({
         type: 'note',
-        wrong: 'wrong-note',
+        wrong: 'wrong-box',
         onPurge: async (w, row) => {
           const inside = await w.trx
             .selectFrom('object')

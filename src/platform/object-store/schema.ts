@@ -1,6 +1,7 @@
 /** Schema pieces every object type's routes share (decisions.md "Objects and tags"). */
 import { Type } from 'typebox';
-import { Flag, Uuid } from '../schema.js';
+import { Uuid } from '../formats.js';
+import { Flag } from '../schema.js';
 
 /** A UUID used as a map key (JSON Schema formats cannot check property names). */
 export const UUID_PATTERN = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
