@@ -2,3 +2,10 @@
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export { type Registration, type RegistrationChange, Telephony, type TelephonyEngine } from './telephony.js';
+
+declare module '../platform/area.js' {
+  interface Services {
+    /** The call engine: Kamailio, rtpengine and Zentrale's SIP user agent (decisions.md). */
+    readonly telephony: import('./telephony.js').Telephony;
+  }
+}

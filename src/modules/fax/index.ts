@@ -1,2 +1,18 @@
+import { defineArea } from '../../platform/area.js';
+import { faxRoutes as routes } from './fax.routes.js';
+import { FaxService as Faxes } from './fax.service.js';
+
 export { faxRoutes } from './fax.routes.js';
 export { FaxService, type NewFaxReport } from './fax.service.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    readonly faxes: Faxes;
+  }
+}
+
+export const faxArea = defineArea({
+  name: 'fax',
+  create: (s, { log }) => ({ faxes: new Faxes({ store: s.store, content: s.content, log }) }),
+  routes: (app, s) => routes(app, s.faxes),
+});

@@ -1,3 +1,6 @@
+import { defineArea } from '../../platform/area.js';
+import { FeatureService as Features } from './feature.service.js';
+
 export {
   FEATURE_FLAGS,
   type FeatureFlag,
@@ -11,3 +14,19 @@ export {
   type QuotaKey,
   type UserFeatures,
 } from './feature.service.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    readonly features: Features;
+  }
+}
+
+export const featureArea = defineArea({
+  name: 'feature',
+  create: (s) => {
+    const features = new Features(s.writer, s.users);
+    // decisions.md "Feature packs": every new user gets the packs marked default.
+    s.users.onUserCreated((w, user) => features.giveDefaultPacks(w.trx, user.uuid));
+    return { features };
+  },
+});

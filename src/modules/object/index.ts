@@ -1,3 +1,7 @@
+import { defineArea } from '../../platform/area.js';
+import { objectRoutes as routes } from './object.routes.js';
+import { ObjectService as Objects } from './object.service.js';
+
 export { objectRoutes } from './object.routes.js';
 export {
   METADATA_RULES,
@@ -7,3 +11,15 @@ export {
   SetMetadataQuery,
 } from './object.schema.js';
 export { ObjectService } from './object.service.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    readonly objects: Objects;
+  }
+}
+
+export const objectArea = defineArea({
+  name: 'object',
+  create: (s) => ({ objects: new Objects(s.store) }),
+  routes: (app, s) => routes(app, s.objects),
+});

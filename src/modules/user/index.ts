@@ -1,3 +1,8 @@
+import { defineArea } from '../../platform/area.js';
+import { AccountService } from './account.service.js';
+import { userMetadataRoutes, userRoutes } from './user.routes.js';
+import { UserService } from './user.service.js';
+
 export {
   AccountService,
   type AccountServiceDeps,
@@ -28,3 +33,55 @@ export {
   UserService,
   usernameKey,
 } from './user.service.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    readonly users: UserService;
+    readonly accounts: AccountService;
+  }
+}
+
+/** Spec "User": the users themselves, made first because most areas hook into them. */
+export const userArea = defineArea({
+  name: 'user',
+  create: (s) => {
+    const users = new UserService(s.writer);
+    users.onUserDeleted((w, user) => s.store.removeUser(w, user.uuid));
+    return { users };
+  },
+});
+
+/** Spec "User": the user's own account (GET/POST /api/user and the /api/user family). */
+export const accountArea = defineArea({
+  name: 'account',
+  create: (s, { config, database, log }) => ({
+    accounts: new AccountService({
+      db: database.db,
+      writer: s.writer,
+      hub: s.hub,
+      config,
+      users: s.users,
+      partners: s.partners,
+      features: s.features,
+      mailer: s.mailer,
+      throttle: s.throttle,
+      log,
+      // A deleted account's sessions end everywhere, not only the one that asked.
+      closeSession: (session) =>
+        session.userUuid ? s.sessions.closeUserSessions(session.userUuid) : s.sessions.closeSession(session),
+      tags: s.tags,
+      contacts: s.contacts,
+      usage: {
+        // feature.used: MB of storage volume; fax pages of the month come with the fax area.
+        usedOf: async (user) => ({
+          volume: Math.ceil((await s.store.usedVolume(user)) / 10485.76) / 100,
+          fax: 0,
+        }),
+      },
+    }),
+  }),
+  routes: (app, s) => {
+    userRoutes(app, s.accounts);
+    userMetadataRoutes(app, s.objects);
+  },
+});
