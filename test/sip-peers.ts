@@ -1,7 +1,7 @@
 /**
  * Real SIP peers for telephony tests on loopback: SIPp runs a scenario file to completion;
  * baresip runs headless in a temporary config directory (ctrl_tcp netstring JSON control,
- * aufile/ausine as microphone, sndfile writing what it hears, answermode auto). Every peer
+ * aufile reading the microphone from a WAV, sndfile writing what it hears, answermode auto). Every peer
  * gets free ports so that test files run in parallel.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -11,6 +11,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import { writeWav } from '../src/platform/content/wav.js';
 
 /** A port free for both UDP and TCP on 127.0.0.1 (even, so RTP/RTCP pairs fit). */
 export async function freePort(): Promise<number> {
@@ -99,8 +100,8 @@ export interface Baresip {
 }
 
 export interface BaresipOptions {
-  /** A WAV file baresip plays as its microphone; default a sine from `ausine`. */
-  sourceWav?: string;
+  /** Samples (8 kHz mono) baresip plays as its microphone, looped; default 20 s of silence. */
+  microphone?: Int16Array;
   /** `auto` answers calls by itself. */
   answerMode?: 'manual' | 'auto';
 }
@@ -111,8 +112,10 @@ export async function startBaresip(t: TestContext, options: BaresipOptions = {})
   const sipPort = await freePort();
   const ctrlPort = await freePort();
   const rtpPort = await freePort();
-  const modules = ['g711', 'ctrl_tcp', 'aufile', 'sndfile', 'account'];
-  if (!options.sourceWav) modules.push('ausine');
+  const modules = ['g711', 'ctrl_tcp', 'menu', 'aufile', 'sndfile', 'account'];
+  // aufile reads the microphone from a WAV file (ausine only runs at 48 kHz).
+  const microphone = path.join(dir, 'microphone.wav');
+  fs.writeFileSync(microphone, writeWav(options.microphone ?? new Int16Array(8000 * 20), 8000));
   fs.writeFileSync(
     path.join(dir, 'config'),
     [
@@ -123,9 +126,7 @@ export async function startBaresip(t: TestContext, options: BaresipOptions = {})
       `ctrl_tcp_listen 127.0.0.1:${ctrlPort}`,
       'module_path /usr/lib/baresip/modules',
       ...modules.map((name) => `module ${name}.so`),
-      options.sourceWav ? `audio_source aufile,${options.sourceWav}` : 'audio_source ausine,1000',
-      `audio_player aufile,${path.join(dir, 'player.wav')}`,
-      'audio_alert aufile,/dev/null',
+      `audio_source aufile,${microphone}`,
       `rtp_ports ${rtpPort}-${rtpPort + 10}`,
       `snd_path ${dir}`,
       'audio_level no',
