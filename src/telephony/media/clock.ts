@@ -7,7 +7,7 @@
 import { performance } from 'node:perf_hooks';
 
 export const FRAME_MS = 20;
-const MAX_CATCH_UP = 3;
+const MAX_CATCH_UP = 10;
 
 export interface Tickable {
   tick(): void;
