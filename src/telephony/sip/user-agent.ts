@@ -325,7 +325,8 @@ export class OutgoingCall extends SipCall {
   private settle!: (result: InviteResult) => void;
   private progressHandlers: ((status: number, sdp: SessionDescription | undefined) => void)[] = [];
   private readonly localTag = newTag();
-  private final: number | undefined;
+  /** The final status once one came (0 when the call ended without one). */
+  final: number | undefined;
   private provisional = false;
   private cancelRequested = false;
   private ack: { request: SipRequest; remote: Remote } | undefined;
