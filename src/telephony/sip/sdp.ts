@@ -117,13 +117,6 @@ export interface LocalAudio {
   direction?: Direction;
 }
 
-const MIRROR: Record<Direction, Direction> = {
-  sendrecv: 'sendrecv',
-  sendonly: 'recvonly',
-  recvonly: 'sendonly',
-  inactive: 'inactive',
-};
-
 function combine(ours: Direction, theirs: Direction): Direction {
   const send =
     (ours === 'sendrecv' || ours === 'sendonly') && (theirs === 'sendrecv' || theirs === 'recvonly');
@@ -208,8 +201,4 @@ export class LocalSdp implements SdpBuilder {
   answer(local: LocalAudio, negotiated: NegotiatedAudio): string {
     return this.render(local, [negotiated.payloadType], negotiated.telephoneEvent, negotiated.direction);
   }
-}
-
-export function mirrorDirection(direction: Direction): Direction {
-  return MIRROR[direction];
 }

@@ -10,6 +10,7 @@ import { contactUri, Dialog, dialogKey, newTag, remoteOfUri, withoutTag } from '
 import { getTag, Headers, parseCSeq, parseNameAddr, type SipRequest, type SipResponse } from './message.js';
 import { parseSdp, type SessionDescription } from './sdp.js';
 import {
+  type ClientTransaction,
   DEFAULT_TIMERS,
   newBranch,
   type ServerTransaction,
@@ -331,6 +332,7 @@ export class OutgoingCall extends SipCall {
   private cancelRequested = false;
   private ack: { request: SipRequest; remote: Remote } | undefined;
   private ringTimer: NodeJS.Timeout | undefined;
+  private transaction: ClientTransaction | undefined;
   readonly request: SipRequest;
 
   constructor(
@@ -373,7 +375,7 @@ export class OutgoingCall extends SipCall {
 
   /** @internal */
   start(): void {
-    this.ua.layer.send(this.request, this.target, {
+    this.transaction = this.ua.layer.send(this.request, this.target, {
       onResponse: (response) => this.receive(response),
       onTimeout: () => this.fail(408, 'Request Timeout'),
     });
@@ -466,6 +468,12 @@ export class OutgoingCall extends SipCall {
     this.cancelRequested = true;
     clearTimeout(this.ringTimer);
     if (this.provisional) this.sendCancel();
+    // A peer that never answers the CANCEL with 487 would hold the INVITE transaction in
+    // "proceeding" for ever (timer B stops there): give up after 64*T1 (RFC 3261 9.1).
+    this.ringTimer = setTimeout(() => {
+      this.transaction?.terminate();
+      this.fail(408, 'Request Timeout');
+    }, 64 * this.ua.timers.t1);
   }
 
   private sendCancel(): void {
