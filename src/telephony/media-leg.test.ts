@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
+import path from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { FIXTURES, runSipp } from '../../test/sip-peers.js';
 import { type DtmfEvent, dominantFrequencies, MediaEngine } from './media/index.js';
 import { MediaLeg } from './media-leg.js';
 import { LocalSdp, OutgoingCall, SipUserAgent } from './sip/index.js';
@@ -95,4 +97,29 @@ test('hangup while it rings: CANCEL from the caller, 480 from the callee; no com
   });
   assert.equal((await g722.result).status, 488);
   assert.equal(engine.endpointCount, 0);
+});
+
+test('SIPp calls in and echoes our media (-rtp_echo): we hear back the 1000 Hz we play', async (t) => {
+  const { engine, callee } = await setup(t);
+  const heard = new Promise<Int16Array>((resolve) => {
+    callee.onInvite(async (call) => {
+      const leg = await MediaLeg.accept(call, engine);
+      assert.ok(leg);
+      await leg.answer();
+      const recorder = leg.endpoint.record(5);
+      await leg.endpoint.tone(1000, { durationMs: 1000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      resolve(recorder.stop().samples);
+    });
+  });
+  const run = runSipp(path.join(FIXTURES, 'uac-echo.xml'), `127.0.0.1:${callee.port}`, [
+    '-m',
+    '1',
+    '-rtp_echo',
+  ]);
+  const samples = await heard;
+  const result = await run;
+  assert.equal(result.code, 0, result.output);
+  const loud = dominantFrequencies(samples, 8000, [425, 1000, 2000], 30).filter((w) => w.rms > 5000);
+  assert.ok(loud.length >= 25 && loud.every((w) => w.frequency === 1000), `${loud.length} loud windows`);
 });
