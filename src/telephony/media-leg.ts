@@ -14,7 +14,6 @@ import {
   LocalSdp,
   type NegotiatedAudio,
   negotiate,
-  OutgoingCall,
   type SessionDescription,
   type SipCall,
   type SipUserAgent,
@@ -116,10 +115,7 @@ export class MediaLeg {
 
   /** Ends the call (BYE, or CANCEL/reject before the answer) and frees the port. */
   async hangup(): Promise<void> {
-    const call = this.call;
-    if (call instanceof OutgoingCall && call.final === undefined) call.cancel();
-    else if (call instanceof IncomingCall && !call.answered) call.reject(480);
-    else await call.bye();
+    await this.call.bye();
     this.endpoint.close();
   }
 }

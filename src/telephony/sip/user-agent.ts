@@ -130,7 +130,7 @@ export abstract class SipCall {
     for (const handler of this.sdpHandlers) handler(sdp);
   }
 
-  /** Ends an established call with BYE (15.1.1); resolves when the BYE is answered or timed out. */
+  /** Ends the call: BYE once established (15.1.1), CANCEL or 480 before; resolves when answered or timed out. */
   async bye(): Promise<void> {
     if (this.ended || !this.dialog) return;
     const dialog = this.dialog;
@@ -270,6 +270,12 @@ export class IncomingCall extends SipCall {
     clearTimeout(wait.timer);
     this.ackWait = undefined;
     wait.resolve();
+  }
+
+  /** Before the answer a callee cannot send BYE (RFC 3261 15): it rejects with 480 instead. */
+  override async bye(): Promise<void> {
+    if (!this.answered) this.reject(480);
+    else await super.bye();
   }
 
   /** A final failure response (486 Busy, 603 Decline, 480...). */
@@ -460,6 +466,12 @@ export class OutgoingCall extends SipCall {
     });
     this.ua.transport.send(ack.request, ack.remote);
     void this.ua.sendInDialog(fork, 'BYE').catch(() => {});
+  }
+
+  /** Before the answer a caller CANCELs (RFC 3261 15: BYE only on a confirmed dialog). */
+  override async bye(): Promise<void> {
+    if (this.final === undefined) this.cancel();
+    else await super.bye();
   }
 
   /** CANCEL before the answer (9.1); sent once a provisional response arrived. */
