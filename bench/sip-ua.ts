@@ -89,6 +89,9 @@ async function callSetup(rate: number): Promise<void> {
   const elapsed = (performance.now() - started) / 1000;
   const used = process.cpuUsage(cpu);
   loop.disable();
+  // Completed transactions stay 64*T1 (32 s) to absorb retransmissions: the bounded table's peak.
+  const transactions = ua.layer.size;
+  const heap = process.memoryUsage().heapUsed / 2 ** 20;
   const rtt = fs.readdirSync(dir).find((name) => name.endsWith('_rtt.csv'));
   const times = rtt
     ? fs
@@ -112,6 +115,7 @@ async function callSetup(rate: number): Promise<void> {
       `max ${(times.at(-1) ?? Number.NaN).toFixed(2)} ms (${times.length} samples); ` +
       `UA CPU ${((used.user + used.system) / 1000 / elapsed / 10).toFixed(1)} % of one core; ` +
       `UA event-loop delay p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms; ` +
+      `${transactions} transactions held, heap ${heap.toFixed(0)} MB; ` +
       `load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`,
   );
   fs.rmSync(dir, { recursive: true, force: true });
