@@ -22,7 +22,8 @@ function fourCC(data: Uint8Array, at: number): string {
   return String.fromCharCode(data[at]!, data[at + 1]!, data[at + 2]!, data[at + 3]!);
 }
 
-function alawToLinear(value: number): number {
+/** One G.711 A-law byte as a 16-bit sample (also the telephony media's decode table). */
+export function alawToLinear(value: number): number {
   const a = value ^ 0x55;
   const exponent = (a >> 4) & 7;
   const mantissa = a & 15;
@@ -30,7 +31,8 @@ function alawToLinear(value: number): number {
   return a & 0x80 ? magnitude : -magnitude;
 }
 
-function mulawToLinear(value: number): number {
+/** One G.711 µ-law byte as a 16-bit sample. */
+export function mulawToLinear(value: number): number {
   const u = ~value & 0xff;
   const exponent = (u >> 4) & 7;
   const magnitude = ((((u & 15) << 3) + 0x84) << exponent) - 0x84;

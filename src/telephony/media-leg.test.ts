@@ -1,0 +1,125 @@
+import assert from 'node:assert/strict';
+import path from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { FIXTURES, runSipp } from '../../test/sip-peers.js';
+import { type DtmfEvent, dominantFrequencies, MediaEngine } from './media/index.js';
+import { MediaLeg } from './media-leg.js';
+import { LocalSdp, OutgoingCall, SipUserAgent } from './sip/index.js';
+
+async function setup(t: TestContext) {
+  const base = 35000 + Math.floor(Math.random() * 500) * 2;
+  const engine = new MediaEngine({ portMin: base, portMax: base + 20 });
+  t.after(() => engine.close());
+  const callee = await SipUserAgent.start({ host: '127.0.0.1', port: 0 });
+  const caller = await SipUserAgent.start({ host: '127.0.0.1', port: 0 });
+  t.after(() => Promise.all([callee.close(), caller.close()]));
+  return { engine, callee, caller };
+}
+
+test('media legs: early media, answer, tone, DTMF by RFC 4733 and SIP INFO through one event, hold, BYE', async (t) => {
+  const { engine, callee, caller } = await setup(t);
+  const answered = new Promise<MediaLeg>((resolve) => {
+    callee.onInvite(async (call) => {
+      const leg = await MediaLeg.accept(call, engine, { early: true });
+      assert.ok(leg);
+      await leg.answer();
+      resolve(leg);
+    });
+  });
+  const callerLeg = await MediaLeg.originate(caller, engine, { uri: `sip:ivr@127.0.0.1:${callee.port}` });
+  assert.equal((await callerLeg.result).status, 200);
+  const calleeLeg = await answered;
+  const events: DtmfEvent[] = [];
+  const three = new Promise<void>((resolve) =>
+    calleeLeg.onDtmf((event) => {
+      if (events.push(event) === 3) resolve();
+    }),
+  );
+
+  const recorder = callerLeg.endpoint.record(5);
+  await calleeLeg.endpoint.tone(1000, { durationMs: 300 });
+  await callerLeg.endpoint.sendDtmf('12');
+  // Give the RFC 4733 end packets time to land before the INFO overtakes them on another socket.
+  while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  await callerLeg.call.info('application/dtmf-relay', 'Signal=#\r\nDuration=100\r\n');
+  await three;
+  assert.deepEqual(
+    events.map((event) => `${event.digit}/${event.source}`),
+    ['1/rfc4733', '2/rfc4733', '#/info'],
+  );
+  const heard = recorder.stop();
+  const loud = dominantFrequencies(heard.samples, 8000, [425, 1000], 30).filter((w) => w.rms > 5000);
+  assert.ok(loud.length >= 6 && loud.every((w) => w.frequency === 1000));
+
+  // Hold (RFC 3264 8.4): the caller offers sendonly; the callee's endpoint stops sending.
+  const hold = new LocalSdp().offer({
+    address: callerLeg.endpoint.address,
+    port: callerLeg.endpoint.port,
+    direction: 'sendonly',
+  });
+  const answer = await caller.sendInDialog(callerLeg.call.dialog!, 'INVITE', Buffer.from(hold));
+  assert.equal(answer.status, 200);
+  assert.match(answer.body.toString(), /a=recvonly/);
+  const sentBefore = calleeLeg.endpoint.stats.sent;
+  await calleeLeg.endpoint.tone(1000, { durationMs: 100 });
+  assert.equal(calleeLeg.endpoint.stats.sent, sentBefore);
+
+  await callerLeg.hangup();
+  assert.equal(calleeLeg.call.ended, 'bye');
+  assert.ok(calleeLeg.endpoint.isClosed && callerLeg.endpoint.isClosed);
+  assert.equal(engine.endpointCount, 0);
+});
+
+test('hangup while it rings: CANCEL from the caller, 480 from the callee; no common codec: 488', async (t) => {
+  const { engine, callee, caller } = await setup(t);
+  const calleeLegs: MediaLeg[] = [];
+  callee.onInvite(async (call) => {
+    const leg = await MediaLeg.accept(call, engine);
+    if (leg) calleeLegs.push(leg);
+    call.progress(180);
+  });
+  const ringing = await MediaLeg.originate(caller, engine, { uri: `sip:ring@127.0.0.1:${callee.port}` });
+  await new Promise<void>(
+    (resolve) => ringing.call instanceof OutgoingCall && ringing.call.onProgress(() => resolve()),
+  );
+  await ringing.hangup();
+  assert.equal((await ringing.result).status, 487);
+  assert.equal(calleeLegs[0]?.call.ended, 'cancel');
+
+  const refused = await MediaLeg.originate(caller, engine, { uri: `sip:ring@127.0.0.1:${callee.port}` });
+  while (calleeLegs.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  await calleeLegs[1]!.hangup();
+  assert.equal((await refused.result).status, 480);
+
+  const g722 = caller.invite({
+    uri: `sip:x@127.0.0.1:${callee.port}`,
+    sdp: 'v=0\r\no=- 1 1 IN IP4 127.0.0.1\r\ns=-\r\nc=IN IP4 127.0.0.1\r\nt=0 0\r\nm=audio 4000 RTP/AVP 9\r\n',
+  });
+  assert.equal((await g722.result).status, 488);
+  assert.equal(engine.endpointCount, 0);
+});
+
+test('SIPp calls in and echoes our media (-rtp_echo): we hear back the 1000 Hz we play', async (t) => {
+  const { engine, callee } = await setup(t);
+  const heard = new Promise<Int16Array>((resolve) => {
+    callee.onInvite(async (call) => {
+      const leg = await MediaLeg.accept(call, engine);
+      assert.ok(leg);
+      await leg.answer();
+      const recorder = leg.endpoint.record(5);
+      await leg.endpoint.tone(1000, { durationMs: 1000 });
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      resolve(recorder.stop().samples);
+    });
+  });
+  const run = runSipp(path.join(FIXTURES, 'uac-echo.xml'), `127.0.0.1:${callee.port}`, [
+    '-m',
+    '1',
+    '-rtp_echo',
+  ]);
+  const samples = await heard;
+  const result = await run;
+  assert.equal(result.code, 0, result.output);
+  const loud = dominantFrequencies(samples, 8000, [425, 1000, 2000], 30).filter((w) => w.rms > 5000);
+  assert.ok(loud.length >= 25 && loud.every((w) => w.frequency === 1000), `${loud.length} loud windows`);
+});

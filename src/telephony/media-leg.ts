@@ -1,0 +1,121 @@
+/**
+ * A call leg with media: one SIP call (sip/) and one RTP endpoint (media/) kept in step. The
+ * SDP offer/answer (RFC 3264) sets where the endpoint sends, a re-INVITE moves or holds it
+ * (RFC 3264 8.4), DTMF from SIP INFO (RFC 6086) and RFC 4733 arrive through one event, and the
+ * endpoint closes when the call ends. This is what the call engine builds its calls from.
+ */
+import type { DtmfEvent, MediaEndpoint, MediaEngine } from './media/index.js';
+import {
+  acceptAnswer,
+  IncomingCall,
+  type InviteOptions,
+  type InviteResult,
+  type LocalAudio,
+  LocalSdp,
+  type NegotiatedAudio,
+  negotiate,
+  type SessionDescription,
+  type SipCall,
+  type SipUserAgent,
+} from './sip/index.js';
+
+export class MediaLeg {
+  private readonly sdp = new LocalSdp();
+
+  private constructor(
+    readonly call: SipCall,
+    readonly endpoint: MediaEndpoint,
+  ) {
+    call.onEnd(() => endpoint.close());
+    call.onDtmf((dtmf) => endpoint.emitDtmf({ ...dtmf, source: 'info' }));
+    call.onReoffer = (offer) => this.reoffer(offer);
+  }
+
+  private get local(): LocalAudio {
+    return { address: this.endpoint.address, port: this.endpoint.port };
+  }
+
+  private apply(negotiated: NegotiatedAudio): void {
+    this.endpoint.setRemote({
+      address: negotiated.remoteAddress,
+      port: negotiated.remotePort,
+      payloadType: negotiated.payloadType,
+      telephoneEvent: negotiated.telephoneEvent,
+      direction: negotiated.direction,
+    });
+  }
+
+  private reoffer(offer: SessionDescription): string {
+    const negotiated = negotiate(offer, this.local);
+    if (!negotiated) return this.call.localSdp;
+    this.apply(negotiated);
+    return this.sdp.answer(this.local, negotiated);
+  }
+
+  /**
+   * Takes an incoming call's offer: undefined (after answering 488) when no codec matches.
+   * With `early`, a 183 with our SDP goes out so that prompts play before the answer.
+   */
+  static async accept(call: IncomingCall, engine: MediaEngine, options: { early?: boolean } = {}) {
+    const endpoint = await engine.createEndpoint();
+    const local = { address: endpoint.address, port: endpoint.port };
+    const negotiated = call.offer && negotiate(call.offer, local);
+    if (!negotiated || call.ended) {
+      endpoint.close();
+      call.reject(call.offer ? 488 : 415);
+      return undefined;
+    }
+    const leg = new MediaLeg(call, endpoint);
+    leg.apply(negotiated);
+    call.localSdp = leg.sdp.answer(local, negotiated);
+    if (options.early) call.progress(183, call.localSdp);
+    return leg;
+  }
+
+  /** Answers the call this leg accepted (200 with the SDP; resolves on the ACK). */
+  answer(): Promise<void> {
+    if (!(this.call instanceof IncomingCall)) return Promise.reject(new Error('not an incoming call'));
+    return this.call.answer(this.call.localSdp);
+  }
+
+  /**
+   * Originates a call with a fresh endpoint. The leg exists at once (so that `hangup` can
+   * CANCEL it while it rings, as parallel ringing needs); `result` settles with the final
+   * status, and the endpoint is closed when the call failed or its answer had no usable SDP.
+   */
+  static async originate(
+    ua: SipUserAgent,
+    engine: MediaEngine,
+    options: Omit<InviteOptions, 'sdp'>,
+  ): Promise<MediaLeg & { result: Promise<InviteResult> }> {
+    const endpoint = await engine.createEndpoint();
+    const sdp = new LocalSdp();
+    const local = { address: endpoint.address, port: endpoint.port };
+    const call = ua.invite({ ...options, sdp: sdp.offer(local) });
+    const leg = new MediaLeg(call, endpoint);
+    // Early media (183 with SDP) plays through the same endpoint.
+    call.onProgress((_status, early) => {
+      const negotiated = early && acceptAnswer(early, local);
+      if (negotiated) leg.apply(negotiated);
+    });
+    const result = call.result.then(async (final) => {
+      const negotiated = call.remoteSdp && acceptAnswer(call.remoteSdp, local);
+      if (final.status >= 200 && final.status < 300 && negotiated) leg.apply(negotiated);
+      else if (final.status >= 200 && final.status < 300) await call.bye();
+      else endpoint.close();
+      return final;
+    });
+    return Object.assign(leg, { result });
+  }
+
+  /** DTMF from either RFC 4733 or SIP INFO. */
+  onDtmf(handler: (event: DtmfEvent) => void): void {
+    this.endpoint.onDtmf(handler);
+  }
+
+  /** Ends the call (BYE, or CANCEL/reject before the answer) and frees the port. */
+  async hangup(): Promise<void> {
+    await this.call.bye();
+    this.endpoint.close();
+  }
+}

@@ -1,0 +1,19 @@
+/**
+ * Media endpoints for the legs Zentrale answers or originates (RTP/G.711 with RFC 4733 DTMF,
+ * tones, announcements, mixing, recording). The call engine composes MediaEngine and
+ * MediaEndpoint; nothing here is global.
+ */
+
+export { dominantFrequencies, goertzelPower } from './goertzel.js';
+export { type DtmfEvent, MediaEndpoint, type PlayResult, type RemoteMedia } from './media-endpoint.js';
+export { MediaEngine, type MediaEngineOptions } from './media-engine.js';
+export { type Recorder, type Recording, recordingToWav } from './recorder.js';
+export {
+  type AudioSource,
+  MixSource,
+  PcmSource,
+  pcmFromWav,
+  ringTone,
+  type ToneOptions,
+  ToneSource,
+} from './sources.js';

@@ -1,0 +1,142 @@
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { test } from 'node:test';
+import { DtmfReceiver, encodeEvent } from './dtmf.js';
+import { decodeG711, encodeG711 } from './g711.js';
+import { dominantFrequencies, goertzelPower } from './goertzel.js';
+import { MediaEngine } from './media-engine.js';
+import { Recorder } from './recorder.js';
+import { parseRtp, writeRtpHeader } from './rtp.js';
+import { MixSource, PcmSource, ToneSource } from './sources.js';
+
+test('G.711 µ-law and A-law round trips stay within the quantisation step', () => {
+  for (const type of [0, 8] as const) {
+    const input = Int16Array.from({ length: 2000 }, (_, i) =>
+      Math.round(Math.sin(i / 7) * 30000 * (i / 2000)),
+    );
+    const coded = new Uint8Array(input.length);
+    const output = new Int16Array(input.length);
+    encodeG711(input, type, coded);
+    decodeG711(coded, type, output);
+    for (let i = 0; i < input.length; i++) {
+      assert.ok(
+        Math.abs(input[i]! - output[i]!) <= Math.max(16, Math.abs(input[i]!) / 16),
+        `${type} ${input[i]}`,
+      );
+    }
+  }
+  const out = new Uint8Array(1);
+  encodeG711(Int16Array.of(0), 0, out);
+  assert.equal(out[0], 0xff);
+  encodeG711(Int16Array.of(0), 8, out);
+  assert.equal(out[0], 0xd5);
+});
+
+test('RFC 4733 receiver reports each event once, also when its end was lost', () => {
+  const digits: string[] = [];
+  const receiver = new DtmfReceiver((digit) => digits.push(digit));
+  for (const duration of [160, 320, 480]) receiver.receive(1, 1000, encodeEvent(5, false, 10, duration));
+  for (let i = 0; i < 3; i++) receiver.receive(1, 1000, encodeEvent(5, true, 10, 800));
+  receiver.receive(1, 3000, encodeEvent(11, false, 10, 160));
+  receiver.receive(1, 5000, encodeEvent(1, true, 10, 800));
+  receiver.receive(1, 5000, encodeEvent(1, true, 10, 800));
+  receiver.receive(1, 1000, encodeEvent(5, true, 10, 800));
+  assert.deepEqual(digits, ['5', '#', '1']);
+});
+
+test('the recorder places reordered packets by timestamp, survives an SSRC change, stops at its maximum', () => {
+  let finished = 0;
+  const recorder = new Recorder(1, () => finished++);
+  const frame = (value: number) =>
+    Int16Array.from({ length: 160 }, (_, i) => (i % 2 ? value : -value) * 1000);
+  recorder.write(7, 1000, frame(1));
+  recorder.write(7, 1320, frame(3));
+  recorder.write(7, 1160, frame(2));
+  recorder.write(9, 55, frame(4));
+  const partial = recorder.stop();
+  assert.deepEqual(
+    [0, 160, 320, 480].map((i) => partial.samples[i]),
+    [-1000, -2000, -3000, -4000],
+  );
+  assert.equal(partial.durationMs, 80);
+  assert.equal(partial.empty, false);
+  assert.equal(finished, 1);
+  const full = new Recorder(0.5, () => {});
+  for (let i = 0; i < 40; i++) full.write(1, i * 160, frame(0));
+  const done = full.stop();
+  assert.equal(done.samples.length, 4000);
+  assert.equal(done.reason, 'max-length');
+  assert.equal(done.empty, true);
+});
+
+test('tones, cadence and mixing', () => {
+  const frame = new Int16Array(160);
+  const tone = new ToneSource(1000, { durationMs: 40 });
+  assert.ok(tone.read(frame));
+  assert.ok(goertzelPower(frame, 8000, 1000) > 100 * goertzelPower(frame, 8000, 425));
+  assert.ok(tone.read(frame));
+  assert.equal(tone.read(frame), false);
+  const ring = new ToneSource(425, { onMs: 20, offMs: 20 });
+  ring.read(frame);
+  assert.ok(frame.some((v) => v !== 0));
+  ring.read(frame);
+  assert.ok(frame.every((v) => v === 0));
+  const mix = new MixSource(
+    new PcmSource(new Int16Array(320).fill(100)),
+    new PcmSource(new Int16Array(160).fill(50)),
+  );
+  assert.ok(mix.read(frame));
+  assert.equal(frame[0], 150);
+  assert.ok(mix.read(frame));
+  assert.equal(frame[0], 100);
+  assert.equal(mix.read(frame), false);
+});
+
+async function endpointPair(t: import('node:test').TestContext) {
+  const base = 32000 + Math.floor(Math.random() * 1000) * 2;
+  const engine = new MediaEngine({ portMin: base, portMax: base + 40 });
+  t.after(() => engine.close());
+  const a = await engine.createEndpoint();
+  const b = await engine.createEndpoint();
+  a.setRemote({ address: '127.0.0.1', port: b.port, payloadType: 8, telephoneEvent: 101 });
+  b.setRemote({ address: '127.0.0.1', port: a.port, payloadType: 8, telephoneEvent: 101 });
+  return { engine, a, b };
+}
+
+test('one endpoint plays a tone and sends DTMF, the other records the tone and reports the digits', async (t) => {
+  const { a, b } = await endpointPair(t);
+  const digits: string[] = [];
+  b.onDtmf((event) => digits.push(event.digit));
+  const recorder = b.record(5);
+  assert.equal(await a.tone(1000, { durationMs: 400 }), 'done');
+  await a.sendDtmf('1#9');
+  const recording = recorder.stop();
+  assert.deepEqual(digits, ['1', '#', '9']);
+  const windows = dominantFrequencies(recording.samples, 8000, [425, 697, 1000, 1209, 1477], 30).filter(
+    (w) => w.rms > 5000,
+  );
+  assert.ok(windows.length >= 8, `only ${windows.length} loud windows`);
+  assert.ok(
+    windows.every((w) => w.frequency === 1000 && w.share > 0.8),
+    JSON.stringify(windows.filter((w) => w.frequency !== 1000 || w.share <= 0.8)),
+  );
+  assert.equal(recording.empty, false);
+});
+
+test('a recording of silence is empty; foreign payload types and garbage are ignored', async (t) => {
+  const { a, b } = await endpointPair(t);
+  const recorder = b.record(5);
+  const socket = dgram.createSocket('udp4');
+  t.after(() => socket.close());
+  const foreign = Buffer.alloc(172, 0x55);
+  writeRtpHeader(foreign, 18, false, 1, 1, 1);
+  socket.send(foreign, b.port, '127.0.0.1');
+  socket.send(Buffer.from('garbage'), b.port, '127.0.0.1');
+  await a.playPcm(new Int16Array(1600));
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  const recording = recorder.stop();
+  assert.ok(recording.samples.length >= 1600);
+  assert.equal(recording.empty, true);
+  assert.equal(b.stats.ignored, 2);
+  assert.equal(parseRtp(Buffer.from('garbage')), undefined);
+});

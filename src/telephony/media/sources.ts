@@ -1,0 +1,118 @@
+/**
+ * What a media endpoint plays, one 20 ms frame (160 samples at 8 kHz) at a time: tones with a
+ * cadence (the ring tone is 425 Hz, 1 s on, 4 s off), stored 8 kHz mono PCM (announcements),
+ * and the mix of two sources (the spec's `mix`: an announcement over the ring tone).
+ */
+
+import { resample, TELEPHONY_RATE, toInt16 } from '../../platform/content/audio.js';
+import { parseWav } from '../../platform/content/wav.js';
+
+export const SAMPLE_RATE = TELEPHONY_RATE;
+export const FRAME_SAMPLES = 160;
+
+export interface AudioSource {
+  /** Fills `frame` (160 samples); false when the source has ended (the frame is then unused). */
+  read(frame: Int16Array): boolean;
+}
+
+export interface ToneOptions {
+  /** Milliseconds on and off; default continuous. */
+  onMs?: number;
+  offMs?: number;
+  /** Total length; default endless. */
+  durationMs?: number;
+  /** Peak amplitude 0..1; default 0.3 (about -10 dBFS). */
+  amplitude?: number;
+}
+
+export class ToneSource implements AudioSource {
+  private sample = 0;
+  private readonly step: number;
+  private readonly amplitude: number;
+  private readonly period: number;
+  private readonly on: number;
+  private readonly total: number;
+
+  constructor(
+    readonly frequency: number,
+    options: ToneOptions = {},
+  ) {
+    this.step = (2 * Math.PI * frequency) / SAMPLE_RATE;
+    this.amplitude = Math.round(32767 * Math.min(1, Math.max(0, options.amplitude ?? 0.3)));
+    this.on = options.onMs === undefined ? Number.POSITIVE_INFINITY : (options.onMs * SAMPLE_RATE) / 1000;
+    this.period = this.on + ((options.offMs ?? 0) * SAMPLE_RATE) / 1000;
+    this.total =
+      options.durationMs === undefined ? Number.POSITIVE_INFINITY : (options.durationMs * SAMPLE_RATE) / 1000;
+  }
+
+  read(frame: Int16Array): boolean {
+    if (this.sample >= this.total) return false;
+    for (let i = 0; i < frame.length; i++) {
+      const n = this.sample + i;
+      const inCadence = Number.isFinite(this.period) ? n % this.period : n;
+      frame[i] =
+        n < this.total && inCadence < this.on ? Math.round(this.amplitude * Math.sin(this.step * n)) : 0;
+    }
+    this.sample += frame.length;
+    return true;
+  }
+}
+
+/** The German/European ring tone (ITU-T E.180): 425 Hz, 1 s on, 4 s off. */
+export function ringTone(): ToneSource {
+  return new ToneSource(425, { onMs: 1000, offMs: 4000 });
+}
+
+/** 8 kHz mono 16-bit samples, played once or looped. */
+export class PcmSource implements AudioSource {
+  private position = 0;
+
+  constructor(
+    private readonly samples: Int16Array,
+    private readonly loop = false,
+  ) {}
+
+  read(frame: Int16Array): boolean {
+    if (this.position >= this.samples.length) {
+      if (!this.loop || this.samples.length === 0) return false;
+      this.position = 0;
+    }
+    const end = Math.min(this.samples.length, this.position + frame.length);
+    frame.set(this.samples.subarray(this.position, end));
+    frame.fill(0, end - this.position);
+    this.position = end;
+    return true;
+  }
+}
+
+/** Decodes a WAV file (announcements are stored 8 kHz mono) into playable samples. */
+export function pcmFromWav(data: Uint8Array): Int16Array {
+  const audio = parseWav(data);
+  const samples =
+    audio.sampleRate === SAMPLE_RATE ? audio.samples : resample(audio.samples, audio.sampleRate, SAMPLE_RATE);
+  return toInt16(samples);
+}
+
+/** The sum of two sources, clipped; ends when `primary` ends (the ring tone under it stops too). */
+export class MixSource implements AudioSource {
+  private readonly other = new Int16Array(FRAME_SAMPLES);
+  private secondaryDone = false;
+
+  constructor(
+    private readonly primary: AudioSource,
+    private readonly secondary: AudioSource,
+  ) {}
+
+  read(frame: Int16Array): boolean {
+    if (!this.primary.read(frame)) return false;
+    if (this.secondaryDone) return true;
+    const other = this.other.length === frame.length ? this.other : new Int16Array(frame.length);
+    if (!this.secondary.read(other)) {
+      this.secondaryDone = true;
+      return true;
+    }
+    for (let i = 0; i < frame.length; i++)
+      frame[i] = Math.max(-32768, Math.min(32767, frame[i]! + other[i]!));
+    return true;
+  }
+}
