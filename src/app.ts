@@ -8,16 +8,18 @@ import { AnnouncementService, announcementRoutes } from './modules/announcement/
 import { ChatService, chatRoutes } from './modules/chat/index.js';
 import { ContactService, contactRoutes } from './modules/contact/index.js';
 import { DeviceService } from './modules/device/index.js';
+import { DialplanService, dialplanRoutes } from './modules/dialplan/index.js';
 import { eventRoutes } from './modules/event/index.js';
 import { FaxService, faxRoutes } from './modules/fax/index.js';
 import { FeatureService } from './modules/feature/index.js';
 import { HardwareCodeService } from './modules/hardware/index.js';
 import { idcardcheckRoutes } from './modules/internal/index.js';
 import { InvitationService, invitationRoutes } from './modules/invitation/index.js';
+import { IvrService, ivrRoutes } from './modules/ivr/index.js';
 import { languageRoutes } from './modules/language/index.js';
 import { ObjectService, objectRoutes } from './modules/object/index.js';
 import { PartnerService } from './modules/partner/index.js';
-import { PhoneService } from './modules/phone/index.js';
+import { PhoneService, phoneRoutes } from './modules/phone/index.js';
 import {
   PresentationLiveService,
   PresentationService,
@@ -73,6 +75,8 @@ export interface Services {
   readonly announcements: AnnouncementService;
   readonly recordings: RecordingService;
   readonly telephony: Telephony;
+  readonly dialplans: DialplanService;
+  readonly ivrs: IvrService;
 }
 
 export interface App {
@@ -182,10 +186,16 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
     if (await recordings.handleConversion(result)) return;
     if (result.content) await content.deleteContent(result.content); // the object is gone
   });
+  // Telephony configuration (spec "Dialplan v2", "IVR", GET/POST /api/phone).
+  const dialplans = new DialplanService({ db, writer, announcements, phones });
+  const ivrs = new IvrService({ db, writer, announcements, phones });
+  phones.useAnswerers({ announcements, dialplans, ivrs });
   // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
   const telephony = new Telephony(config, database, log);
   return {
     telephony,
+    dialplans,
+    ivrs,
     hub,
     writer,
     users,
@@ -247,6 +257,9 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   faxRoutes(server, services.faxes);
   announcementRoutes(server, services.announcements);
   recordingRoutes(server, services.recordings);
+  dialplanRoutes(server, services.dialplans);
+  ivrRoutes(server, services.ivrs);
+  phoneRoutes(server, services.phones);
   await server.ready();
 
   return {

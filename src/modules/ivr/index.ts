@@ -1,0 +1,3 @@
+export { ivrRoutes } from './ivr.routes.js';
+export { IvrSimulation } from './ivr.schema.js';
+export { IvrService } from './ivr.service.js';
