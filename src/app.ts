@@ -8,12 +8,14 @@ import { announcementArea } from './modules/announcement/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { contactArea } from './modules/contact/index.js';
 import { deviceArea } from './modules/device/index.js';
+import { dialplanArea } from './modules/dialplan/index.js';
 import { eventArea } from './modules/event/index.js';
 import { faxArea } from './modules/fax/index.js';
 import { featureArea } from './modules/feature/index.js';
 import { hardwareArea } from './modules/hardware/index.js';
 import { internalArea } from './modules/internal/index.js';
 import { invitationArea } from './modules/invitation/index.js';
+import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
 import { objectArea } from './modules/object/index.js';
 import { partnerArea } from './modules/partner/index.js';
@@ -66,6 +68,8 @@ const AREAS: readonly Area[] = [
   faxArea,
   announcementArea,
   recordingArea,
+  dialplanArea,
+  ivrArea,
   eventArea,
   languageArea,
 ];

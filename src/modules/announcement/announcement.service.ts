@@ -12,6 +12,8 @@ import {
   type ConversionResult,
   FILES,
 } from '../../platform/content/index.js';
+import type { Db } from '../../platform/database/database.js';
+import type { ObjectStore } from '../../platform/object-store/index.js';
 import type { CreateObjectBody, UpdateObjectBody } from '../../platform/schema.js';
 import type { AnnouncementObject, Text2SpeechBody } from './announcement.schema.js';
 
@@ -28,9 +30,11 @@ interface AnnouncementData {
 export class AnnouncementService {
   private readonly content: ContentService;
   private readonly objects: ContentObjects<AnnouncementData>;
+  private readonly store: ObjectStore;
 
   constructor(deps: AnnouncementServiceDeps) {
     this.content = deps.content;
+    this.store = deps.store;
     this.objects = new ContentObjects<AnnouncementData>(deps, {
       type: 'announcement',
       wrong: 'wrong-announcement',
@@ -53,6 +57,14 @@ export class AnnouncementService {
 
   async getAnnouncement(user: string, uuid: string): Promise<AnnouncementObject> {
     return (await this.objects.read(user, uuid)).object;
+  }
+
+  /**
+   * wrong-announcement unless the user may read every one of `uuids` (telephony configuration
+   * refers to announcements: dialplans, IVRs, numbers). `db` is the caller's transaction.
+   */
+  async requireReadable(db: Db, user: string, uuids: Iterable<string>): Promise<void> {
+    for (const uuid of new Set(uuids)) await this.store.getForRead(db, user, uuid, this.objects.definition);
   }
 
   updateAnnouncement(user: string, uuid: string, body: UpdateObjectBody): Promise<void> {

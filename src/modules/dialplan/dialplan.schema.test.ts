@@ -141,7 +141,8 @@ describe('dialplan v2 body', () => {
 
   test('simulate body', () => {
     const simulate = judge(DialplanSimulateBody);
-    assert.equal(simulate({ caller: 'anonymous', time: 1_777_777_777_000 }), 'ok');
+    assert.equal(simulate({ caller: 'anonymous', time: 1_777_777_777 }), 'ok');
+    assert.equal(simulate({ caller: '+4930', time: 1_777_777_777_000 }), 'wrong-syntax: bad time');
     assert.equal(simulate({}), 'missing-element: missing caller');
     assert.equal(simulate({ caller: '+4930', time: -1 }), 'wrong-syntax: bad time');
   });

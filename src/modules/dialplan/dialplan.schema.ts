@@ -8,6 +8,7 @@
 import { type Static, type TObject, type TProperties, Type } from 'typebox';
 import { Description, Phone, SipUser, Uuid } from '../../platform/formats.js';
 import { UUID_PATTERN } from '../../platform/object-store/index.js';
+import { envelope } from '../../platform/schema.js';
 import { WEEKDAYS } from '../../telephony/decisions/clock.js';
 import type { Dialplan } from '../../telephony/decisions/dialplan.js';
 import { MAX_PIN_DEPTH } from '../../telephony/decisions/dialplan.js';
@@ -117,7 +118,13 @@ export const DialplanSimulateBody = Type.Object({
     pattern: '^.{1,64}$',
     description: 'caller id as the dialplan sees it; `anonymous` for a call with CLIR',
   }),
-  time: Type.Optional(Type.Integer({ minimum: 0, description: 'ms since epoch; default now' })),
+  time: Type.Optional(
+    Type.Integer({
+      minimum: 0,
+      maximum: 253402300799,
+      description: 'seconds since epoch (Conventions 6); default now',
+    }),
+  ),
 });
 export type DialplanSimulateBody = Static<typeof DialplanSimulateBody>;
 
@@ -207,3 +214,79 @@ export type CallReverseBody = Static<typeof CallReverseBody>;
 // The schema's static type is the change the pure references function takes.
 const legacyShape: (body: LegacyDialplanBody) => LegacyDialplanChange = (body) => body;
 void legacyShape;
+
+// ---- answers
+
+const AnyParams = Type.Record(Type.String(), Type.Unknown());
+
+/** The answer of a dialplan decision (POST /api/dialplan/v2/{uuid}/simulate). */
+export const DialplanSimulation = Type.Object({
+  profile: Type.Optional(
+    Type.Integer({ description: 'index of the matching profile; absent when none matches (not answered)' }),
+  ),
+  action: Type.Optional(
+    Type.Record(Type.String(), AnyParams, {
+      description: 'the action that runs, in the profile form: {"<action>": {...}}',
+    }),
+  ),
+  trace: Type.Array(
+    Type.Object({
+      profile: Type.Integer(),
+      reason: Type.Enum(['caller', 'time', 'date', 'date-range', 'weekday']),
+      detail: Type.Optional(Type.String()),
+    }),
+    { description: 'why each earlier profile did not match' },
+  ),
+});
+export type DialplanSimulation = Static<typeof DialplanSimulation>;
+export const DialplanSimulateAnswer = envelope(DialplanSimulation.properties);
+
+export const DialplanParams = Type.Object({ uuid: Uuid });
+export const GetDialplanAnswer = envelope({ dialplan: DialplanV2 });
+export const ListDialplansAnswer = envelope({
+  dialplan: Type.Array(Type.Object({ uuid: Uuid, description: Type.String() })),
+});
+
+const Fallback = Type.Object({
+  action: Type.Optional(Type.String()),
+  phone: Type.Optional(Type.String()),
+  sip: Type.Optional(Type.String()),
+});
+
+/** GET /api/dialplan: the legacy dialplan object; unset fields are absent. */
+export const LegacyDialplanView = Type.Object({
+  announcement: Type.Optional(Uuid),
+  mix_ringtone: Type.Optional(Type.Boolean()),
+  clip_number: Type.Optional(Phone),
+  dial_prefix: Type.Optional(Phone),
+  clir_enable: Type.Optional(Type.Boolean()),
+  cti_via: Type.Optional(Phone),
+  action: Type.Optional(LegacyAction),
+  phone: Type.Optional(Phone),
+  sip: Type.Optional(SipUser),
+  phone_pool: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+  sip_pool: Type.Optional(Type.Array(SipUser)),
+  callreverse_enable: Type.Optional(Type.Boolean()),
+  timeout: Type.Optional(
+    Type.Object({ timeout: Type.Optional(Type.Integer()), action: Type.Optional(Type.String()) }),
+  ),
+  unavailable: Type.Optional(Fallback),
+  busy: Type.Optional(Fallback),
+});
+export const GetLegacyDialplanAnswer = envelope({ dialplan: LegacyDialplanView });
+
+/** Which action and targets of the legacy dialplan answer (number simulate). */
+export const LegacyDecisionView = Type.Object({
+  situation: Type.String(),
+  action: Type.String(),
+  targets: Type.Array(
+    Type.Object({
+      phone: Type.Optional(Type.String()),
+      sip: Type.Optional(Type.String()),
+      callreverse: Type.Optional(Type.Boolean()),
+    }),
+  ),
+  ringTimeout: Type.Optional(Type.Integer()),
+  announcement: Type.Optional(Type.String()),
+  reason: Type.Optional(Type.String()),
+});

@@ -7,6 +7,8 @@
 import { type Static, Type } from 'typebox';
 import { Phone, Uuid } from '../../platform/formats.js';
 import { UUID_PATTERN } from '../../platform/object-store/index.js';
+import { pageQuery } from '../../platform/paging.js';
+import { envelope } from '../../platform/schema.js';
 import { IVR_KEYS, type Ivr } from '../../telephony/decisions/ivr.js';
 
 const IvrKeyValue = Type.String({
@@ -46,3 +48,40 @@ export const IvrSimulateBody = Type.Object({
   events: Type.Array(Type.Enum([...IVR_KEYS, 'timeout']), { maxItems: 100 }),
 });
 export type IvrSimulateBody = Static<typeof IvrSimulateBody>;
+
+// ---- answers
+
+export const IvrParams = Type.Object({ uuid: Uuid });
+export const IVR_LIST_COUNT = { default: 30, max: 500 };
+export const ListIvrQuery = Type.Object(pageQuery(IVR_LIST_COUNT));
+export type ListIvrQuery = Static<typeof ListIvrQuery>;
+export const ListIvrAnswer = envelope({
+  ivr: Type.Array(Type.Object({ description: Type.String(), uuid: Uuid })),
+});
+export const GetIvrAnswer = envelope({ ivr: IvrBody });
+
+/** Where a DTMF walk ends (POST /api/ivr/{uuid}/simulate). */
+export const IvrSimulation = Type.Object({
+  outcome: Type.Object({
+    kind: Type.Enum(['waiting', 'redirect', 'play', 'missing-ivr'], {
+      description:
+        'waiting in an IVR, redirected to a number, ending after the timeout announcement, or at an IVR that no longer exists',
+    }),
+    ivr: Uuid,
+    phone: Type.Optional(Phone),
+    announcement: Type.Optional(Type.String()),
+    missing: Type.Optional(Type.String()),
+  }),
+  trace: Type.Array(
+    Type.Object({
+      ivr: Type.String(),
+      event: Type.String(),
+      step: Type.String({
+        description: 'announcement played, ivr run, redirect, repeat, play, ignored or missing-ivr',
+      }),
+      value: Type.Optional(Type.String()),
+    }),
+  ),
+  unread: Type.Integer({ description: 'events left unread because the call ended before them' }),
+});
+export const IvrSimulateAnswer = envelope(IvrSimulation.properties);

@@ -1,11 +1,16 @@
 import { defineArea } from '../../platform/area.js';
+import { phoneRoutes as routes } from './phone.routes.js';
 import { PhoneService as Phones } from './phone.service.js';
 
+export { phoneRoutes } from './phone.routes.js';
 export {
+  type NumberAnswerers,
+  type PartnerSwitches,
   type PhoneHolders,
   type PhoneNumber,
   PhoneService,
   type PhoneServiceDeps,
+  SWITCH_DEFAULTS,
 } from './phone.service.js';
 
 declare module '../../platform/area.js' {
@@ -19,4 +24,5 @@ export const phoneArea = defineArea({
   create: (s, { database }) => ({
     phones: new Phones({ db: database.db, writer: s.writer, users: s.users, partners: s.partners }),
   }),
+  routes: (app, s) => routes(app, s.phones),
 });

@@ -4,14 +4,26 @@
  * A number is locked until unlocked (locked-phone). A number held by both a partner and a user
  * must be held by one of that partner's users.
  */
+
+import type { Static } from 'typebox';
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { PHONE } from '../../platform/formats.js';
 import { nowSeconds } from '../../platform/ids.js';
+import { type LegacySituation, routeNumber } from '../../telephony/decisions/index.js';
+import type { AnnouncementService } from '../announcement/index.js';
+import type { DialplanSimulation, LegacyDecisionView } from '../dialplan/index.js';
+import type { IvrSimulation } from '../ivr/index.js';
 import type { PartnerService } from '../partner/index.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './phone.repository.js';
+import type {
+  ConfigurePhoneBody,
+  NumberChange,
+  NumberSettingsView,
+  PhoneSimulateBody,
+} from './phone.schema.js';
 
 export interface PhoneNumber {
   number: string;
@@ -22,6 +34,48 @@ export interface PhoneNumber {
   locked: boolean;
   settings: Record<string, unknown>;
   created: number;
+}
+
+/**
+ * The partner switches (spec "Partner API" phone settings) with their defaults: dialplan_enable
+ * and call_enable default false, recording, fax and conference true (decisions.md). Users read
+ * them (GET /api/phone) but change none of them.
+ */
+export const SWITCH_DEFAULTS = {
+  dialplan_enable: false,
+  call_enable: false,
+  recording_enable: true,
+  fax_enable: true,
+  conference_enable: true,
+  play_announcement_only: false,
+} as const;
+export type PartnerSwitches = { -readonly [K in keyof typeof SWITCH_DEFAULTS]: boolean };
+
+/** What a number's settings JSON holds: the partner's switches and the user's choices. */
+export interface StoredSettings extends Partial<PartnerSwitches> {
+  p_asserted_identity?: string;
+  notification_email?: string;
+  notification_attachment?: boolean;
+  dialplan?: string;
+  ivr?: string;
+  announcement?: string;
+  on_hold_music?: string;
+}
+
+/** What the areas that answer numbers offer the phone area (wired by the composition root). */
+export interface NumberAnswerers {
+  announcements: Pick<AnnouncementService, 'requireReadable'>;
+  dialplans: {
+    /** wrong-dialplan unless the user owns it */
+    requireOwnDialplan(db: Db, user: string, uuid: string): Promise<void>;
+    decide(user: string, uuid: string, call: { caller: string; time?: number }): Promise<DialplanSimulation>;
+    decideLegacy(user: string, situation: LegacySituation): Promise<Static<typeof LegacyDecisionView>>;
+  };
+  ivrs: {
+    /** wrong-ivr unless the user owns it */
+    requireOwnIvr(db: Db, user: string, uuid: string): Promise<void>;
+    walk(user: string, uuid: string, events: string[]): Promise<Static<typeof IvrSimulation>>;
+  };
 }
 
 export interface PhoneHolders {
@@ -52,8 +106,142 @@ export interface PhoneServiceDeps {
   partners: PartnerService;
 }
 
+/** The settings of a number as GET /api/phone shows them. */
+function settingsView(row: repo.PhoneNumberTable): NumberSettingsView {
+  const stored = JSON.parse(row.settings) as StoredSettings;
+  const switches: PartnerSwitches = { ...SWITCH_DEFAULTS };
+  for (const key of Object.keys(SWITCH_DEFAULTS) as (keyof PartnerSwitches)[]) {
+    if (typeof stored[key] === 'boolean') switches[key] = stored[key];
+  }
+  const optional = <K extends keyof StoredSettings>(key: K) =>
+    stored[key] === undefined ? {} : { [key]: stored[key] };
+  return {
+    ...switches,
+    ...optional('p_asserted_identity'),
+    locked: row.locked === 1,
+    answer: routeNumber({ ...stored, dialplan_enable: switches.dialplan_enable }).kind,
+    ...optional('dialplan'),
+    ...optional('ivr'),
+    ...optional('announcement'),
+    ...optional('on_hold_music'),
+    ...optional('notification_email'),
+    notification_attachment: stored.notification_attachment ?? false,
+  };
+}
+
+const CLEARABLE = ['dialplan', 'ivr', 'announcement', 'on_hold_music', 'notification_email'] as const;
+
 export class PhoneService {
+  #answerers: NumberAnswerers | undefined;
+
   constructor(private readonly deps: PhoneServiceDeps) {}
+
+  /** The composition root hands over the dialplan, IVR and announcement areas (they need this one). */
+  useAnswerers(answerers: NumberAnswerers): void {
+    this.#answerers = answerers;
+  }
+
+  private get answerers(): NumberAnswerers {
+    if (!this.#answerers) throw new Error('PhoneService.useAnswerers was not called');
+    return this.#answerers;
+  }
+
+  /** GET /api/phone: the user's numbers with their settings, keyed by number. */
+  async listOwnSettings(user: string): Promise<Record<string, NumberSettingsView>> {
+    const rows = await repo.listNumbers(this.deps.db, { userUuid: user });
+    return Object.fromEntries(rows.map((row) => [row.number, settingsView(row)]));
+  }
+
+  /** One of the user's numbers with its settings view; wrong-phone when it is not the user's. */
+  async findOwnNumber(user: string, number: string, db: Db = this.deps.db): Promise<NumberSettingsView> {
+    const row = await repo.findNumber(db, number);
+    if (!row || row.user_uuid !== user)
+      throw new ApiError('wrong-phone', `${number} is not the caller's number`);
+    return settingsView(row);
+  }
+
+  /**
+   * POST /api/phone: per own number the answering dialplan or IVR (setting one clears the
+   * other; both in one change is wrong-syntax), announcement, on-hold music and notification
+   * settings; "" clears. All numbers change or none; phone_modify once.
+   */
+  configureNumbers(user: string, body: ConfigurePhoneBody): Promise<void> {
+    const { announcements, dialplans, ivrs } = this.answerers;
+    return this.deps.writer.write(async (w) => {
+      let changed = false;
+      for (const [number, change] of Object.entries(body.phone)) {
+        const row = await repo.findNumber(w.trx, number);
+        if (!row || row.user_uuid !== user)
+          throw new ApiError('wrong-phone', `${number} is not the caller's number`);
+        if (change.dialplan && change.ivr)
+          throw new ApiError('wrong-syntax', `bad phone.${number}: a dialplan or an IVR answers, not both`);
+        if (change.dialplan) await dialplans.requireOwnDialplan(w.trx, user, change.dialplan);
+        if (change.ivr) await ivrs.requireOwnIvr(w.trx, user, change.ivr);
+        await announcements.requireReadable(
+          w.trx,
+          user,
+          [change.announcement, change.on_hold_music].filter((uuid): uuid is string => !!uuid),
+        );
+        const settings = applyChange(JSON.parse(row.settings) as StoredSettings, change);
+        const next = JSON.stringify(settings);
+        if (next !== row.settings) {
+          await repo.updateNumber(w.trx, number, { settings: next });
+          changed = true;
+        }
+      }
+      if (changed) w.emit([user], 'phone_modify', {});
+    });
+  }
+
+  /**
+   * Part of a write that deletes a dialplan or IVR (spec DELETE /api/dialplan/v2/{uuid}): the
+   * owner's numbers it answers are left unconfigured; phone_modify when any changed.
+   */
+  async clearAnswering(w: UnitOfWork, user: string, kind: 'dialplan' | 'ivr', uuid: string): Promise<void> {
+    let changed = false;
+    for (const row of await repo.listNumbers(w.trx, { userUuid: user })) {
+      const settings = JSON.parse(row.settings) as StoredSettings;
+      if (settings[kind] !== uuid) continue;
+      delete settings[kind];
+      await repo.updateNumber(w.trx, row.number, { settings: JSON.stringify(settings) });
+      changed = true;
+    }
+    if (changed) w.emit([user], 'phone_modify', {});
+  }
+
+  /** Sets partner switches of a number (the Partner API and the operator CLI; not users). */
+  setSwitches(number: string, switches: Partial<PartnerSwitches>): Promise<void> {
+    return this.deps.writer.write(async (w) => {
+      const row = await repo.findNumber(w.trx, number);
+      if (!row) throw new ApiError('wrong-phone', `no number ${number}`);
+      const settings = { ...(JSON.parse(row.settings) as StoredSettings), ...switches };
+      await repo.updateNumber(w.trx, number, { settings: JSON.stringify(settings) });
+      if (row.user_uuid) w.emit([row.user_uuid], 'phone_modify', {});
+    });
+  }
+
+  /**
+   * POST /api/phone/{number}/simulate (Zentrale extension): which path answers the number
+   * (routeNumber), then that path's decision for the call.
+   */
+  async simulateNumber(user: string, number: string, body: PhoneSimulateBody) {
+    const view = await this.findOwnNumber(user, number);
+    const { dialplans, ivrs } = this.answerers;
+    switch (view.answer) {
+      case 'dialplan': {
+        const uuid = view.dialplan as string;
+        return { answer: view.answer, dialplan: uuid, decision: await dialplans.decide(user, uuid, body) };
+      }
+      case 'ivr': {
+        const uuid = view.ivr as string;
+        return { answer: view.answer, ivr: uuid, walk: await ivrs.walk(user, uuid, body.events ?? []) };
+      }
+      case 'legacy':
+        return { answer: view.answer, legacy: await dialplans.decideLegacy(user, body.situation ?? 'call') };
+      default:
+        return { answer: view.answer };
+    }
+  }
 
   /** Adds a number, locked unless `locked` is false; phone-duplicate when it exists. */
   async addNumber(number: string, holders: PhoneHolders = {}, locked = true): Promise<PhoneNumber> {
@@ -130,4 +318,20 @@ export class PhoneService {
     if (user && partnerUuid && user.partner_uuid !== partnerUuid)
       throw new ApiError('wrong-user', `user ${user.username} does not belong to the number's partner`);
   }
+}
+
+/** A number's stored settings after a POST /api/phone change ("" clears a field). */
+function applyChange(current: StoredSettings, change: NumberChange): StoredSettings {
+  const next: StoredSettings = { ...current };
+  for (const key of CLEARABLE) {
+    const value = change[key];
+    if (value === undefined) continue;
+    if (value === '') delete next[key];
+    else next[key] = value;
+  }
+  if (change.dialplan) delete next.ivr;
+  if (change.ivr) delete next.dialplan;
+  if (change.notification_attachment !== undefined)
+    next.notification_attachment = change.notification_attachment;
+  return next;
 }

@@ -39,3 +39,13 @@ export async function deleteSipAccount(db: Db, uuid: string): Promise<boolean> {
   const result = await db.deleteFrom('sip_account').where('uuid', '=', uuid).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** The owner (user uuid) of the SIP account named `username`, or undefined. */
+export async function findSipAccountOwner(db: Db, username: string): Promise<string | undefined> {
+  const row = await db
+    .selectFrom('sip_account')
+    .select('owner')
+    .where('username', '=', username)
+    .executeTakeFirst();
+  return row?.owner;
+}

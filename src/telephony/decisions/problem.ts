@@ -4,13 +4,14 @@
  * one, and both outrank the call's own statuses (too-large). Messages name the field path in
  * the schema path's form (`dialplan.profiles.0.filter.caller`).
  */
+import type { ApiStatus } from '../../platform/errors.js';
 
 export interface Problem {
-  status: string;
+  status: ApiStatus;
   message: string;
 }
 
-function rank(status: string): number {
+function rank(status: ApiStatus): number {
   if (status === 'missing-element') return 0;
   if (status === 'wrong-syntax') return 1;
   return 2;
@@ -20,7 +21,7 @@ function rank(status: string): number {
 export class Problems {
   #first: Problem | null = null;
 
-  add(status: string, message: string): void {
+  add(status: ApiStatus, message: string): void {
     if (this.#first === null || rank(status) < rank(this.#first.status)) this.#first = { status, message };
   }
 

@@ -9,6 +9,7 @@ import * as live from './0006-live.js';
 import * as documents from './0007-documents.js';
 import * as objectTags from './0008-object-tags.js';
 import * as sipAccounts from './0009-sip-accounts.js';
+import * as telephonyConfig from './0011-telephony-config.js';
 import * as contentTypes from './0012-content-types.js';
 
 export const migrations: Record<string, Migration> = {
@@ -21,5 +22,6 @@ export const migrations: Record<string, Migration> = {
   '0007-documents': documents,
   '0008-object-tags': objectTags,
   '0009-sip-accounts': sipAccounts,
+  '0011-telephony-config': telephonyConfig,
   '0012-content-types': contentTypes,
 };
