@@ -35,6 +35,7 @@ import type { Config } from './platform/config.js';
 import { type ContentService, createContentService } from './platform/content/index.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './platform/database/database.js';
 import { EventHub } from './platform/events/event-hub.js';
+import { EventStore } from './platform/events/event-store.js';
 import { Mailer } from './platform/mail.js';
 import { ObjectStore } from './platform/object-store/index.js';
 import { type AppInstance, createLogger, createServer } from './platform/server.js';
@@ -96,11 +97,12 @@ export async function openStorage(config: Config): Promise<DatabaseHandle> {
 /** The services over an open database, without HTTP (shared by the server and the CLI). */
 export function createServices(database: DatabaseHandle, config: Config, log: FastifyBaseLogger): Services {
   const { db } = database;
-  const hub = new EventHub(db, database.bus, log);
+  const events = new EventStore(db, log);
+  const hub = new EventHub(db, database.bus, log, events);
   const users = new UserService(db);
   const partners = new PartnerService(db);
   const throttle = new Throttle(db);
-  const sessions = new SessionService({ db, hub, config, users, partners, throttle, log });
+  const sessions = new SessionService({ db, hub, events, config, users, partners, throttle, log });
   const features = new FeatureService(db, users);
   // decisions.md "Feature packs": every new user gets the packs marked default.
   users.onUserCreated((trx, user) => features.giveDefaultPacks(trx, user.uuid));
