@@ -125,9 +125,8 @@ export class EventQueue {
    */
   wait(next: number, timeoutSeconds: number): Promise<SessionEvent[]> {
     const ready = this.read(next);
-    if (ready.length > 0) return Promise.resolve(ready);
-    const held = next < this.nextId && this.visible < this.nextId;
-    if (timeoutSeconds <= 0 && !held) return Promise.resolve(ready);
+    const held = next < this.nextId && this.visible < this.nextId && ready.length < EVENT_BATCH_MAX;
+    if (!held && (ready.length > 0 || timeoutSeconds <= 0)) return Promise.resolve(ready);
     if (this.waiters.length >= EVENT_WAITERS_MAX) {
       const oldest = this.waiters.shift()!;
       this.settle(oldest, this.read(oldest.next));
