@@ -12,12 +12,21 @@ const modules = path.join(root, 'src', 'modules');
 const problems = [];
 
 const unitOfWork = path.join('src', 'platform', 'database', 'unit-of-work.ts');
+// The event store sits beneath the unit of work: it stores what the unit of work emits after a
+// commit, so it cannot write through it.
+const eventStore = path.join('src', 'platform', 'events', 'event-store.ts');
 for (const top of ['src', 'test', 'bench', 'scripts']) {
   const dir = path.join(root, top);
   if (!fs.existsSync(dir)) continue;
   for (const file of fs.readdirSync(dir, { recursive: true })) {
     const rel = path.join(top, String(file));
-    if (!/\.(ts|mjs|js)$/.test(rel) || rel === unitOfWork || rel.includes('node_modules')) continue;
+    if (
+      !/\.(ts|mjs|js)$/.test(rel) ||
+      rel === unitOfWork ||
+      rel === eventStore ||
+      rel.includes('node_modules')
+    )
+      continue;
     if (rel === path.join('scripts', 'check-imports.mjs')) continue;
     const lines = fs.readFileSync(path.join(root, rel), 'utf8').split('\n');
     lines.forEach((line, index) => {

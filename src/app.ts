@@ -34,6 +34,7 @@ import { createContentService } from './platform/content/index.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './platform/database/database.js';
 import { Writer } from './platform/database/unit-of-work.js';
 import { EventHub } from './platform/events/event-hub.js';
+import { EventStore } from './platform/events/event-store.js';
 import { Mailer } from './platform/mail.js';
 import { ObjectStore } from './platform/object-store/index.js';
 import { type AppInstance, createLogger, createServer } from './platform/server.js';
@@ -98,12 +99,14 @@ export async function openStorage(config: Config): Promise<DatabaseHandle> {
 /** The services over an open database, without HTTP (shared by the server and the CLI). */
 export function createServices(database: DatabaseHandle, config: Config, log: FastifyBaseLogger): Services {
   const { db } = database;
-  const hub = new EventHub(db, database.bus, log);
+  const events = new EventStore(db, log);
+  const hub = new EventHub(db, database.bus, log, events);
   // The one way to write (src/platform/database/unit-of-work.ts).
   const writer = new Writer(db, hub, log);
   // Filled area by area below; each area sees the platform and the areas before it.
   const services = {} as { -readonly [K in keyof Services]: Services[K] };
   Object.assign(services, {
+    events,
     hub,
     writer,
     throttle: new Throttle(db),

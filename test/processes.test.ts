@@ -1,6 +1,6 @@
 /**
  * End-to-end tests with real server processes: events between nodes that share a PostgreSQL,
- * and graceful shutdown.
+ * event ids across a SIGKILL, and graceful shutdown.
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -13,6 +13,11 @@ import { createLogger } from '../src/platform/server.js';
 import { testEnv } from './helper.js';
 
 const root = path.resolve(import.meta.dirname, '..');
+
+interface Ev {
+  id: number;
+  [field: string]: unknown;
+}
 
 interface Node {
   url: string;
@@ -48,6 +53,18 @@ async function startNode(t: TestContext, env: Record<string, string>, fixedPort?
     child.on('exit', () => reject(new Error(`node exited:\n${output}`)));
   });
   return { url, process: child, exited };
+}
+
+/** A user with password secret-pw in the node's database, created before the node starts. */
+async function createUser(env: Record<string, string>, username: string): Promise<void> {
+  const config = loadConfig(env);
+  const storage = await openStorage(config);
+  try {
+    const services = createServices(storage, config, createLogger(config));
+    await services.users.createUser({ username, password: 'secret-pw', firstname: 'T', lastname: 'U' });
+  } finally {
+    await storage.close();
+  }
 }
 
 async function call(node: Node, method: string, route: string, sid?: string, body?: unknown) {
@@ -112,12 +129,79 @@ describe('server processes', () => {
     const big = (rest.event as { event: string; update: Record<string, string> }[])[0]!;
     assert.equal(big.event, 'object_metadata');
     assert.equal(big.update['big.value']!.length, 20_000);
+
+    // Events of one emitter arrive in emit order, parked (large) ones included.
+    for (let i = 0; i < 6; i++) {
+      services.hub.emit({ users: [user.uuid] }, 'user_metadata', {
+        n: i,
+        ...(i % 2 === 0 ? { pad: 'x'.repeat(20_000) } : {}),
+      });
+    }
+    const ordered: number[] = [];
+    while (ordered.length < 6) {
+      const answer = await call(
+        nodeB,
+        'GET',
+        `/api/event?next=${2 + ordered.length}&timeout=20`,
+        onB.sid as string,
+      );
+      for (const event of answer.event as { n: number }[]) ordered.push(event.n);
+    }
+    assert.deepEqual(ordered, [0, 1, 2, 3, 4, 5]);
   });
+
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    test(`after SIGKILL no event id is issued twice and delivered events survive (${dialect})`, async (t) => {
+      const env = await testEnv(t, dialect);
+      await createUser(env, 'killuser');
+      const node = await startNode(t, env);
+      const login = await call(node, 'POST', '/api/session', undefined, {
+        username: 'killuser',
+        password: 'secret-pw',
+      });
+      const sid = login.sid as string;
+      for (let i = 0; i < 5; i++)
+        assert.equal(
+          (await call(node, 'POST', '/api/user/metadata?nostore', sid, { update: { 'kill.count': i } }))
+            .status,
+          'ok',
+        );
+      const before = (await call(node, 'GET', '/api/event?next=0&timeout=5', sid)).event as Ev[];
+      assert.deepEqual(
+        before.map((e) => e.id),
+        [0, 1, 2, 3, 4],
+      );
+      node.process.kill('SIGKILL');
+      await node.exited;
+
+      const again = await startNode(t, env, Number(new URL(node.url).port));
+      const session = await call(again, 'GET', '/api/session', sid);
+      assert.equal(session.status, 'ok');
+      assert.equal(session.next_event, 5);
+      for (let i = 5; i < 8; i++)
+        assert.equal(
+          (await call(again, 'POST', '/api/user/metadata?nostore', sid, { update: { 'kill.count': i } }))
+            .status,
+          'ok',
+        );
+      const after = (await call(again, 'GET', '/api/event?next=0&timeout=5', sid)).event as Ev[];
+      // Every id once, with the event it had before the crash; the new ones go on after them.
+      assert.deepEqual(
+        after.map((e) => [e.id, (e.update as Record<string, number>)['kill.count']]),
+        [0, 1, 2, 3, 4, 5, 6, 7].map((n) => [n, n]),
+      );
+    });
+  }
 
   test('SIGTERM answers held long-polls, finishes, and the session survives the restart', async (t) => {
     const env = await testEnv(t, 'sqlite');
+    // GET /api/event needs an authenticated session.
+    await createUser(env, 'termuser');
     const node = await startNode(t, env);
-    const session = await call(node, 'GET', '/api/session');
+    const session = await call(node, 'POST', '/api/session', undefined, {
+      username: 'termuser',
+      password: 'secret-pw',
+    });
     const poll = call(node, 'GET', '/api/event?timeout=300', session.sid as string);
     await new Promise((resolve) => setTimeout(resolve, 300));
     node.process.kill('SIGTERM');

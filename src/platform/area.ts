@@ -14,6 +14,7 @@ import type { ContentService } from './content/index.js';
 import type { DatabaseHandle } from './database/database.js';
 import type { Writer } from './database/unit-of-work.js';
 import type { EventHub } from './events/event-hub.js';
+import type { EventStore } from './events/event-store.js';
 import type { Mailer } from './mail.js';
 import type { ObjectStore } from './object-store/index.js';
 import type { AppInstance } from './server.js';
@@ -22,6 +23,7 @@ import type { Throttle } from './throttle/throttle.js';
 /** Every service of the node: the platform's, then each area's (declaration merging). */
 export interface Services {
   readonly hub: EventHub;
+  readonly events: EventStore;
   readonly writer: Writer;
   readonly throttle: Throttle;
   readonly mailer: Mailer;

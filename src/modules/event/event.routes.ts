@@ -9,6 +9,15 @@ export function eventRoutes(app: AppInstance, isClosing: () => boolean): void {
       config: { access: 'auth' },
       schema: {
         summary: 'Wait for the next events of the session (long-poll)',
+        description:
+          'Answers the retained events with id >= next (at most 100), at once if there are any, ' +
+          'else with the first ones to arrive, or [] after timeout seconds. Retention: the newest ' +
+          '1000 events for 10 minutes, and at most 4 MB of events (serialized) per session: the ' +
+          'byte bound wins, dropping the oldest first; one event is at most 256 KB. A client ' +
+          'behind the window gets the oldest retained events and sees the gap in the ids. Ids are ' +
+          'never issued twice, also across a crash of the node (events are stored before they ' +
+          'can be read). A session holds at most 4 long-polls: a fifth answers the oldest held ' +
+          'one at once with what it has ([]).',
         tags: ['event'],
         querystring: GetEventQuery,
         response: { 200: GetEventAnswer },

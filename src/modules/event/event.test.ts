@@ -1,7 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import { EVENT_RETAIN_COUNT, EventQueue } from '../../platform/events/event-queue.js';
+import {
+  EVENT_MAX_BYTES,
+  EVENT_RETAIN_BYTES,
+  EVENT_RETAIN_COUNT,
+  EVENT_WAITERS_MAX,
+  EventQueue,
+} from '../../platform/events/event-queue.js';
 
 interface Ev {
   id: number;
@@ -77,6 +83,57 @@ for (const dialect of DIALECTS) {
       );
       assert.deepEqual((await b.call('GET', '/api/event?next=0&timeout=0')).event, []);
     });
+
+    test('each event is stored once, with one row per receiving session, before it can be read', async (t) => {
+      const app = await build(t, { dialect });
+      const { client: first, user } = await loggedInClient(app);
+      const second = new Client(app);
+      await second.login(user.username, user.password);
+      const { db } = app.database;
+      app.services.hub.emit({ users: [user.uuid] }, 'user_modify', { n: 1 });
+      const events = (await first.call('GET', '/api/event?next=0&timeout=0')).event as Ev[];
+      assert.deepEqual(
+        events.map((e) => [e.id, e.n]),
+        [[0, 1]],
+      );
+      const bodies = await db.selectFrom('event_body').selectAll().execute();
+      assert.equal(bodies.length, 1);
+      assert.deepEqual(JSON.parse(bodies[0]!.payload), { n: 1 });
+      const rows = await db.selectFrom('session_event').select(['did', 'id', 'body']).execute();
+      const dids: string[] = [];
+      for (const client of [first, second])
+        dids.push((await client.call('GET', '/api/session')).did as string);
+      assert.deepEqual(rows.map((r) => r.did).sort(), [...dids].sort());
+      assert.ok(rows.every((r) => Number(r.id) === 0 && r.body === bodies[0]!.id));
+    });
+
+    test('metadata whose event would exceed 256 KB is too-large and changes nothing', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      // Three values of 90 KB each: every value within the spec's 100 KB, the event over 256 KB.
+      const update = {
+        'app.aa': 'x'.repeat(90_000),
+        'app.bb': 'y'.repeat(90_000),
+        'app.cc': 'z'.repeat(90_000),
+      };
+      for (const query of ['?nostore', '']) {
+        assert.equal(
+          (await client.call('POST', `/api/user/metadata${query}`, { update })).status,
+          'too-large',
+        );
+      }
+      assert.deepEqual((await client.call('GET', '/api/user/metadata')).metadata, {});
+      assert.deepEqual((await client.call('GET', '/api/event?next=0&timeout=0')).event, []);
+      // Without an event the bound of one value applies alone.
+      assert.equal((await client.call('POST', '/api/user/metadata?noevent', { update })).status, 'ok');
+      const { 'app.aa': a } = update;
+      assert.equal(
+        (await client.call('POST', '/api/user/metadata?nostore', { update: { 'app.aa': a } })).status,
+        'ok',
+      );
+      const events = (await client.call('GET', '/api/event?next=0&timeout=0')).event as Ev[];
+      assert.equal((events[0]!.update as Record<string, string>)['app.aa'], a);
+    });
   });
 }
 
@@ -124,5 +181,64 @@ describe('event channel limits', () => {
       queue.read(0).map((e) => e.event),
       ['new'],
     );
+  });
+});
+
+describe('event channel bounds', () => {
+  test('an event larger than 256 KB is not sent', async (t) => {
+    const app = await build(t);
+    const { client, user } = await loggedInClient(app);
+    app.services.hub.emit({ users: [user.uuid] }, 'too_big', { data: 'x'.repeat(EVENT_MAX_BYTES) });
+    app.services.hub.emit({ users: [user.uuid] }, 'small');
+    const events = (await client.call('GET', '/api/event?next=0&timeout=0')).event as Ev[];
+    assert.deepEqual(
+      events.map((e) => [e.id, e.event]),
+      [[0, 'small']],
+    );
+  });
+
+  test('a session retains at most 4 MB: the oldest events go first and the gap shows in the ids', () => {
+    const queue = new EventQueue();
+    const data = 'x'.repeat(200 * 1024);
+    for (let i = 0; i < 40; i++) queue.push('user_metadata', { data });
+    assert.ok(queue.bytes <= EVENT_RETAIN_BYTES);
+    assert.ok(queue.bytes > EVENT_RETAIN_BYTES - 210 * 1024);
+    const events = queue.read(0);
+    assert.equal(events.length, 20);
+    assert.equal(events[0]!.id, 20);
+    assert.equal(events.at(-1)!.id, 39);
+    assert.equal(queue.nextId, 40);
+  });
+
+  test('a session holds at most 4 long-polls: a fifth answers the oldest one at once', async () => {
+    const queue = new EventQueue();
+    const answered: number[] = [];
+    const polls = Array.from({ length: EVENT_WAITERS_MAX + 1 }, (_, i) =>
+      queue.wait(0, 300).then((events) => {
+        answered.push(i);
+        return events;
+      }),
+    );
+    assert.deepEqual(await polls[0], []);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(answered, [0]);
+    assert.equal(queue.waiting, EVENT_WAITERS_MAX);
+    queue.push('user_modify', {});
+    const rest = await Promise.all(polls.slice(1));
+    assert.ok(rest.every((events) => events.length === 1 && events[0]!.id === 0));
+  });
+
+  test('a long-poll beyond the limit answers the oldest held one over HTTP', async (t) => {
+    const app = await build(t);
+    const { client } = await loggedInClient(app);
+    const first = client.call('GET', '/api/event?timeout=300');
+    const others = Array.from({ length: EVENT_WAITERS_MAX - 1 }, () =>
+      client.call('GET', '/api/event?timeout=300'),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const fifth = client.call('GET', '/api/event?timeout=300');
+    assert.deepEqual(await first, { status: 'ok', event: [] });
+    app.services.sessions.releaseWaiters();
+    await Promise.all([...others, fifth]);
   });
 });

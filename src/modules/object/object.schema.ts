@@ -20,7 +20,8 @@ export const METADATA_VALUE_MAX = 100 * 1024;
 /** What the metadata routes of objects and users document about keys, values and flags. */
 export const METADATA_RULES =
   'Keys match ^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){1,10}$; values are any JSON of at most 100 KB (too-large). ' +
-  'Query noevent: no event; nostore: nothing is stored, only the event is sent.';
+  'Query noevent: no event; nostore: nothing is stored, only the event is sent. ' +
+  'too-large, with nothing changed, when the event would exceed 256 KB serialized.';
 
 export { ObjectParams };
 

@@ -9,6 +9,7 @@
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import { assertEventSize } from '../../platform/events/event-queue.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
 import { Level, type ObjectRow, type ObjectStore } from '../../platform/object-store/index.js';
 import * as repo from './object.repository.js';
@@ -192,7 +193,10 @@ export class ObjectService {
     return parseMetadata(await repo.listObjectMetadata(db, object, chosen));
   }
 
-  /** Write access needed; object_metadata to the readers unless `noevent`; `nostore` only sends it. */
+  /**
+   * Write access needed; object_metadata to the readers unless `noevent`; `nostore` only sends
+   * it. too-large, before anything changes, when the event would exceed EVENT_MAX_BYTES.
+   */
   setObjectMetadata(
     user: string,
     object: string,
@@ -200,6 +204,8 @@ export class ObjectService {
     options: { noevent: boolean; nostore: boolean },
   ): Promise<void> {
     const { update, remove } = checkMetadataBody(body);
+    if (!options.noevent)
+      assertEventSize('object_metadata', { object, user, update: body.update ?? {}, delete: remove });
     return this.store.write(async (w) => {
       const { row } = await this.store.getForWrite(w.trx, user, object);
       if (!options.nostore) {
@@ -223,9 +229,10 @@ export class ObjectService {
     return parseMetadata(await repo.listUserMetadata(this.store.db, user, selection(query)));
   }
 
-  /** user_metadata to all sessions of the user unless `noevent`; `nostore` only sends it. */
+  /** user_metadata to all sessions of the user unless `noevent` (too-large as above); `nostore` only sends it. */
   setUserMetadata(user: string, body: SetMetadataBody, options: { noevent: boolean; nostore: boolean }) {
     const { update, remove } = checkMetadataBody(body);
+    if (!options.noevent) assertEventSize('user_metadata', { update: body.update ?? {}, delete: remove });
     return this.store.write(async (w) => {
       if (!options.nostore) {
         await repo.upsertUserMetadata(

@@ -19,6 +19,7 @@ export const sessionArea = defineArea({
       db: database.db,
       writer: s.writer,
       hub: s.hub,
+      events: s.events,
       config,
       users: s.users,
       partners: s.partners,

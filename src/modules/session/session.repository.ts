@@ -1,4 +1,5 @@
 /** Storage of sessions, so that they survive a restart of their node. One query per function. */
+import { sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 
 export interface SessionTable {
@@ -14,7 +15,6 @@ export interface SessionTable {
   created: number;
   last_seen: number;
   next_event: number;
-  events: string | null;
 }
 
 declare module '../../platform/database/database.js' {
@@ -45,7 +45,6 @@ export function copySession(db: Db, did: string, newDid: string): Promise<unknow
     'created',
     'last_seen',
     'next_event',
-    'events',
   ] as const;
   return db
     .insertInto('session')
@@ -90,4 +89,34 @@ export function deleteUserSessions(db: Db, userUuid: string): Promise<unknown> {
 /** Closes every session of a device but the one given (a new device session replaces the old). */
 export function listDeviceSessions(db: Db, deviceUuid: string): Promise<{ did: string; server: string }[]> {
   return db.selectFrom('session').select(['did', 'server']).where('device_uuid', '=', deviceUuid).execute();
+}
+
+/** A session's stored events follow it to its new did (renewSid). */
+export function moveSessionEvents(db: Db, did: string, newDid: string): Promise<unknown> {
+  return db.updateTable('session_event').set({ did: newDid }).where('did', '=', did).execute();
+}
+
+/** Raises each session's next_event past its highest stored event id. */
+export function raiseNextEvent(db: Db): Promise<unknown> {
+  const highest = sql<number>`(SELECT MAX(e.id) FROM session_event e WHERE e.did = session.did)`;
+  return db
+    .updateTable('session')
+    .set({ next_event: sql`${highest} + 1` })
+    .where(sql<boolean>`next_event <= ${highest}`)
+    .execute();
+}
+
+/**
+ * Deletes stored events created before `before` (ms), beyond the newest `keep` of a session,
+ * or of sessions that no longer exist.
+ */
+export function deleteOldSessionEvents(db: Db, before: number, keep: number): Promise<unknown> {
+  return db
+    .deleteFrom('session_event')
+    .where(
+      sql<boolean>`created < ${before}
+        OR id < (SELECT s.next_event - ${keep} FROM session s WHERE s.did = session_event.did)
+        OR NOT EXISTS (SELECT 1 FROM session s WHERE s.did = session_event.did)`,
+    )
+    .execute();
 }

@@ -17,7 +17,13 @@ import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
-import { EventQueue, type SessionEvent } from '../../platform/events/event-queue.js';
+import {
+  EVENT_RETAIN_COUNT,
+  EVENT_RETAIN_SECONDS,
+  EventQueue,
+  type SessionEvent,
+} from '../../platform/events/event-queue.js';
+import type { EventStore } from '../../platform/events/event-store.js';
 import { randomToken } from '../../platform/ids.js';
 import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { PartnerService } from '../partner/index.js';
@@ -30,6 +36,7 @@ export interface SessionServiceDeps {
   /** Every write goes through it (the platform's unit of work). */
   writer: Writer;
   hub: EventHub;
+  events: EventStore;
   config: Config;
   users: UserService;
   partners: PartnerService;
@@ -62,6 +69,19 @@ function principals(session: SessionContext): string[] {
   return id ? [id] : [];
 }
 
+/**
+ * A session's queue after a restart: ids go on after the highest stored one (or the saved
+ * next_event); of the stored events only the contiguous newest run is kept (a batch that
+ * failed to store leaves a hole, and the reader relies on contiguous ids).
+ */
+function restoreQueue(nextEvent: number, stored: SessionEvent[]): EventQueue {
+  let start = Math.max(0, stored.length - 1);
+  while (start > 0 && stored[start - 1]!.id === stored[start]!.id - 1) start -= 1;
+  const events = stored.slice(start);
+  const last = events.at(-1);
+  return new EventQueue(Math.max(nextEvent, last ? last.id + 1 : 0), events);
+}
+
 /** Which of the three login bodies was sent, and that it is complete (missing-element). */
 function requireCredentialFields(body: PostSessionBody): void {
   const missing = missingCredential(body);
@@ -89,13 +109,18 @@ export class SessionService implements SessionResolver {
     const { db, config } = this.deps;
     const cutoff = Date.now() - config.sessionIdleTimeout * 1000;
     await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
-    for (const row of await repo.listLiveSessions(db, config.publicUrl, cutoff)) {
-      const events = row.events ? (JSON.parse(row.events) as SessionEvent[]) : [];
+    await this.pruneEvents();
+    const rows = await repo.listLiveSessions(db, config.publicUrl, cutoff);
+    const stored = await this.deps.events.load(
+      rows.map((row) => row.did),
+      Date.now() - EVENT_RETAIN_SECONDS * 1000,
+    );
+    for (const row of rows) {
       this.register({
         sid: this.sidFor(row.did),
         did: row.did,
         origin: row.origin,
-        queue: new EventQueue(row.next_event, events),
+        queue: restoreQueue(Number(row.next_event), stored.get(row.did) ?? []),
         kind: row.kind as SessionKind,
         language: row.language,
         userUuid: row.user_uuid,
@@ -118,21 +143,22 @@ export class SessionService implements SessionResolver {
     this.flushTimer.unref();
   }
 
-  /** Answers pending long-polls, then saves activity, event ids and retained events. */
+  /** Answers pending long-polls. */
   releaseWaiters(): void {
     for (const session of this.bySid.values()) session.queue.releaseWaiters();
   }
 
+  /** Stores the events still in flight, answers pending long-polls, saves activity times. */
   async stop(): Promise<void> {
     if (this.flushTimer) clearInterval(this.flushTimer);
+    await this.deps.events.idle();
     this.releaseWaiters();
     const sessions = [...this.bySid.values()];
     await this.deps.writer.write(async ({ trx }) => {
       for (const session of sessions) {
         await repo.updateSession(trx, session.did, {
           last_seen: session.lastSeen,
-          next_event: session.queue.nextId,
-          events: JSON.stringify(session.queue.snapshot()),
+          next_event: session.queue.nextVisible,
         });
       }
     });
@@ -161,7 +187,7 @@ export class SessionService implements SessionResolver {
       did: session.did,
       server: this.deps.config.publicUrl,
       auth: session.kind !== 'anonymous',
-      next_event: session.queue.nextId,
+      next_event: session.queue.nextVisible,
     };
     if (session.partnerName) answer.partner = session.partnerName;
     return answer;
@@ -200,7 +226,6 @@ export class SessionService implements SessionResolver {
       created: now,
       last_seen: now,
       next_event: 0,
-      events: null,
     });
     this.register(session);
     return session;
@@ -265,6 +290,8 @@ export class SessionService implements SessionResolver {
     const did = randomToken(24);
     const renewed: LiveSession = { ...old, did, sid: this.sidFor(did) };
     await repo.copySession(this.deps.db, old.did, did);
+    await this.deps.events.idle();
+    await repo.moveSessionEvents(this.deps.db, old.did, did);
     await repo.deleteSession(this.deps.db, old.did);
     this.unregister(old);
     this.register(renewed);
@@ -331,6 +358,22 @@ export class SessionService implements SessionResolver {
     }
     await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
     await this.closeSessionsClosedElsewhere();
+    await this.pruneEvents();
+  }
+
+  /**
+   * Drops stored events past the retention (and those of ended sessions). `next_event` in the
+   * session row is raised past every stored id first, so that the ids stay used after their
+   * events are gone.
+   */
+  private async pruneEvents(): Promise<void> {
+    const { writer, events } = this.deps;
+    const before = Date.now() - EVENT_RETAIN_SECONDS * 1000;
+    await writer.write(async (w) => {
+      await repo.raiseNextEvent(w.trx);
+      await repo.deleteOldSessionEvents(w.trx, before, EVENT_RETAIN_COUNT);
+    });
+    await events.pruneBodies(before);
   }
 
   /**

@@ -2,12 +2,16 @@
  * The one event emitter (spec "Events"). Any feature calls `emit` to send an event to every
  * session of a set of users (or to given sessions). Delivery is in process for the sessions
  * this node holds; nodes that share a PostgreSQL pass events to each other over LISTEN/NOTIFY,
- * with payloads too large for a notification parked in a table.
+ * with payloads too large for a notification parked in a table. Events of one emitter reach a
+ * session in emit order: this node publishes one message after the other, and handles received
+ * ones one after the other (a parked one is fetched before the next is delivered).
+ * With a store, each delivered event is stored once before sessions can read it (event-store.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db, MessageBus } from '../database/database.js';
-import type { EventQueue } from './event-queue.js';
+import { EVENT_MAX_BYTES, type EventQueue, eventBytes } from './event-queue.js';
+import type { EventStore } from './event-store.js';
 
 declare module '../database/database.js' {
   interface Tables {
@@ -45,17 +49,23 @@ export class EventHub {
   private readonly nodeId = randomUUID();
   private cleanupTimer: NodeJS.Timeout | undefined;
   private readonly controlHandlers: ControlHandler[] = [];
+  // Outgoing and incoming bus messages, each handled after the one before (emit order).
+  private publishing: Promise<void> = Promise.resolve();
+  private receiving: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly db: Db,
     private readonly bus: MessageBus | undefined,
     private readonly log: FastifyBaseLogger,
+    private readonly store?: EventStore,
   ) {}
 
   async start(): Promise<void> {
     if (!this.bus) return;
     await this.bus.subscribe(CHANNEL, (raw) => {
-      this.receive(raw).catch((error: unknown) => this.log.error({ err: error }, 'event bus message lost'));
+      this.receiving = this.receiving
+        .then(() => this.receive(raw))
+        .catch((error: unknown) => this.log.error({ err: error }, 'event bus message lost'));
     });
     this.cleanupTimer = setInterval(() => {
       this.db
@@ -73,6 +83,7 @@ export class EventHub {
 
   /** Registers a session's queue; `users` are the principals whose events it receives. */
   attach(did: string, queue: EventQueue, users: readonly string[]): void {
+    queue.did = did;
     this.bySession.set(did, queue);
     for (const user of users) {
       let queues = this.byUser.get(user);
@@ -93,13 +104,23 @@ export class EventHub {
     }
   }
 
-  /** Sends `event` with `payload` to the target's sessions on every node. Never throws. */
+  /**
+   * Sends `event` with `payload` to the target's sessions on every node. Never throws; an
+   * event larger than EVENT_MAX_BYTES is not sent (logged): calls that could make one check
+   * with `assertEventSize` first.
+   */
   emit(target: EventTarget, event: string, payload: Record<string, unknown> = {}): void {
     const time = Math.floor(Date.now() / 1000);
-    this.deliver(target, event, time, payload);
+    const body = JSON.stringify(payload);
+    const bytes = eventBytes(event, body);
+    if (bytes > EVENT_MAX_BYTES) {
+      this.log.error({ event, bytes }, 'event over the size bound not sent');
+      return;
+    }
+    this.deliver(target, event, time, payload, body, bytes);
     if (this.bus) {
       const message: BusMessage = { node: this.nodeId, target, event, time, payload };
-      this.publish(message).catch((error: unknown) =>
+      this.enqueuePublish(message).catch((error: unknown) =>
         this.log.error({ err: error, event }, 'event not passed to other nodes'),
       );
     }
@@ -126,7 +147,7 @@ export class EventHub {
       payload,
       control: true,
     };
-    await this.publish(message).catch((error: unknown) =>
+    await this.enqueuePublish(message).catch((error: unknown) =>
       this.log.error({ err: error, name }, 'control not passed to other nodes'),
     );
   }
@@ -136,7 +157,14 @@ export class EventHub {
     return this.byUser.get(user)?.size ?? 0;
   }
 
-  private deliver(target: EventTarget, event: string, time: number, payload: Record<string, unknown>): void {
+  private deliver(
+    target: EventTarget,
+    event: string,
+    time: number,
+    payload: Record<string, unknown>,
+    body = JSON.stringify(payload),
+    bytes = eventBytes(event, body),
+  ): void {
     const queues = new Set<EventQueue>();
     for (const user of target.users ?? []) {
       for (const queue of this.byUser.get(user) ?? []) queues.add(queue);
@@ -145,7 +173,22 @@ export class EventHub {
       const queue = this.bySession.get(did);
       if (queue) queues.add(queue);
     }
-    for (const queue of queues) queue.push(event, payload, time);
+    if (queues.size === 0) return;
+    const store = this.store;
+    if (!store) {
+      for (const queue of queues) queue.push(event, payload, time, bytes);
+      return;
+    }
+    const delivered: { queue: EventQueue; id: number }[] = [];
+    for (const queue of queues) delivered.push({ queue, id: queue.push(event, payload, time, bytes, true) });
+    store.record(event, time, body, delivered);
+  }
+
+  /** Publishes after the messages before it, so that other nodes get them in emit order. */
+  private enqueuePublish(message: BusMessage): Promise<void> {
+    const done = this.publishing.then(() => this.publish(message));
+    this.publishing = done.catch(() => undefined);
+    return done;
   }
 
   private async publish(message: BusMessage): Promise<void> {

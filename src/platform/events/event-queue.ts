@@ -1,8 +1,12 @@
 /**
  * Events (spec "Events", decisions.md "Events"): one queue per session. Ids start at 0 and grow
- * by 1; the newest 1000 events are retained for 10 minutes, so a client can resume after a gap
- * and see the gap in the ids. Long-polls wait here for the next id.
+ * by 1; the newest 1000 events are retained for 10 minutes, within 4 MB a session, so a client
+ * can resume after a gap and see the gap in the ids. Long-polls wait here for the next id.
+ *
+ * An event pushed with `hold` is stored by the EventStore first and becomes readable when
+ * `reveal` says it is durable: a client never sees an id that a crash could hand out again.
  */
+import { ApiError } from '../errors.js';
 
 export interface SessionEvent {
   readonly id: number;
@@ -14,58 +18,128 @@ export interface SessionEvent {
 export const EVENT_RETAIN_COUNT = 1000;
 export const EVENT_RETAIN_SECONDS = 600;
 export const EVENT_BATCH_MAX = 100;
+/** Largest event, serialized (event name, skeleton and payload); larger ones are never sent. */
+export const EVENT_MAX_BYTES = 256 * 1024;
+/** What one session retains at most; beyond it the oldest events go first (the byte bound wins over 1000 / 10 minutes). */
+export const EVENT_RETAIN_BYTES = 4 * 1024 * 1024;
+/** Long-polls one session may hold; a further one answers the oldest held one at once. */
+export const EVENT_WAITERS_MAX = 4;
+
+/** Serialized size of an event whose payload serializes to `body` (the skeleton is about 40 bytes). */
+export function eventBytes(event: string, body: string): number {
+  return Buffer.byteLength(body) + Buffer.byteLength(event) + 40;
+}
+
+/** too-large when the event would exceed EVENT_MAX_BYTES: for calls that check before they change anything. */
+export function assertEventSize(event: string, payload: Record<string, unknown>): void {
+  if (eventBytes(event, JSON.stringify(payload)) > EVENT_MAX_BYTES)
+    throw new ApiError('too-large', `the ${event} event would exceed ${EVENT_MAX_BYTES / 1024} KB`);
+}
 
 interface Waiter {
   next: number;
+  /** Answered once ids below this one are readable: next + 1, or every event pushed before the call. */
+  until: number;
   resolve: (events: SessionEvent[]) => void;
   timer: NodeJS.Timeout | undefined;
 }
 
 export class EventQueue {
-  /** The id the next event will get (`next_event`). */
+  /** The id the next event will get. */
   nextId: number;
+  /** The session this queue belongs to (set when the hub attaches it); the store keys events by it. */
+  did = '';
+  /** Ids below this one are readable (stored when the queue is stored); `next_event` of the session. */
+  private visible: number;
   private retained: SessionEvent[];
+  private sizes: number[];
+  private retainedBytes = 0;
   private waiters: Waiter[] = [];
 
   constructor(nextId = 0, retained: SessionEvent[] = []) {
     this.nextId = nextId;
+    this.visible = nextId;
     this.retained = retained;
+    this.sizes = retained.map((entry) => {
+      const { id: _id, event, time: _time, ...payload } = entry;
+      return eventBytes(event, JSON.stringify(payload));
+    });
+    for (const size of this.sizes) this.retainedBytes += size;
+    this.trim(Math.floor(Date.now() / 1000));
   }
 
-  push(event: string, payload: Record<string, unknown>, time = Math.floor(Date.now() / 1000)): void {
+  /**
+   * Appends an event and returns its id. `bytes` is its serialized size (eventBytes); with
+   * `hold` it stays unreadable until `reveal` passes its id.
+   */
+  push(
+    event: string,
+    payload: Record<string, unknown>,
+    time = Math.floor(Date.now() / 1000),
+    bytes = eventBytes(event, JSON.stringify(payload)),
+    hold = false,
+  ): number {
     const entry: SessionEvent = { ...payload, id: this.nextId, event, time };
     this.nextId += 1;
     this.retained.push(entry);
+    this.sizes.push(bytes);
+    this.retainedBytes += bytes;
     this.trim(time);
+    if (!hold) this.reveal(this.nextId);
+    return entry.id;
+  }
+
+  /** Makes events with ids below `upTo` readable and answers the long-polls waiting for them. */
+  reveal(upTo: number): void {
+    if (upTo <= this.visible) return;
+    this.visible = Math.min(upTo, this.nextId);
     if (this.waiters.length === 0) return;
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) {
-      if (waiter.next <= entry.id) this.settle(waiter, this.read(waiter.next));
+      if (waiter.until <= this.visible) this.settle(waiter, this.read(waiter.next));
       else this.waiters.push(waiter);
     }
   }
 
-  /** Retained events with id >= next, oldest first, at most EVENT_BATCH_MAX. */
+  /** `next_event`: the id of the next event the session will be able to read. */
+  get nextVisible(): number {
+    return this.visible;
+  }
+
+  /** Readable retained events with id >= next, oldest first, at most EVENT_BATCH_MAX. */
   read(next: number): SessionEvent[] {
     const events = this.retained;
-    if (events.length === 0 || next >= this.nextId) return [];
+    if (events.length === 0 || next >= this.visible) return [];
     // Ids are contiguous inside the retained window, so the start index is arithmetic.
     const first = events[0]!.id;
     const from = Math.max(0, next - first);
-    return events.slice(from, from + EVENT_BATCH_MAX);
+    const to = Math.min(from + EVENT_BATCH_MAX, this.visible - first);
+    return from < to ? events.slice(from, to) : [];
   }
 
-  /** Resolves with events as soon as one with id >= next exists, or with [] after timeout seconds. */
+  /**
+   * Resolves with events as soon as one with id >= next is readable, or with [] after timeout
+   * seconds. Events already pushed but not yet stored are waited for (all of them, even with
+   * timeout 0), so that an answer holds every event emitted before the call.
+   */
   wait(next: number, timeoutSeconds: number): Promise<SessionEvent[]> {
     const ready = this.read(next);
-    if (ready.length > 0 || timeoutSeconds <= 0) return Promise.resolve(ready);
+    const held = next < this.nextId && this.visible < this.nextId && ready.length < EVENT_BATCH_MAX;
+    if (!held && (ready.length > 0 || timeoutSeconds <= 0)) return Promise.resolve(ready);
+    if (this.waiters.length >= EVENT_WAITERS_MAX) {
+      const oldest = this.waiters.shift()!;
+      this.settle(oldest, this.read(oldest.next));
+    }
+    const until = held ? this.nextId : next + 1;
     return new Promise((resolve) => {
-      const waiter: Waiter = { next, resolve, timer: undefined };
-      waiter.timer = setTimeout(() => {
-        this.waiters = this.waiters.filter((other) => other !== waiter);
-        resolve([]);
-      }, timeoutSeconds * 1000);
+      const waiter: Waiter = { next, until, resolve, timer: undefined };
+      if (timeoutSeconds > 0) {
+        waiter.timer = setTimeout(() => {
+          this.waiters = this.waiters.filter((other) => other !== waiter);
+          resolve([]);
+        }, timeoutSeconds * 1000);
+      }
       this.waiters.push(waiter);
     });
   }
@@ -81,6 +155,11 @@ export class EventQueue {
     return this.waiters.length;
   }
 
+  /** Bytes of the retained events (serialized). */
+  get bytes(): number {
+    return this.retainedBytes;
+  }
+
   snapshot(): SessionEvent[] {
     this.trim(Math.floor(Date.now() / 1000));
     return this.retained.slice();
@@ -94,7 +173,18 @@ export class EventQueue {
   private trim(now: number): void {
     const events = this.retained;
     let drop = Math.max(0, events.length - EVENT_RETAIN_COUNT);
-    while (drop < events.length && events[drop]!.time < now - EVENT_RETAIN_SECONDS) drop += 1;
-    if (drop > 0) events.splice(0, drop);
+    let bytes = this.retainedBytes;
+    for (let i = 0; i < drop; i++) bytes -= this.sizes[i]!;
+    while (
+      drop < events.length &&
+      (events[drop]!.time < now - EVENT_RETAIN_SECONDS || bytes > EVENT_RETAIN_BYTES)
+    ) {
+      bytes -= this.sizes[drop]!;
+      drop += 1;
+    }
+    if (drop === 0) return;
+    events.splice(0, drop);
+    this.sizes.splice(0, drop);
+    this.retainedBytes = bytes;
   }
 }

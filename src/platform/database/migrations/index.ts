@@ -11,6 +11,7 @@ import * as objectTags from './0008-object-tags.js';
 import * as sipAccounts from './0009-sip-accounts.js';
 import * as telephonyConfig from './0011-telephony-config.js';
 import * as contentTypes from './0012-content-types.js';
+import * as sessionEvents from './0013-session-events.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '0009-sip-accounts': sipAccounts,
   '0011-telephony-config': telephonyConfig,
   '0012-content-types': contentTypes,
+  '0013-session-events': sessionEvents,
 };
