@@ -144,6 +144,7 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
     // A deleted account's sessions end everywhere, not only the one that asked.
     closeSession: (session) =>
       session.userUuid ? sessions.closeUserSessions(session.userUuid) : sessions.closeSession(session),
+    closeOtherSessions: (user, keepDid) => sessions.closeUserSessions(user, keepDid),
     tags,
     contacts,
     usage: {

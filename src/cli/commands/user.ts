@@ -173,7 +173,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
 
   user
     .command('set-password')
-    .description("replace a user's password")
+    .description("replace a user's password; their sessions end")
     .argument('<user>', 'username or UUID')
     .requiredOption('--password <password>', '5 to 50 characters ("-" reads it from stdin)')
     .action((ref: string, opts: { password: string }) =>
@@ -181,6 +181,9 @@ export function userCommands(program: Command, ctx: CliContext): void {
         const password = await secretValue(opts.password, PASSWORD, PASSWORD_TEXT);
         const found = await resolveUser(s, ref);
         await s.users.setPassword(found.uuid, password);
+        // The user's sessions end: at once on nodes the message bus reaches (PostgreSQL), at a
+        // node's next session flush otherwise (within a minute).
+        await s.sessions.closeUserSessions(found.uuid);
         return {
           json: userJson(found, await partnerNames(s)),
           text: `password of ${found.username} replaced`,

@@ -79,7 +79,7 @@ export class SessionService implements SessionResolver {
   constructor(private readonly deps: SessionServiceDeps) {
     deps.hub.onControl((name, payload) => {
       if (name === CLOSE_USER_SESSIONS && typeof payload.user === 'string')
-        this.closeLocalSessionsOf(payload.user);
+        this.closeLocalSessionsOf(payload.user, typeof payload.keep === 'string' ? payload.keep : undefined);
     });
   }
 
@@ -279,17 +279,21 @@ export class SessionService implements SessionResolver {
   }
 
   /**
-   * Closes every session of a user on every node (account deleted or disabled): their sids
-   * stop working at once and their held long-polls answer.
+   * Closes every session of a user on every node (account deleted or disabled, password
+   * changed or reset): their sids stop working at once and their held long-polls answer.
+   * `keepDid` names the session that changed the password: it stays.
    */
-  async closeUserSessions(userUuid: string): Promise<void> {
-    await this.deps.hub.control(CLOSE_USER_SESSIONS, { user: userUuid });
-    await repo.deleteUserSessions(this.deps.db, userUuid);
+  async closeUserSessions(userUuid: string, keepDid?: string): Promise<void> {
+    await this.deps.hub.control(
+      CLOSE_USER_SESSIONS,
+      keepDid ? { user: userUuid, keep: keepDid } : { user: userUuid },
+    );
+    await repo.deleteUserSessions(this.deps.db, userUuid, keepDid);
   }
 
-  private closeLocalSessionsOf(userUuid: string): void {
+  private closeLocalSessionsOf(userUuid: string, keepDid?: string): void {
     for (const session of [...this.bySid.values()]) {
-      if (session.userUuid !== userUuid) continue;
+      if (session.userUuid !== userUuid || session.did === keepDid) continue;
       this.unregister(session);
       session.queue.releaseWaiters();
     }

@@ -7,7 +7,8 @@
  * them voids the address validation (back to incomplete, open id card jobs dropped); an empty
  * area_code, fax_ident or fax_header removes the field; an e-mail change mails a code to the
  * new address and takes effect when that code comes back (wrong-code otherwise); wrong old
- * passwords and codes are throttled per account.
+ * passwords and codes are throttled per account; a password change ends the account's other
+ * sessions on every node.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -77,6 +78,8 @@ export interface AccountServiceDeps {
   log: FastifyBaseLogger;
   /** Closes the session that deleted its account. */
   closeSession: (session: SessionContext) => Promise<void>;
+  /** Closes the user's sessions on every node but the one given (password changed). */
+  closeOtherSessions: (userUuid: string, keepDid: string) => Promise<void>;
   tags?: TagSource | undefined;
   contacts?: ContactSource | undefined;
   usage?: UsageSource | undefined;
@@ -276,7 +279,11 @@ export class AccountService {
       if (Object.keys(changes).length > 0 || emailCode) w.afterCommit(() => this.modified(userUuid));
     });
     if (confirmed) await throttle.clear('code-account', userUuid);
-    if (body.password !== undefined) await throttle.clear('password-account', userUuid);
+    if (body.password !== undefined) {
+      await throttle.clear('password-account', userUuid);
+      // Whoever knew the old password is out: every other session of the account ends.
+      await this.deps.closeOtherSessions(userUuid, session.did);
+    }
   }
 
   // --- profile picture ---

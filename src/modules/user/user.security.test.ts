@@ -1,0 +1,63 @@
+/**
+ * The account as an attacker sees it: a changed or reset password ends the account's other
+ * sessions on every node (issue 12, item 7).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+
+for (const dialect of DIALECTS) {
+  describe(`password changes end other sessions (${dialect})`, () => {
+    test('POST /api/user with a new password keeps the calling session and ends the others', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const other = new Client(app);
+      await other.login(user.username, user.password);
+      const { client: bystander } = await loggedInClient(app);
+      const answer = await client.call('POST', '/api/user', {
+        old_password: user.password,
+        password: 'brand-new-pw',
+      });
+      assert.equal(answer.status, 'ok');
+      assert.equal((await client.call('GET', '/api/session')).auth, true);
+      assert.equal((await other.call('GET', '/api/session')).status, 'wrong-session');
+      assert.equal((await bystander.call('GET', '/api/session')).auth, true);
+      // The stored rows went too: a restart does not bring the session back.
+      const rows = await app.database.db
+        .selectFrom('session')
+        .select('did')
+        .where('user_uuid', '=', user.uuid)
+        .execute();
+      assert.equal(rows.length, 1);
+    });
+
+    test('a wrong old password ends nothing', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const other = new Client(app);
+      await other.login(user.username, user.password);
+      const answer = await client.call('POST', '/api/user', {
+        old_password: 'wrong-pw',
+        password: 'new-pw-1',
+      });
+      assert.equal(answer.status, 'wrong-password');
+      assert.equal((await other.call('GET', '/api/session')).auth, true);
+    });
+
+    test('POST /api/password (recovery) ends the sessions that were open', async (t) => {
+      const app = await build(t, { dialect });
+      const { client: old, user } = await loggedInClient(app);
+      const code = await app.services.recovery.issueRecoveryCode(user.uuid);
+      const client = new Client(app);
+      await client.open();
+      const answer = await client.call('POST', '/api/password', {
+        username: user.username,
+        code,
+        password: 'brand-new-pw',
+      });
+      assert.equal(answer.status, 'ok');
+      assert.equal((await client.call('GET', '/api/session')).auth, true);
+      assert.equal((await old.call('GET', '/api/session')).status, 'wrong-session');
+    });
+  });
+}
