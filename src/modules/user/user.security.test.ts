@@ -1,10 +1,11 @@
 /**
  * The account as an attacker sees it: a changed or reset password ends the account's other
- * sessions on every node (issue 12, item 7).
+ * sessions on every node; e-mail change codes do not tell registered addresses and are throttled.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkParameter, startMailbox } from '../../../test/mailbox.js';
 
 for (const dialect of DIALECTS) {
   describe(`password changes end other sessions (${dialect})`, () => {
@@ -61,3 +62,47 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('e-mail change codes', () => {
+  test('an address in use answers like a free one, mails nothing, and no code makes it the address', async (t) => {
+    const mailbox = await startMailbox(t);
+    const app = await build(t, { env: { SMTP_URL: mailbox.url } });
+    const { client, user } = await loggedInClient(app);
+    const { user: taken } = await loggedInClient(app);
+    const free = await client.call('POST', '/api/user', { email: 'free@example.com' });
+    const used = await client.call('POST', '/api/user', { email: taken.email! });
+    assert.deepEqual(used, free);
+    assert.deepEqual(
+      mailbox.mails.map((mail) => mail.to),
+      [['free@example.com']],
+    );
+    // The older code was replaced by the request, as after a mailed one.
+    const code = linkParameter(mailbox.last('free@example.com'), 'code');
+    assert.equal((await client.call('POST', '/api/user', { code })).status, 'wrong-code');
+    assert.equal((await app.services.users.findUser(user.uuid))?.email, user.email);
+  });
+
+  test('mails are throttled per account and per recipient', async (t) => {
+    const mailbox = await startMailbox(t);
+    const app = await build(t, { env: { SMTP_URL: mailbox.url } });
+    const { client } = await loggedInClient(app);
+    for (let i = 0; i < 5; i++)
+      assert.equal((await client.call('POST', '/api/user', { email: `a${i}@example.com` })).status, 'ok');
+    assert.equal(
+      (await client.call('POST', '/api/user', { email: 'a9@example.com' })).status,
+      'resource-throttle',
+    );
+    assert.equal(mailbox.mails.length, 5);
+    // One victim address, many accounts.
+    for (let i = 0; i < 5; i++) {
+      const { client: sender } = await loggedInClient(app);
+      assert.equal((await sender.call('POST', '/api/user', { email: 'victim@example.com' })).status, 'ok');
+    }
+    const { client: sender } = await loggedInClient(app);
+    assert.equal(
+      (await sender.call('POST', '/api/user', { email: 'Victim@example.com' })).status,
+      'resource-throttle',
+    );
+    assert.equal(mailbox.to('victim@example.com').length, 5);
+  });
+});

@@ -1,6 +1,6 @@
 /**
  * Throttling of wrong answers (captchas, verification keys, recovery and e-mail codes, old
- * passwords, logins). Keys and codes are long enough that guessing is hopeless anyway; the
+ * passwords, logins), and of mails sent on a user's request (counted like wrong answers). Keys and codes are long enough that guessing is hopeless anyway; the
  * throttle makes trying expensive and keeps brute force out of the logs. A subject (a session's
  * did, a user's UUID, a client address) that gave its scope's limit of wrong answers within
  * `THROTTLE_WINDOW` seconds gets resource-throttle until the window has passed.
@@ -24,12 +24,16 @@ export type ThrottleScope =
   | 'code-account'
   | 'password-account'
   | 'login-account'
-  | 'login-address';
+  | 'login-address'
+  | 'mail-account'
+  | 'mail-recipient';
 
 export const THROTTLE_LIMIT = 10;
 export const THROTTLE_WINDOW = 15 * 60;
 /** Wrong logins one client address may give per window (several users behind one NAT). */
 export const LOGIN_ADDRESS_LIMIT = 50;
+/** Mails with codes one account may ask for, and one address may receive, per window. */
+export const MAIL_LIMIT = 5;
 /** The first back-off after the limit; it doubles with every further wrong answer. */
 export const BACK_OFF_START = 15;
 /** How long an address that logged in to an account stays a known client of it. */
@@ -38,7 +42,9 @@ export const KNOWN_CLIENT_LIFETIME = 30 * 24 * 3600;
 const KNOWN = 'known-client';
 
 function limitOf(scope: ThrottleScope): number {
-  return scope === 'login-address' ? LOGIN_ADDRESS_LIMIT : THROTTLE_LIMIT;
+  if (scope === 'login-address') return LOGIN_ADDRESS_LIMIT;
+  if (scope === 'mail-account' || scope === 'mail-recipient') return MAIL_LIMIT;
+  return THROTTLE_LIMIT;
 }
 
 /** Seconds an account over its limit waits after its last wrong answer: 15, 30, 60 ... 900. */
