@@ -35,6 +35,7 @@ import { type DatabaseHandle, migrateToLatest, openDatabase } from './platform/d
 import { Writer } from './platform/database/unit-of-work.js';
 import { EventHub } from './platform/events/event-hub.js';
 import { EventStore } from './platform/events/event-store.js';
+import { makeDataDirPrivate } from './platform/files.js';
 import { Mailer } from './platform/mail.js';
 import { ObjectStore } from './platform/object-store/index.js';
 import { type AppInstance, createLogger, createServer } from './platform/server.js';
@@ -86,6 +87,7 @@ export interface App {
 
 /** Opens the database and applies migrations: what both the server and the operator CLI need. */
 export async function openStorage(config: Config): Promise<DatabaseHandle> {
+  makeDataDirPrivate(config.dataDir);
   const database = openDatabase(config);
   try {
     await migrateToLatest(database.db);

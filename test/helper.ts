@@ -163,3 +163,19 @@ export async function loggedInClient(app: App, overrides: Parameters<typeof buil
   await client.login(user.username, user.password);
   return { client, user };
 }
+
+let secretDir: string | undefined;
+let secretCount = 0;
+
+/** A file holding a secret, as the operator hands one to the CLI (removed when the process exits). */
+export function secretFile(value: string): string {
+  if (!secretDir) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-secrets-'));
+    process.once('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    secretDir = dir;
+  }
+  secretCount += 1;
+  const file = path.join(secretDir, `secret-${secretCount}`);
+  fs.writeFileSync(file, `${value}\n`, { mode: 0o600 });
+  return file;
+}

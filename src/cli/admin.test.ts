@@ -9,7 +9,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { Client, DIALECTS, tempDir, testEnv } from '../../test/helper.js';
+import { Client, DIALECTS, secretFile, tempDir, testEnv } from '../../test/helper.js';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../platform/config.js';
 
@@ -69,8 +69,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--name',
         'acme',
-        '--key',
-        'acme-key',
+        '--key-file',
+        secretFile('acme-key'),
         '--rights',
         'phone',
       );
@@ -82,7 +82,7 @@ for (const dialect of DIALECTS) {
           'create',
           '--username',
           'alice',
-          '--password',
+          '--password-file',
           '-',
           '--firstname',
           'Alice',
@@ -109,7 +109,14 @@ for (const dialect of DIALECTS) {
         code.stdout,
         /^[A-Za-z0-9_-]{32}\n\(hardware code [0-9a-f-]{36}, box 1; shown only now\)\n$/,
       );
-      const device = await cli.json('device', 'create', '--key', 'device-key', '--owner', alice.uuid);
+      const device = await cli.json(
+        'device',
+        'create',
+        '--key-file',
+        secretFile('device-key'),
+        '--owner',
+        alice.uuid,
+      );
       await cli.json('permission', 'grant', '--user', 'alice', '--permission', 'statistics');
       await cli.json('phone', 'add', '+4930123456', '--user', 'alice', '--partner', 'acme', '--unlocked');
       const keyFile = path.join(tempDir(t), 'AuthKey.p8');
@@ -141,7 +148,14 @@ for (const dialect of DIALECTS) {
         assert.doesNotMatch(list.stdout, NO_SECRETS);
       }
 
-      const duplicate = await cli.run(['partner', 'create', '--name', 'acme', '--key', 'acme-key']);
+      const duplicate = await cli.run([
+        'partner',
+        'create',
+        '--name',
+        'acme',
+        '--key-file',
+        secretFile('acme-key'),
+      ]);
       assert.equal(duplicate.code, 1);
       assert.equal(duplicate.stderr, 'zentrale-admin: already-exist: partner acme exists\n');
       assert.equal(duplicate.stdout, '');
@@ -195,7 +209,7 @@ test('the zentrale-admin bin and --help', async (t) => {
   assert.match(help.stdout, /^Usage: zentrale-admin pack create \[options\]/);
   assert.match(help.stdout, /--flag <flag=bool>/);
   const created = await spawnRun(
-    ['bin/zentrale-admin.js', 'partner', 'create', '--name', 'acme', '--key', 'acme-key'],
+    ['bin/zentrale-admin.js', 'partner', 'create', '--name', 'acme', '--key-file', secretFile('acme-key')],
     env,
   );
   assert.equal(created.code, 0, created.stderr);

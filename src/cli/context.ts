@@ -3,6 +3,7 @@
  * configuration, migrations and services, no HTTP), argument parsers that turn a bad argument
  * into a usage error before anything is opened, and the two output forms (text or --json).
  */
+import fs from 'node:fs/promises';
 import { InvalidArgumentError } from 'commander';
 import pino from 'pino';
 import type { Services } from '../app.js';
@@ -99,20 +100,36 @@ export function collect(value: string, previous: string[] | undefined): string[]
 }
 
 /**
- * A secret given as `-` is read from standard input, so that it stays out of the shell history
- * and the process list; it is checked against `pattern` here.
+ * A secret is read from a file, or from standard input when the file is `-`, never taken as an
+ * argument: arguments reach the shell history and the process list. One trailing line end is
+ * dropped; the secret is checked against `pattern` here.
  */
-export async function secretValue(value: string, pattern: Format, what: string): Promise<string> {
-  let secret = value;
-  if (value === '-') {
-    const chunks: Buffer[] = [];
-    for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-    secret = Buffer.concat(chunks)
-      .toString('utf8')
-      .replace(/\r?\n$/, '');
+export async function secretValue(
+  option: string,
+  file: string,
+  pattern: Format,
+  what: string,
+): Promise<string> {
+  let data: Buffer;
+  try {
+    if (file === '-') {
+      const chunks: Buffer[] = [];
+      for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+      data = Buffer.concat(chunks);
+    } else {
+      data = await fs.readFile(file);
+    }
+  } catch {
+    throw new UsageError(`cannot read ${option}`);
   }
+  const secret = data.toString('utf8').replace(/\r?\n$/, '');
   if (!pattern.test(secret)) throw new UsageError(what);
   return secret;
+}
+
+/** A message with the credentials of any URL in it replaced (DATABASE_URL, SMTP_URL). */
+export function redactUrls(message: string): string {
+  return message.replace(/([a-z][a-z0-9+.-]*:\/\/)[^\s/@"']*@/gi, '$1***@');
 }
 
 // --- naming things ---

@@ -8,52 +8,12 @@ import { generateKeyPairSync } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
-import { Client, DIALECTS, type Dialect, tempDir, testEnv } from '../../test/helper.js';
+import { cliFor } from '../../test/cli.js';
+import { Client, DIALECTS, type Dialect, secretFile, tempDir, testEnv } from '../../test/helper.js';
 import { buildApp } from '../app.js';
 import { loadConfig } from '../platform/config.js';
-import { runAdmin } from './program.js';
 
 const root = path.resolve(import.meta.dirname, '..', '..');
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-/** The CLI bound to one test database, run in this process through `runAdmin`. */
-function cliFor(env: Record<string, string>) {
-  const run = async (...args: string[]): Promise<Run> => {
-    let stdout = '';
-    let stderr = '';
-    const code = await runAdmin(args, env, {
-      stdout: (text) => {
-        stdout += text;
-      },
-      stderr: (text) => {
-        stderr += text;
-      },
-    });
-    return { code, stdout, stderr };
-  };
-  return {
-    run,
-    /** Runs with --json, expects success, returns the parsed output. */
-    // biome-ignore lint/suspicious/noExplicitAny: parsed output, checked by the assertions.
-    async json(...args: string[]): Promise<any> {
-      const result = await run(...args, '--json');
-      assert.equal(result.code, 0, `${args.join(' ')}: ${result.stderr}`);
-      return JSON.parse(result.stdout);
-    },
-    /** Expects the exit code and a message on stderr matching `message`, nothing on stdout. */
-    async fails(code: number, message: RegExp, ...args: string[]): Promise<void> {
-      const result = await run(...args);
-      assert.equal(result.code, code, `${args.join(' ')}: ${result.stdout}${result.stderr}`);
-      assert.match(result.stderr, message);
-      assert.equal(result.stdout, '');
-    },
-  };
-}
 
 async function setup(t: TestContext, dialect: Dialect) {
   const env = await testEnv(t, dialect);
@@ -78,8 +38,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--name',
         'acme',
-        '--key',
-        'acme-key',
+        '--key-file',
+        secretFile('acme-key'),
         '--rights',
         'phone,cdr',
       );
@@ -95,7 +55,10 @@ for (const dialect of DIALECTS) {
       const updated = await cli.json('partner', 'set-rights', 'acme', '--rights', 'usergroup');
       assert.deepEqual(updated.rights, ['usergroup']);
       assert.equal((await cli.json('partner', 'set-rights', 'acme', '--rights', 'none')).rights.length, 0);
-      assert.equal((await cli.json('partner', 'set-key', 'acme', '--key', 'new-key')).name, 'acme');
+      assert.equal(
+        (await cli.json('partner', 'set-key', 'acme', '--key-file', secretFile('new-key'))).name,
+        'acme',
+      );
 
       await cli.fails(
         1,
@@ -104,11 +67,29 @@ for (const dialect of DIALECTS) {
         'create',
         '--name',
         'acme',
-        '--key',
-        'other-key',
+        '--key-file',
+        secretFile('other-key'),
       );
-      await cli.fails(2, /--name.*invalid/, 'partner', 'create', '--name', 'a!', '--key', 'acme-key');
-      await cli.fails(2, /key must be 5 to 50/, 'partner', 'create', '--name', 'beta', '--key', 'abc');
+      await cli.fails(
+        2,
+        /--name.*invalid/,
+        'partner',
+        'create',
+        '--name',
+        'a!',
+        '--key-file',
+        secretFile('acme-key'),
+      );
+      await cli.fails(
+        2,
+        /key must be 5 to 50/,
+        'partner',
+        'create',
+        '--name',
+        'beta',
+        '--key-file',
+        secretFile('abc'),
+      );
       await cli.fails(
         2,
         /"root" is not one of/,
@@ -116,14 +97,14 @@ for (const dialect of DIALECTS) {
         'create',
         '--name',
         'beta',
-        '--key',
-        'abcde',
+        '--key-file',
+        secretFile('abcde'),
         '--rights',
         'root',
       );
       await cli.fails(
         2,
-        /required option '--key <key>' not specified/,
+        /required option '--key-file <file>' not specified/,
         'partner',
         'create',
         '--name',
@@ -138,14 +119,14 @@ for (const dialect of DIALECTS) {
 
     test('user: create, list, show, set-password, disable/enable, delete; no secrets in the output', async (t) => {
       const { cli } = await setup(t, dialect);
-      await cli.json('partner', 'create', '--name', 'acme', '--key', 'acme-key');
+      await cli.json('partner', 'create', '--name', 'acme', '--key-file', secretFile('acme-key'));
       const alice = await cli.json(
         'user',
         'create',
         '--username',
         'alice',
-        '--password',
-        'alice-pw',
+        '--password-file',
+        secretFile('alice-pw'),
         '--firstname',
         'Alice',
         '--lastname',
@@ -171,8 +152,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'bob',
-        '--password',
-        'bob-password',
+        '--password-file',
+        secretFile('bob-password'),
         '--firstname',
         'Bob',
         '--lastname',
@@ -201,7 +182,10 @@ for (const dialect of DIALECTS) {
 
       assert.equal((await cli.json('user', 'disable', 'alice')).disabled, true);
       assert.equal((await cli.json('user', 'enable', 'alice')).disabled, false);
-      assert.equal((await cli.run('user', 'set-password', 'alice', '--password', 'new-alice-pw')).code, 0);
+      assert.equal(
+        (await cli.run('user', 'set-password', 'alice', '--password-file', secretFile('new-alice-pw'))).code,
+        0,
+      );
 
       await cli.fails(
         1,
@@ -210,8 +194,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'Alice',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -224,8 +208,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'carol',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -240,8 +224,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'carol',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -256,8 +240,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'c',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -270,8 +254,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'carol',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -286,8 +270,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'carol',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -302,8 +286,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'carol',
-        '--password',
-        'pw-pw-pw',
+        '--password-file',
+        secretFile('pw-pw-pw'),
         '--firstname',
         'A',
       );
@@ -322,8 +306,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'alice',
-        '--password',
-        'alice-pw',
+        '--password-file',
+        secretFile('alice-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -418,7 +402,14 @@ for (const dialect of DIALECTS) {
       assert.equal(generated.code, 0, generated.stderr);
       const code = generated.stdout.split('\n')[0]!;
       assert.match(code, /^[A-Za-z0-9_-]{32}$/);
-      const added = await cli.json('hardware-code', 'add', '--code', 'box-0001-secret', '--label', 'box 1');
+      const added = await cli.json(
+        'hardware-code',
+        'add',
+        '--code-file',
+        secretFile('box-0001-secret'),
+        '--label',
+        'box 1',
+      );
       assert.deepEqual(Object.keys(added).sort(), ['created', 'label', 'remaining', 'uses', 'uuid']);
       assert.equal(added.remaining, 5);
 
@@ -445,12 +436,21 @@ for (const dialect of DIALECTS) {
         /already-exist/,
         'hardware-code',
         'add',
-        '--code',
-        'box-0001-secret',
+        '--code-file',
+        secretFile('box-0001-secret'),
         '--label',
         'again',
       );
-      await cli.fails(2, /--code.*invalid/, 'hardware-code', 'add', '--code', 'short', '--label', 'x');
+      await cli.fails(
+        2,
+        /code must be 10 to 50/,
+        'hardware-code',
+        'add',
+        '--code-file',
+        secretFile('short'),
+        '--label',
+        'x',
+      );
       await cli.fails(2, /required option '--label <label>'/, 'hardware-code', 'generate');
       assert.deepEqual(await cli.json('hardware-code', 'delete', 'box-0001-secret'), { deleted: added.uuid });
       await cli.fails(1, /wrong-code/, 'hardware-code', 'delete', added.uuid);
@@ -464,8 +464,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'alice',
-        '--password',
-        'alice-pw',
+        '--password-file',
+        secretFile('alice-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -477,8 +477,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--uuid',
         uuid.toUpperCase(),
-        '--key',
-        'device-key',
+        '--key-file',
+        secretFile('device-key'),
         '--owner',
         'alice',
         '--description',
@@ -493,7 +493,7 @@ for (const dialect of DIALECTS) {
       ]);
       assert.equal(device.uuid, uuid);
       assert.equal(device.owner_username, 'alice');
-      const generated = await cli.json('device', 'create', '--key', 'other-key');
+      const generated = await cli.json('device', 'create', '--key-file', secretFile('other-key'));
       assert.match(generated.uuid, /^[0-9a-f]{8}-[0-9a-f]{4}-1/);
       assert.equal(generated.owner, null);
 
@@ -507,14 +507,26 @@ for (const dialect of DIALECTS) {
         (await cli.json('device', 'assign', generated.uuid, '--owner', 'alice')).owner_username,
         'alice',
       );
-      assert.equal((await cli.run('device', 'set-key', uuid, '--key', 'new-device-key')).code, 0);
+      assert.equal(
+        (await cli.run('device', 'set-key', uuid, '--key-file', secretFile('new-device-key'))).code,
+        0,
+      );
 
       const app = await appFor(t, env);
       assert.equal((await app.services.devices.verifyDevice(uuid, 'new-device-key'))?.uuid, uuid);
       assert.equal(await app.services.devices.verifyDevice(uuid, 'device-key'), undefined);
       await app.close();
 
-      await cli.fails(1, /already-exist/, 'device', 'create', '--uuid', uuid, '--key', 'device-key');
+      await cli.fails(
+        1,
+        /already-exist/,
+        'device',
+        'create',
+        '--uuid',
+        uuid,
+        '--key-file',
+        secretFile('device-key'),
+      );
       await cli.fails(
         2,
         /--uuid.*invalid.*version 1 UUID/,
@@ -522,10 +534,10 @@ for (const dialect of DIALECTS) {
         'create',
         '--uuid',
         '6ba7b810-9dad-41d1-80b4-00c04fd430c8',
-        '--key',
-        'device-key',
+        '--key-file',
+        secretFile('device-key'),
       );
-      await cli.fails(2, /key must be 5 to 50/, 'device', 'create', '--key', 'abc');
+      await cli.fails(2, /key must be 5 to 50/, 'device', 'create', '--key-file', secretFile('abc'));
       await cli.fails(1, /wrong-user/, 'device', 'assign', uuid, '--owner', 'nobody');
       assert.deepEqual(await cli.json('device', 'delete', uuid), { deleted: uuid });
       await cli.fails(1, /wrong-device/, 'device', 'delete', uuid);
@@ -538,8 +550,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'alice',
-        '--password',
-        'alice-pw',
+        '--password-file',
+        secretFile('alice-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -586,14 +598,14 @@ for (const dialect of DIALECTS) {
 
     test('phone: add, list, assign, unassign, lock/unlock, delete', async (t) => {
       const { cli } = await setup(t, dialect);
-      await cli.json('partner', 'create', '--name', 'acme', '--key', 'acme-key');
+      await cli.json('partner', 'create', '--name', 'acme', '--key-file', secretFile('acme-key'));
       await cli.json(
         'user',
         'create',
         '--username',
         'alice',
-        '--password',
-        'alice-pw',
+        '--password-file',
+        secretFile('alice-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -733,14 +745,23 @@ for (const dialect of DIALECTS) {
 
     test('a partner and a user made by the CLI log in through the API; a disabled user cannot', async (t) => {
       const { cli, env } = await setup(t, dialect);
-      await cli.json('partner', 'create', '--name', 'acme', '--key', 'acme-key', '--rights', 'phone');
+      await cli.json(
+        'partner',
+        'create',
+        '--name',
+        'acme',
+        '--key-file',
+        secretFile('acme-key'),
+        '--rights',
+        'phone',
+      );
       const alice = await cli.json(
         'user',
         'create',
         '--username',
         'alice',
-        '--password',
-        'alice-pw',
+        '--password-file',
+        secretFile('alice-pw'),
         '--firstname',
         'A',
         '--lastname',
@@ -753,8 +774,8 @@ for (const dialect of DIALECTS) {
         'create',
         '--username',
         'bob',
-        '--password',
-        'bob-pw1',
+        '--password-file',
+        secretFile('bob-pw1'),
         '--firstname',
         'B',
         '--lastname',

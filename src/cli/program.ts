@@ -17,7 +17,7 @@ import { permissionCommands } from './commands/permission.js';
 import { phoneCommands } from './commands/phone.js';
 import { pushAppCommands } from './commands/push-app.js';
 import { userCommands } from './commands/user.js';
-import { CliContext, UsageError } from './context.js';
+import { CliContext, redactUrls, UsageError } from './context.js';
 
 export interface AdminIo {
   stdout(text: string): void;
@@ -39,7 +39,8 @@ export function buildProgram(ctx: CliContext, io: AdminIo): Command {
       'after',
       '\nUses the server configuration: DATA_DIR (SQLite) or DATABASE_URL (PostgreSQL).\n' +
         'Exit codes: 0 ok, 1 failed (e.g. unknown or duplicate name), 2 bad arguments.\n' +
-        'Secrets (--key, --password) given as "-" are read from standard input.',
+        'Secrets are read from files (--key-file, --password-file, --code-file), "-" meaning\n' +
+        'standard input, never from arguments (the shell history and the process list show those).',
     )
     .exitOverride()
     .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
@@ -69,7 +70,7 @@ export async function runAdmin(
 ): Promise<number> {
   const ctx = new CliContext(env, io.stdout);
   const fail = (code: number, message: string) => {
-    io.stderr(`zentrale-admin: ${message}\n`);
+    io.stderr(`zentrale-admin: ${redactUrls(message)}\n`);
     return code;
   };
   try {

@@ -70,7 +70,8 @@ function url(env: Env, name: string, protocols: string[]): string | undefined {
   try {
     parsed = new URL(raw);
   } catch {
-    throw new ConfigError(`${name} is not a valid URL: "${raw}"`);
+    // Not echoed: the URL may hold a password.
+    throw new ConfigError(`${name} is not a valid URL`);
   }
   if (!protocols.includes(parsed.protocol)) {
     throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${parsed.protocol}"`);

@@ -1,5 +1,6 @@
 /** Small files written whole (pictures, mails): one atomic-write helper for the platform. */
 import { randomBytes } from 'node:crypto';
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 
@@ -21,4 +22,15 @@ export async function writeFileAtomically(file: string, data: Uint8Array): Promi
     await fs.rm(temporary, { force: true });
     throw error;
   }
+}
+
+/**
+ * Makes DATA_DIR private to the server's user (0700) and everything this process creates from
+ * now on too (umask 077: directories 0700, files 0600): it holds the session key, the SQLite
+ * file and stored content. Call it in the main thread, before anything is written there.
+ */
+export function makeDataDirPrivate(dataDir: string): void {
+  fsSync.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  fsSync.chmodSync(dataDir, 0o700);
+  process.umask(0o077);
 }

@@ -31,12 +31,12 @@ export function deviceCommands(program: Command, ctx: CliContext): void {
     .command('create')
     .description('register a device')
     .option('--uuid <uuid>', 'version 1 UUID (default: a new one)', uuidV1)
-    .requiredOption('--key <key>', 'device key, 5 to 50 characters ("-" reads it from stdin)')
+    .requiredOption('--key-file <file>', 'file holding the device key, 5 to 50 characters ("-": stdin)')
     .option('--owner <user>', 'owning user: username or UUID')
     .option('--description <text>', 'up to 200 characters', matching(DESCRIPTION, 'up to 200 characters'))
-    .action((opts: { uuid?: string; key: string; owner?: string; description?: string }) =>
+    .action((opts: { uuid?: string; keyFile: string; owner?: string; description?: string }) =>
       ctx.run(async (s) => {
-        const key = await secretValue(opts.key, KEY, KEY_TEXT);
+        const key = await secretValue('--key-file', opts.keyFile, KEY, KEY_TEXT);
         const owner = opts.owner === undefined ? undefined : await resolveUser(s, opts.owner);
         const created = await s.devices.createDevice({
           uuid: opts.uuid,
@@ -79,10 +79,10 @@ export function deviceCommands(program: Command, ctx: CliContext): void {
     .command('set-key')
     .description("replace a device's key")
     .argument('<uuid>', 'device UUID', uuidV1)
-    .requiredOption('--key <key>', 'new key, 5 to 50 characters ("-" reads it from stdin)')
-    .action((uuid: string, opts: { key: string }) =>
+    .requiredOption('--key-file <file>', 'file holding the new key, 5 to 50 characters ("-": stdin)')
+    .action((uuid: string, opts: { keyFile: string }) =>
       ctx.run(async (s) => {
-        const key = await secretValue(opts.key, KEY, KEY_TEXT);
+        const key = await secretValue('--key-file', opts.keyFile, KEY, KEY_TEXT);
         await s.devices.setKey(uuid, key);
         const [shown] = await devicesJson(s, [(await s.devices.findDevice(uuid))!]);
         return { json: shown, text: `key of device ${uuid} replaced` };

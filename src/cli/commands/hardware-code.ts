@@ -2,7 +2,7 @@
 import type { Command } from 'commander';
 import { HARDWARE_CODE_LIMIT, type HardwareCode } from '../../modules/hardware/index.js';
 import { HARDWARE_CODE, LABEL } from '../../platform/formats.js';
-import { type CliContext, isoTime, matching, table } from '../context.js';
+import { type CliContext, isoTime, matching, secretValue, table } from '../context.js';
 
 export function hardwareCodeCommands(program: Command, ctx: CliContext): void {
   const codes = program
@@ -12,15 +12,21 @@ export function hardwareCodeCommands(program: Command, ctx: CliContext): void {
   codes
     .command('add')
     .description('register a code you chose (only a hash of it is kept)')
-    .requiredOption('--code <code>', '10 to 50 characters', matching(HARDWARE_CODE, '10 to 50 characters'))
+    .requiredOption('--code-file <file>', 'file holding the code, 10 to 50 characters ("-": stdin)')
     .requiredOption(
       '--label <label>',
       'what the code is for, 1 to 200 characters',
       matching(LABEL, '1 to 200 characters'),
     )
-    .action((opts: { code: string; label: string }) =>
+    .action((opts: { codeFile: string; label: string }) =>
       ctx.run(async (s) => {
-        const added = await s.hardwareCodes.registerCode(opts.code, opts.label);
+        const code = await secretValue(
+          '--code-file',
+          opts.codeFile,
+          HARDWARE_CODE,
+          'the code must be 10 to 50 characters',
+        );
+        const added = await s.hardwareCodes.registerCode(code, opts.label);
         return { json: added, text: `registered hardware code ${added.uuid} (${added.label})` };
       }),
     );

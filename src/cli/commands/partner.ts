@@ -36,11 +36,11 @@ export function partnerCommands(program: Command, ctx: CliContext): void {
       'partner name, 2 to 20 letters or digits',
       matching(PARTNER_NAME, 'letters and digits, 2 to 20'),
     )
-    .requiredOption('--key <key>', `partner key, 5 to 50 characters ("-" reads it from stdin)`)
+    .requiredOption('--key-file <file>', 'file holding the partner key, 5 to 50 characters ("-": stdin)')
     .option('--rights <rights>', `comma-separated rights: ${PARTNER_RIGHTS.join(', ')}`, rights)
-    .action((opts: { name: string; key: string; rights?: PartnerRight[] }) =>
+    .action((opts: { name: string; keyFile: string; rights?: PartnerRight[] }) =>
       ctx.run(async (s) => {
-        const key = await secretValue(opts.key, KEY, KEY_TEXT);
+        const key = await secretValue('--key-file', opts.keyFile, KEY, KEY_TEXT);
         if (await s.partners.findPartnerByName(opts.name))
           throw new ApiError('already-exist', `partner ${opts.name} exists`);
         const created = await s.partners.createPartner(opts.name, key, opts.rights ?? []);
@@ -73,10 +73,10 @@ export function partnerCommands(program: Command, ctx: CliContext): void {
     .command('set-key')
     .description("replace a partner's key")
     .argument('<name>', 'partner name')
-    .requiredOption('--key <key>', `new key, 5 to 50 characters ("-" reads it from stdin)`)
-    .action((name: string, opts: { key: string }) =>
+    .requiredOption('--key-file <file>', 'file holding the new key, 5 to 50 characters ("-": stdin)')
+    .action((name: string, opts: { keyFile: string }) =>
       ctx.run(async (s) => {
-        const key = await secretValue(opts.key, KEY, KEY_TEXT);
+        const key = await secretValue('--key-file', opts.keyFile, KEY, KEY_TEXT);
         const found = await resolvePartner(s, name);
         await s.partners.setKey(found.uuid, key);
         return { json: partnerJson(found), text: `key of partner ${found.name} replaced` };

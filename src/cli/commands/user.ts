@@ -73,7 +73,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
       '2 to 20 letters or digits',
       matching(USERNAME, '2 to 20 letters or digits'),
     )
-    .requiredOption('--password <password>', '5 to 50 characters ("-" reads it from stdin)')
+    .requiredOption('--password-file <file>', 'file holding the password, 5 to 50 characters ("-": stdin)')
     .requiredOption('--firstname <name>', '1 to 50 characters', matching(NAME, '1 to 50 characters'))
     .requiredOption('--lastname <name>', '1 to 50 characters', matching(NAME, '1 to 50 characters'))
     .option('--email <address>', 'e-mail address', matching(EMAIL, 'an e-mail address'))
@@ -88,7 +88,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
     .action(
       (opts: {
         username: string;
-        password: string;
+        passwordFile: string;
         firstname: string;
         lastname: string;
         email?: string;
@@ -98,7 +98,7 @@ export function userCommands(program: Command, ctx: CliContext): void {
         countryCode?: string;
       }) =>
         ctx.run(async (s) => {
-          const password = await secretValue(opts.password, PASSWORD, PASSWORD_TEXT);
+          const password = await secretValue('--password-file', opts.passwordFile, PASSWORD, PASSWORD_TEXT);
           const partner = opts.partner === undefined ? undefined : await resolvePartner(s, opts.partner);
           const created = await s.users.createUser({
             username: opts.username,
@@ -178,14 +178,17 @@ export function userCommands(program: Command, ctx: CliContext): void {
 
   user
     .command('set-password')
-    .description("replace a user's password")
+    .description("replace a user's password; their sessions end")
     .argument('<user>', 'username or UUID')
-    .requiredOption('--password <password>', '5 to 50 characters ("-" reads it from stdin)')
-    .action((ref: string, opts: { password: string }) =>
+    .requiredOption('--password-file <file>', 'file holding the password, 5 to 50 characters ("-": stdin)')
+    .action((ref: string, opts: { passwordFile: string }) =>
       ctx.run(async (s) => {
-        const password = await secretValue(opts.password, PASSWORD, PASSWORD_TEXT);
+        const password = await secretValue('--password-file', opts.passwordFile, PASSWORD, PASSWORD_TEXT);
         const found = await resolveUser(s, ref);
         await s.users.setPassword(found.uuid, password);
+        // The user's sessions end: at once on nodes the message bus reaches (PostgreSQL), at a
+        // node's next session flush otherwise (within a minute).
+        await s.sessions.closeUserSessions(found.uuid);
         return {
           json: userJson(found, await partnerNames(s)),
           text: `password of ${found.username} replaced`,

@@ -82,8 +82,10 @@ export function deleteIdleSessions(db: Db, server: string, seenBefore: number): 
   return db.deleteFrom('session').where('server', '=', server).where('last_seen', '<=', seenBefore).execute();
 }
 
-export function deleteUserSessions(db: Db, userUuid: string): Promise<unknown> {
-  return db.deleteFrom('session').where('user_uuid', '=', userUuid).execute();
+export function deleteUserSessions(db: Db, userUuid: string, keepDid?: string): Promise<unknown> {
+  let query = db.deleteFrom('session').where('user_uuid', '=', userUuid);
+  if (keepDid !== undefined) query = query.where('did', '!=', keepDid);
+  return query.execute();
 }
 
 /** Closes every session of a device but the one given (a new device session replaces the old). */

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, buildUser, Client } from '../../../test/helper.js';
+import type { App } from '../../app.js';
 
 describe('missing-element comes before wrong-syntax in bodies with alternatives', () => {
   test('POST /api/session, /api/password/recovery, /api/password, /api/user/invitation', async (t) => {
@@ -118,5 +119,70 @@ describe('session fixation', () => {
       undefined,
     );
     assert.equal((await client.call('GET', '/api/user')).status, 'ok');
+  });
+});
+
+describe('login throttling', () => {
+  /** A login without a session from a client address; answers the status. */
+  const loginFrom = async (app: App, address: string, body: Record<string, string>) =>
+    (
+      await app.server.inject({
+        method: 'POST',
+        url: '/api/session',
+        remoteAddress: address,
+        headers: { 'content-type': 'application/json' },
+        payload: body,
+      })
+    ).json().status as string;
+
+  test('wrong passwords make the account back off, not lock; a known client is not affected', async (t) => {
+    const app = await build(t, { env: { SESSION_RATE_LIMIT: '0' } });
+    const user = await buildUser(app);
+    const right = { username: user.username, password: user.password };
+    assert.equal(await loginFrom(app, '10.0.0.1', right), 'ok');
+    // Someone else guesses, from many addresses.
+    for (let i = 0; i < 10; i++)
+      assert.equal(
+        await loginFrom(app, `10.9.0.${i}`, { username: user.username, password: 'wrong-pw' }),
+        'wrong-credentials',
+      );
+    // The owner's usual client logs in at once.
+    assert.equal(await loginFrom(app, '10.0.0.1', right), 'ok');
+    // A new client waits out the back-off, then the right password works.
+    for (let i = 0; i < 10; i++)
+      await loginFrom(app, `10.9.1.${i}`, { username: user.username, password: 'wrong-pw' });
+    assert.equal(await loginFrom(app, '10.0.0.2', right), 'resource-throttle');
+    await app.database.db
+      .updateTable('throttle')
+      .set((eb) => ({ window_start: eb('window_start', '-', 20) }))
+      .where('scope', '=', 'login-account')
+      .execute();
+    assert.equal(await loginFrom(app, '10.0.0.2', right), 'ok');
+  });
+
+  test('user name and e-mail count against the same account', async (t) => {
+    const app = await build(t, { env: { SESSION_RATE_LIMIT: '0' } });
+    const user = await buildUser(app);
+    for (let i = 0; i < 5; i++) {
+      await loginFrom(app, '10.1.0.1', { username: user.username, password: 'wrong-pw' });
+      await loginFrom(app, '10.1.0.1', { email: user.email!.toUpperCase(), password: 'wrong-pw' });
+    }
+    assert.equal(
+      await loginFrom(app, '10.1.0.2', { email: user.email!, password: user.password }),
+      'resource-throttle',
+    );
+  });
+
+  test('an address that guesses too much is refused; other addresses are not', async (t) => {
+    const app = await build(t, { env: { SESSION_RATE_LIMIT: '0' } });
+    const user = await buildUser(app);
+    for (let i = 0; i < 50; i++)
+      assert.equal(
+        await loginFrom(app, '10.2.0.1', { username: `nobody${i}`, password: 'wrong-pw' }),
+        'wrong-credentials',
+      );
+    const right = { username: user.username, password: user.password };
+    assert.equal(await loginFrom(app, '10.2.0.1', right), 'resource-throttle');
+    assert.equal(await loginFrom(app, '10.2.0.2', right), 'ok');
   });
 });

@@ -99,7 +99,7 @@ export class SessionService implements SessionResolver {
   constructor(private readonly deps: SessionServiceDeps) {
     deps.hub.onControl((name, payload) => {
       if (name === CLOSE_USER_SESSIONS && typeof payload.user === 'string')
-        this.closeLocalSessionsOf(payload.user);
+        this.closeLocalSessionsOf(payload.user, typeof payload.keep === 'string' ? payload.keep : undefined);
     });
   }
 
@@ -248,7 +248,7 @@ export class SessionService implements SessionResolver {
   ): Promise<{ session: SessionContext; created: boolean }> {
     requireCredentialFields(body);
     if (session && session.kind !== 'anonymous') throw new ApiError('already-auth');
-    const identity = await this.checkCredentials(session, body);
+    const identity = await this.checkCredentials(session, body, from.address);
     const created = session === undefined;
     const target = session ?? (await this.createSession(from));
     await this.bind(target, identity);
@@ -306,17 +306,21 @@ export class SessionService implements SessionResolver {
   }
 
   /**
-   * Closes every session of a user on every node (account deleted or disabled): their sids
-   * stop working at once and their held long-polls answer.
+   * Closes every session of a user on every node (account deleted or disabled, password
+   * changed or reset): their sids stop working at once and their held long-polls answer.
+   * `keepDid` names the session that changed the password: it stays.
    */
-  async closeUserSessions(userUuid: string): Promise<void> {
-    await this.deps.hub.control(CLOSE_USER_SESSIONS, { user: userUuid });
-    await repo.deleteUserSessions(this.deps.db, userUuid);
+  async closeUserSessions(userUuid: string, keepDid?: string): Promise<void> {
+    await this.deps.hub.control(
+      CLOSE_USER_SESSIONS,
+      keepDid ? { user: userUuid, keep: keepDid } : { user: userUuid },
+    );
+    await repo.deleteUserSessions(this.deps.db, userUuid, keepDid);
   }
 
-  private closeLocalSessionsOf(userUuid: string): void {
+  private closeLocalSessionsOf(userUuid: string, keepDid?: string): void {
     for (const session of [...this.bySid.values()]) {
-      if (session.userUuid !== userUuid) continue;
+      if (session.userUuid !== userUuid || session.did === keepDid) continue;
       this.unregister(session);
       session.queue.releaseWaiters();
     }
@@ -377,24 +381,43 @@ export class SessionService implements SessionResolver {
   }
 
   /**
-   * Checks the credentials; wrong ones count against the login name (user name, e-mail or
-   * partner name), which then gets resource-throttle after too many, whether it exists or not.
+   * Checks the credentials (README "How the API behaves"). Wrong ones count against the
+   * client address (resource-throttle for that address beyond its limit) and against the
+   * account: the user, whether named by user name or e-mail, or the partner, or the name
+   * itself when nobody has it. An account beyond its limit backs off (one attempt per period,
+   * resource-throttle in between) rather than locking, and not at all for a known client (an
+   * address that logged in to it before), so that guessing cannot lock its owner out.
    */
-  private async checkCredentials(session: SessionContext | undefined, body: PostSessionBody) {
+  private async checkCredentials(
+    session: SessionContext | undefined,
+    body: PostSessionBody,
+    address: string,
+  ) {
     const { throttle } = this.deps;
-    const login = (
-      body.partner !== undefined ? `partner:${body.partner}` : `user:${body.username ?? body.email ?? ''}`
-    ).toLowerCase();
-    await throttle.check('login', login);
+    const account = await this.loginAccount(body);
+    const client = `${account} ${address}`;
+    await throttle.check('login-address', address);
+    if (!(await throttle.isKnownClient(client))) await throttle.checkBackOff('login-account', account);
     try {
       const identity = await this.verifyLogin(session, body);
-      await throttle.clear('login', login);
+      await throttle.clear('login-account', account);
+      await throttle.rememberClient(client);
       return identity;
     } catch (error) {
-      if (error instanceof ApiError && error.status === 'wrong-credentials')
-        await throttle.fail('login', login);
+      if (error instanceof ApiError && error.status === 'wrong-credentials') {
+        await throttle.fail('login-address', address);
+        await throttle.fail('login-account', account, { sliding: true });
+      }
       throw error;
     }
+  }
+
+  /** What wrong logins count against: the partner, the user (by UUID) or the unknown name. */
+  private async loginAccount(body: PostSessionBody): Promise<string> {
+    if (body.partner !== undefined) return `partner:${body.partner.toLowerCase()}`;
+    const user = await this.deps.users.findUserByLogin({ username: body.username, email: body.email });
+    if (user) return `user:${user.uuid}`;
+    return `name:${(body.username ?? body.email ?? '').toLowerCase()}`;
   }
 
   private async verifyLogin(session: SessionContext | undefined, body: PostSessionBody) {

@@ -3,7 +3,7 @@
  * POST /api/password). A recovery code goes to the account's e-mail address; with it, an
  * unauthenticated session sets a new password and becomes authenticated. Codes live one hour,
  * are single use (a newer one replaces an older one) and stored hashed; wrong codes are
- * throttled per session and per account.
+ * throttled per session and per account. A reset ends the account's other sessions.
  */
 import type { SessionContext } from '../../platform/access.js';
 import { ApiError } from '../../platform/errors.js';
@@ -16,7 +16,7 @@ import type { PostPasswordBody, PostRecoveryBody } from './signup.schema.js';
 
 export interface RecoveryServiceDeps {
   users: UserService;
-  sessions: Pick<SessionService, 'authenticateUser'>;
+  sessions: Pick<SessionService, 'authenticateUser' | 'closeUserSessions'>;
   mailer: Mailer;
   captchas: CaptchaService;
   throttle: Throttle;
@@ -82,6 +82,8 @@ export class RecoveryService {
       throw new ApiError('wrong-username', 'unknown user or wrong code');
     }
     await throttle.clear('code-account', user.uuid);
+    // Whoever knew the old password is out: the account's sessions end on every node.
+    await sessions.closeUserSessions(user.uuid);
     await sessions.authenticateUser(session, user.uuid);
     return session.partnerName ? { partner: session.partnerName } : {};
   }

@@ -6,8 +6,10 @@
  * Decisions where the spec is silent: the six address fields change together and any change of
  * them voids the address validation (back to incomplete, open id card jobs dropped); an empty
  * area_code, fax_ident or fax_header removes the field; an e-mail change mails a code to the
- * new address and takes effect when that code comes back (wrong-code otherwise); wrong old
- * passwords and codes are throttled per account.
+ * new address and takes effect when that code comes back (wrong-code otherwise), an address
+ * in use by another account gets no code but the same answer, and such mails are throttled per
+ * account and per address; wrong old passwords and codes are throttled per account; a password
+ * change ends the account's other sessions on every node.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -73,6 +75,8 @@ export interface AccountServiceDeps {
   log: FastifyBaseLogger;
   /** Closes the session that deleted its account. */
   closeSession: (session: SessionContext) => Promise<void>;
+  /** Closes the user's sessions on every node but the one given (password changed). */
+  closeOtherSessions: (userUuid: string, keepDid: string) => Promise<void>;
   tags?: TagSource | undefined;
   contacts?: ContactSource | undefined;
   usage?: UsageSource | undefined;
@@ -196,17 +200,25 @@ export class AccountService {
     }
 
     let emailCode: { email: string; code: string } | undefined;
-    if (body.email !== undefined && emailKey(body.email) !== user.email_key) {
-      const holder = await repo.findUserByEmailKey(this.db, emailKey(body.email));
-      if (holder) throw new ApiError('already-exist', 'e-mail address already in use');
-      emailCode = { email: body.email, code: newSecret(CODE_LENGTH) };
-      // Sent before anything is stored: a mail that fails leaves no code behind.
-      await mailer.send(body.email, session.language, {
-        kind: 'email-change',
-        username: user.username,
-        code: emailCode.code,
-        validMinutes: CODE_LIFETIME / 60,
-      });
+    const emailRequested = body.email !== undefined && emailKey(body.email) !== user.email_key;
+    if (emailRequested) {
+      const recipient = emailKey(body.email!);
+      await throttle.check('mail-account', userUuid);
+      await throttle.check('mail-recipient', recipient);
+      await throttle.fail('mail-account', userUuid);
+      await throttle.fail('mail-recipient', recipient);
+      // An address in use gets no code, and the answer is the same: it does not tell whether
+      // the address is registered (the code that never comes is wrong-code).
+      if (!(await repo.findUserByEmailKey(this.db, recipient))) {
+        emailCode = { email: body.email!, code: newSecret(CODE_LENGTH) };
+        // Sent before anything is stored: a mail that fails leaves no code behind.
+        await mailer.send(body.email!, session.language, {
+          kind: 'email-change',
+          username: user.username,
+          code: emailCode.code,
+          validMinutes: CODE_LIFETIME / 60,
+        });
+      }
     }
 
     for (const field of TEXT_FIELDS) {
@@ -248,9 +260,12 @@ export class AccountService {
         changes.email = newEmail;
         changes.email_key = emailKey(newEmail);
       }
-      if (emailCode) {
+      if (emailRequested) {
+        // A newer request replaces older codes, whether or not it mailed one.
         await repo.deleteExpiredCodes(trx, now);
         await repo.deleteCodesOfUser(trx, userUuid, 'email');
+      }
+      if (emailCode) {
         await repo.insertCode(trx, {
           code_hash: hashSecretCode(emailCode.code),
           purpose: 'email',
@@ -266,10 +281,14 @@ export class AccountService {
         w.afterCommit(() => this.removeIdcardFiles(dropped));
       }
       if (Object.keys(changes).length > 0) await repo.updateUser(trx, userUuid, changes);
-      if (Object.keys(changes).length > 0 || emailCode) w.afterCommit(() => this.modified(userUuid));
+      if (Object.keys(changes).length > 0 || emailRequested) w.afterCommit(() => this.modified(userUuid));
     });
     if (confirmed) await throttle.clear('code-account', userUuid);
-    if (body.password !== undefined) await throttle.clear('password-account', userUuid);
+    if (body.password !== undefined) {
+      await throttle.clear('password-account', userUuid);
+      // Whoever knew the old password is out: every other session of the account ends.
+      await this.deps.closeOtherSessions(userUuid, session.did);
+    }
   }
 
   // --- profile picture ---

@@ -69,6 +69,7 @@ export const accountArea = defineArea({
       // A deleted account's sessions end everywhere, not only the one that asked.
       closeSession: (session) =>
         session.userUuid ? s.sessions.closeUserSessions(session.userUuid) : s.sessions.closeSession(session),
+      closeOtherSessions: (user, keepDid) => s.sessions.closeUserSessions(user, keepDid),
       tags: s.tags,
       contacts: s.contacts,
       usage: {

@@ -44,9 +44,12 @@ export function userRoutes(app: AppInstance, accounts: AccountService): void {
         description:
           'All fields optional. birthday, zip_code, town, street, house_number and country go ' +
           'together (missing-element otherwise), and changing them sets `validation` back to ' +
-          'incomplete. `password` needs `old_password` (wrong-password). `email` mails a code to ' +
-          'the new address (already-exist, email-failure); sending that `code` in a later call ' +
-          'makes it the account address (wrong-code). An empty area_code, fax_ident or fax_header ' +
+          'incomplete. `password` needs `old_password` (wrong-password) and ends every other session ' +
+          'of the account. `email` mails a code to the new address (email-failure); an address ' +
+          'another account uses gets no mail but the same answer, so that the call does not tell ' +
+          'which addresses are registered; more than 5 such requests in 15 minutes per account or ' +
+          'per address: resource-throttle. Sending that `code` in a later call makes it the ' +
+          'account address (wrong-code; already-exist when another account took it meanwhile). An empty area_code, fax_ident or fax_header ' +
           'removes it. Too many wrong old passwords or codes: resource-throttle. Emits user_modify.',
         tags: ['user'],
         body: PostUserBody,

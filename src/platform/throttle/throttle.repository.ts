@@ -39,6 +39,11 @@ export function deleteThrottle(db: Db, scope: string, subject: string): Promise<
   return db.deleteFrom('throttle').where('scope', '=', scope).where('subject', '=', subject).execute();
 }
 
-export function deleteStaleThrottles(db: Db, before: number): Promise<unknown> {
-  return db.deleteFrom('throttle').where('window_start', '<', before).execute();
+/** Deletes the rows of the scopes that last until `before` (`kept` rows last longer). */
+export function deleteStaleThrottles(db: Db, before: number, kept: string): Promise<unknown> {
+  return db.deleteFrom('throttle').where('window_start', '<', before).where('scope', '!=', kept).execute();
+}
+
+export function deleteStaleScope(db: Db, scope: string, before: number): Promise<unknown> {
+  return db.deleteFrom('throttle').where('scope', '=', scope).where('window_start', '<', before).execute();
 }
