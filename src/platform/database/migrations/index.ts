@@ -9,6 +9,7 @@ import * as live from './0006-live.js';
 import * as documents from './0007-documents.js';
 import * as objectTags from './0008-object-tags.js';
 import * as sipAccounts from './0009-sip-accounts.js';
+import * as telephony from './0010-telephony.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0007-documents': documents,
   '0008-object-tags': objectTags,
   '0009-sip-accounts': sipAccounts,
+  '0010-telephony': telephony,
 };
