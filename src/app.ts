@@ -28,6 +28,7 @@ import { PushApplicationService } from './modules/push/index.js';
 import { RecordingService, recordingRoutes } from './modules/recording/index.js';
 import { SessionService, sessionRoutes } from './modules/session/index.js';
 import { CaptchaService, RecoveryService, SignupService, signupRoutes } from './modules/signup/index.js';
+import { SipService, sipRoutes } from './modules/sip/index.js';
 import { TagService, tagRoutes } from './modules/tag/index.js';
 import { AccountService, UserService, userMetadataRoutes, userRoutes } from './modules/user/index.js';
 import { XObjectService, xobjectRoutes } from './modules/xobject/index.js';
@@ -73,6 +74,7 @@ export interface Services {
   readonly announcements: AnnouncementService;
   readonly recordings: RecordingService;
   readonly telephony: Telephony;
+  readonly sip: SipService;
 }
 
 export interface App {
@@ -184,8 +186,10 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   });
   // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
   const telephony = new Telephony(config, database, log);
+  const sip = new SipService({ db, writer, hub, config, users, features, phones, telephony, log });
   return {
     telephony,
+    sip,
     hub,
     writer,
     users,
@@ -226,6 +230,7 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   await services.content.start();
   services.presentationLive.start();
   await services.telephony.start();
+  services.sip.start();
   const server = await createServer(config, services.sessions, log);
 
   let closing = false;
@@ -247,6 +252,7 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   faxRoutes(server, services.faxes);
   announcementRoutes(server, services.announcements);
   recordingRoutes(server, services.recordings);
+  sipRoutes(server, services.sip);
   await server.ready();
 
   return {
