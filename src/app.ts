@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { AnnouncementService, announcementRoutes } from './modules/announcement/index.js';
+import { CdrService } from './modules/cdr/index.js';
 import { ChatService, chatRoutes } from './modules/chat/index.js';
 import { ContactService, contactRoutes } from './modules/contact/index.js';
 import { DeviceService } from './modules/device/index.js';
@@ -75,6 +76,7 @@ export interface Services {
   readonly recordings: RecordingService;
   readonly telephony: Telephony;
   readonly sip: SipService;
+  readonly cdrs: CdrService;
 }
 
 export interface App {
@@ -187,9 +189,12 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
   const telephony = new Telephony(config, database, log);
   const sip = new SipService({ db, writer, hub, config, users, features, phones, telephony, log });
+  // Written by the call engine, read by the partner API (issue 13 item 8).
+  const cdrs = new CdrService(writer);
   return {
     telephony,
     sip,
+    cdrs,
     hub,
     writer,
     users,
