@@ -93,6 +93,19 @@ export async function deleteSipAccount(db: Db, uuid: string): Promise<boolean> {
   return result.numDeletedRows > 0n;
 }
 
+/**
+ * Holds the owner's user row until the transaction ends (PostgreSQL row lock; SQLite runs one
+ * write at a time anyway): creations by one user count and name their accounts one after
+ * another, so the quota holds under concurrency.
+ */
+export function lockOwner(db: Db, owner: string): Promise<unknown> {
+  return db
+    .updateTable('user')
+    .set((eb) => ({ uuid: eb.ref('uuid') }))
+    .where('uuid', '=', owner)
+    .execute();
+}
+
 export async function listBlf(db: Db, account: string): Promise<string[]> {
   const rows = await db
     .selectFrom('sip_blf')

@@ -171,6 +171,7 @@ export class SipService {
     for (let attempt = 1; ; attempt++) {
       try {
         return await this.deps.writer.write(async (w) => {
+          await repo.lockOwner(w.trx, owner);
           const own = await repo.listSipAccountsOfOwner(w.trx, owner);
           if (own.length >= quota.sip)
             throw new ApiError('quota-exceeded', `at most ${quota.sip} SIP accounts (feature packs)`);
