@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { contactArea } from './modules/contact/index.js';
 import { deviceArea } from './modules/device/index.js';
@@ -25,6 +26,7 @@ import { pushArea } from './modules/push/index.js';
 import { recordingArea } from './modules/recording/index.js';
 import { sessionArea } from './modules/session/index.js';
 import { signupArea } from './modules/signup/index.js';
+import { sipArea } from './modules/sip/index.js';
 import { tagArea } from './modules/tag/index.js';
 import { accountArea, userArea } from './modules/user/index.js';
 import { xobjectArea } from './modules/xobject/index.js';
@@ -72,6 +74,8 @@ const AREAS: readonly Area[] = [
   recordingArea,
   dialplanArea,
   ivrArea,
+  sipArea,
+  cdrArea,
   eventArea,
   languageArea,
 ];
@@ -132,9 +136,9 @@ export async function buildApp(config: Config, log: FastifyBaseLogger = createLo
   const database = await openStorage(config);
   const services = createServices(database, config, log);
   await services.hub.start();
-  for (const area of AREAS) await area.start?.(services);
   await services.content.start();
   await services.telephony.start();
+  for (const area of AREAS) await area.start?.(services);
   const server = await createServer(config, services.sessions, log);
 
   let closing = false;

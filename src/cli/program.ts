@@ -16,6 +16,7 @@ import { partnerCommands } from './commands/partner.js';
 import { permissionCommands } from './commands/permission.js';
 import { phoneCommands } from './commands/phone.js';
 import { pushAppCommands } from './commands/push-app.js';
+import { sipCommands } from './commands/sip.js';
 import { userCommands } from './commands/user.js';
 import { CliContext, redactUrls, UsageError } from './context.js';
 
@@ -32,7 +33,7 @@ const processIo: AdminIo = {
 export function buildProgram(ctx: CliContext, io: AdminIo): Command {
   const program = new Command('zentrale-admin')
     .description(
-      'Operator tool of Zentrale: partners, users, feature packs, hardware codes, devices, permissions, phone numbers, push application ids',
+      'Operator tool of Zentrale: partners, users, feature packs, hardware codes, devices, permissions, phone numbers, push application ids, SIP accounts',
     )
     .option('--json', 'print JSON (objects and arrays) instead of text')
     .addHelpText(
@@ -56,6 +57,7 @@ export function buildProgram(ctx: CliContext, io: AdminIo): Command {
   permissionCommands(program, ctx);
   phoneCommands(program, ctx);
   pushAppCommands(program, ctx);
+  sipCommands(program, ctx);
   return program;
 }
 

@@ -1,7 +1,13 @@
 /** The call engine subsystem: what the rest of Zentrale may use of it. */
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
-export { type Registration, type RegistrationChange, Telephony, type TelephonyEngine } from './telephony.js';
+export {
+  type Registration,
+  type RegistrationChange,
+  type SipNotification,
+  Telephony,
+  type TelephonyEngine,
+} from './telephony.js';
 
 declare module '../platform/area.js' {
   interface Services {

@@ -16,11 +16,13 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
+import { ApiError } from '../platform/errors.js';
 import { freeTcpPort, freeUdpPort } from '../platform/ports.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import { kamailioConfig } from './kamailio/kamailio-config.js';
 import {
+  deleteLocations,
   findLocations,
   type LocationRow,
   listLocationExpiries,
@@ -62,6 +64,23 @@ export interface TelephonyEngine {
   readonly rtpengine: NgClient | undefined;
   registrations(sipUser: string): Promise<Registration[]>;
   onRegistration(listener: (change: RegistrationChange) => void): () => void;
+  /**
+   * Ends every registration of `sipUser` at once (deleted account, new credentials): its
+   * phones must register again. Kamailio forgets them and reports the change.
+   */
+  dropRegistrations(sipUser: string): Promise<void>;
+  /**
+   * Sends a custom NOTIFY to the registered phones of `sipUser` (POST /api/sip/{sip-user}/notify).
+   * Zentrale's SIP user agent sends it; without one this fails (`fail`).
+   */
+  notify(sipUser: string, notification: SipNotification): Promise<void>;
+}
+
+/** A custom SIP NOTIFY: the Event header, the Content-Type header and the body. */
+export interface SipNotification {
+  readonly event: string;
+  readonly contentType: string;
+  readonly content: string;
 }
 
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
@@ -140,6 +159,18 @@ export class Telephony implements TelephonyEngine {
   onRegistration(listener: (change: RegistrationChange) => void): () => void {
     this.events.on('registration', listener);
     return () => this.events.off('registration', listener);
+  }
+
+  async dropRegistrations(sipUser: string): Promise<void> {
+    // The table first (every reader sees them gone at once; on PostgreSQL it is all there is),
+    // then Kamailio, which keeps SQLite registrations in memory too (write-through).
+    await deleteLocations(this.database.db, sipUser);
+    this.evapi?.send(`unregister:${sipUser}`);
+  }
+
+  async notify(sipUser: string, _notification: SipNotification): Promise<void> {
+    // Zentrale's SIP user agent (src/telephony/sip/) sends NOTIFY; until it runs, say so.
+    throw new ApiError('fail', `SIP user agent not available: no NOTIFY sent to ${sipUser}`);
   }
 
   /** Starts the engines as TELEPHONY says; with `on`, throws when they cannot run. */

@@ -1,7 +1,7 @@
 /**
  * Storage of SIP accounts (spec "SIP accounts"). Kamailio reads the same rows through the
  * `sip_subscriber` view (migration 0009): `ha1`/`ha1b` must change with every change of
- * password or domain.
+ * password or domain. BLF subscriptions (migration 0010) belong to an account.
  */
 import type { Db } from '../../platform/database/database.js';
 
@@ -12,7 +12,7 @@ export interface SipAccountTable {
   /** SIPUSER form, e.g. `alice_01`; unique across both domains. */
   username: string;
   domain: string;
-  /** Kept in clear because GET /api/sip returns it. */
+  /** Kept in clear because GET /api/sip returns it (decisions.md "Telephony configuration"). */
   password: string;
   ha1: string;
   ha1b: string;
@@ -21,9 +21,18 @@ export interface SipAccountTable {
   created: number;
 }
 
+export interface SipBlfTable {
+  /** The SIP account's uuid. */
+  account: string;
+  /** PHONE whose line state the account watches. */
+  number: string;
+  created: number;
+}
+
 declare module '../../platform/database/database.js' {
   interface Tables {
     sip_account: SipAccountTable;
+    sip_blf: SipBlfTable;
   }
 }
 
@@ -33,6 +42,50 @@ export function insertSipAccount(db: Db, row: SipAccountTable): Promise<unknown>
 
 export function findSipAccountByUsername(db: Db, username: string): Promise<SipAccountTable | undefined> {
   return db.selectFrom('sip_account').selectAll().where('username', '=', username).executeTakeFirst();
+}
+
+/** An account by name, only when `owner` owns it. */
+export function findOwnSipAccount(
+  db: Db,
+  owner: string,
+  username: string,
+): Promise<SipAccountTable | undefined> {
+  return db
+    .selectFrom('sip_account')
+    .selectAll()
+    .where('username', '=', username)
+    .where('owner', '=', owner)
+    .executeTakeFirst();
+}
+
+/** A user's accounts by name. */
+export function listSipAccountsOfOwner(db: Db, owner: string): Promise<SipAccountTable[]> {
+  return db.selectFrom('sip_account').selectAll().where('owner', '=', owner).orderBy('username').execute();
+}
+
+/** Every account by name, or one user's (operator CLI). */
+export function listSipAccounts(db: Db, owner?: string): Promise<SipAccountTable[]> {
+  let query = db.selectFrom('sip_account').selectAll();
+  if (owner !== undefined) query = query.where('owner', '=', owner);
+  return query.orderBy('username').execute();
+}
+
+/** Names of the accounts that start with `prefix` (`alice_`): the taken numbers. */
+export async function listUsernamesWithPrefix(db: Db, prefix: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sip_account')
+    .select('username')
+    .where('username', 'like', `${prefix}%`)
+    .execute();
+  return rows.map((row) => row.username);
+}
+
+export function updateSipAccount(
+  db: Db,
+  uuid: string,
+  changes: Pick<SipAccountTable, 'domain' | 'password' | 'ha1' | 'ha1b' | 'description'>,
+): Promise<unknown> {
+  return db.updateTable('sip_account').set(changes).where('uuid', '=', uuid).execute();
 }
 
 export async function deleteSipAccount(db: Db, uuid: string): Promise<boolean> {
@@ -48,4 +101,39 @@ export async function findSipAccountOwner(db: Db, username: string): Promise<str
     .where('username', '=', username)
     .executeTakeFirst();
   return row?.owner;
+}
+
+/**
+ * Holds the owner's user row until the transaction ends (PostgreSQL row lock; SQLite runs one
+ * write at a time anyway): creations by one user count and name their accounts one after
+ * another, so the quota holds under concurrency.
+ */
+export function lockOwner(db: Db, owner: string): Promise<unknown> {
+  return db
+    .updateTable('user')
+    .set((eb) => ({ uuid: eb.ref('uuid') }))
+    .where('uuid', '=', owner)
+    .execute();
+}
+
+export async function listBlf(db: Db, account: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('sip_blf')
+    .select('number')
+    .where('account', '=', account)
+    .orderBy('number')
+    .execute();
+  return rows.map((row) => row.number);
+}
+
+export function insertBlf(db: Db, rows: SipBlfTable[]): Promise<unknown> {
+  return db
+    .insertInto('sip_blf')
+    .values(rows)
+    .onConflict((oc) => oc.columns(['account', 'number']).doNothing())
+    .execute();
+}
+
+export function deleteBlf(db: Db, account: string, numbers: string[]): Promise<unknown> {
+  return db.deleteFrom('sip_blf').where('account', '=', account).where('number', 'in', numbers).execute();
 }

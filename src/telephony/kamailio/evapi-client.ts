@@ -61,6 +61,14 @@ export class EvapiClient {
     }
   }
 
+  /** Sends one netstring-framed message to Kamailio; false when not connected. */
+  send(message: string): boolean {
+    const socket = this.socket;
+    if (!socket || socket.destroyed || !socket.writable || socket.connecting) return false;
+    socket.write(`${Buffer.byteLength(message)}:${message},`);
+    return true;
+  }
+
   close(): void {
     this.closed = true;
     this.socket?.destroy();

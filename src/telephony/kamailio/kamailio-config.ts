@@ -245,6 +245,16 @@ route[FROM_APP] {
   route(RELAY);
 }
 
+# Zentrale ends an account's registrations (deleted account, new credentials): forget them
+# here too, and report the change like a REGISTER would.
+event_route[evapi:message-received] {
+  if ($evapi(msg) =~ "^unregister:[a-z0-9]{2,20}_[0-9]{2}$") {
+    $var(user) = $(evapi(msg){s.substr,11,0});
+    unregister("location", "sip:$var(user)@localhost");
+    evapi_relay("{\\"event\\":\\"registration\\",\\"user\\":\\"$var(user)\\"}");
+  }
+}
+
 route[RELAY] {
   if (!t_relay()) sl_reply_error();
   exit;

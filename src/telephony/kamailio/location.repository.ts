@@ -41,6 +41,11 @@ export function findLocations(db: Db, username: string): Promise<LocationRow[]> 
     .execute();
 }
 
+/** Removes every registration of a user (when Kamailio is not there to do it). */
+export function deleteLocations(db: Db, username: string): Promise<unknown> {
+  return db.deleteFrom('location').where('username', '=', username).execute();
+}
+
 /** Every user's latest expiry, for the expiry watch after a restart. */
 export function listLocationExpiries(db: Db): Promise<{ username: string; expires: string }[]> {
   return db

@@ -9,6 +9,7 @@ import * as live from './0006-live.js';
 import * as documents from './0007-documents.js';
 import * as objectTags from './0008-object-tags.js';
 import * as sipAccounts from './0009-sip-accounts.js';
+import * as telephony from './0010-telephony.js';
 import * as telephonyConfig from './0011-telephony-config.js';
 import * as contentTypes from './0012-content-types.js';
 import * as sessionEvents from './0013-session-events.js';
@@ -23,6 +24,7 @@ export const migrations: Record<string, Migration> = {
   '0007-documents': documents,
   '0008-object-tags': objectTags,
   '0009-sip-accounts': sipAccounts,
+  '0010-telephony': telephony,
   '0011-telephony-config': telephonyConfig,
   '0012-content-types': contentTypes,
   '0013-session-events': sessionEvents,

@@ -1,0 +1,53 @@
+/** Storage of call detail records (spec "Call detail record (CDR)"; migration 0010). */
+import type { Db } from '../../platform/database/database.js';
+import { applyPage, type PageQuery } from '../../platform/paging.js';
+
+export interface CdrTable {
+  id: string;
+  /** uuidSortKey(id): orders by the id's embedded time. */
+  sort_key: string;
+  /** ms since epoch when the call was initiated. */
+  date: number;
+  /** `date` in seconds, for from/to. */
+  time: number;
+  service: string;
+  fax_id: string | null;
+  recording_id: string | null;
+  conference_id: string | null;
+  a_number: string | null;
+  b_number: string | null;
+  parent: string | null;
+  root: string;
+  t_pre: number;
+  t_post: number;
+  page_count: number | null;
+  phone: string | null;
+  owner: string | null;
+  partner: string | null;
+}
+
+declare module '../../platform/database/database.js' {
+  interface Tables {
+    cdr: CdrTable;
+  }
+}
+
+/** Which records a list walks: one number's, one user's or one partner's. */
+export type CdrFilter = { phone: string } | { owner: string } | { partner: string };
+
+export function insertCdr(db: Db, row: CdrTable): Promise<unknown> {
+  return db.insertInto('cdr').values(row).execute();
+}
+
+export function findCdr(db: Db, id: string): Promise<CdrTable | undefined> {
+  return db.selectFrom('cdr').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** One page of records in sort_key order (Conventions 8; `start` is a CDR id). */
+export function listCdrs(db: Db, filter: CdrFilter, page: PageQuery, count: number): Promise<CdrTable[]> {
+  let query = db.selectFrom('cdr').selectAll();
+  if ('phone' in filter) query = query.where('phone', '=', filter.phone);
+  else if ('owner' in filter) query = query.where('owner', '=', filter.owner);
+  else query = query.where('partner', '=', filter.partner);
+  return applyPage(query, { ...page, count }, { time: 'time', key: 'sort_key' }, count).execute();
+}
