@@ -125,7 +125,7 @@ const child = spawn(
     'tsx',
     '--test',
     `--test-concurrency=${concurrency}`,
-    '--test-timeout=300000',
+    '--test-timeout=600000',
     '--test-reporter=spec',
     ...files,
   ],
