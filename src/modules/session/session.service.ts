@@ -187,7 +187,8 @@ export class SessionService implements SessionResolver {
       did: session.did,
       server: this.deps.config.publicUrl,
       auth: session.kind !== 'anonymous',
-      next_event: session.queue.nextVisible,
+      // decisions.md "Events": the id the next event will get (events being stored count).
+      next_event: session.queue.nextId,
     };
     if (session.partnerName) answer.partner = session.partnerName;
     return answer;
