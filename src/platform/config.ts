@@ -47,6 +47,8 @@ export interface Config {
   readonly sipAppPort: number;
   readonly kamailioEventPort: number;
   readonly rtpengineControlPort: number;
+  /** SECRET_KEY: 64 hex digits sealing stored secrets, the same on every node; undefined: DATA_DIR/secret.key. */
+  readonly secretKey: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -141,7 +143,16 @@ export function loadConfig(env: Env = process.env): Config {
     sipAppPort: integer(env, 'SIP_APP_PORT', 0, 0, 65535),
     kamailioEventPort: integer(env, 'KAMAILIO_EVENT_PORT', 0, 0, 65535),
     rtpengineControlPort: integer(env, 'RTPENGINE_CONTROL_PORT', 0, 0, 65535),
+    secretKey: secretKey(env.SECRET_KEY),
   });
+}
+
+/** SECRET_KEY: 32 bytes as 64 hex digits (never echoed: it is a secret). */
+function secretKey(raw: string | undefined): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  if (!/^[0-9a-fA-F]{64}$/.test(raw))
+    throw new ConfigError('SECRET_KEY must be 64 hex digits (32 bytes), e.g. from `openssl rand -hex 32`');
+  return raw.toLowerCase();
 }
 
 /** TRUST_PROXY: `true` (every proxy) or a comma list of the proxies' addresses/CIDRs. */

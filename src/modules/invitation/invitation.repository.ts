@@ -4,8 +4,12 @@ import type { Db } from '../../platform/database/database.js';
 export interface InvitationTable {
   id: string;
   owner: string;
+  /** The invited user; the sender itself for an e-mail address that is no (enabled) user's. */
   user_uuid: string;
   time: number;
+  /** Invited by e-mail: the address as given; the sender sees `alias` as the invited UUID. */
+  email?: string | null;
+  alias?: string | null;
 }
 
 declare module '../../platform/database/database.js' {
@@ -58,4 +62,14 @@ export async function countSent(db: Db, owner: string): Promise<number> {
     .where('owner', '=', owner)
     .executeTakeFirst();
   return Number(row?.n ?? 0);
+}
+
+/** A pending invitation by e-mail from `owner` to `email` (the address compared case-insensitively). */
+export function findByEmail(db: Db, owner: string, email: string): Promise<InvitationTable | undefined> {
+  return db
+    .selectFrom('invitation')
+    .selectAll()
+    .where('owner', '=', owner)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', email.toLowerCase()))
+    .executeTakeFirst();
 }

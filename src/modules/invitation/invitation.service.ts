@@ -6,6 +6,7 @@
  * tag policies. Unlinking takes back everything shared between them, with what derived from it.
  */
 
+import { randomUUID } from 'node:crypto';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -25,16 +26,19 @@ export class InvitationService {
   ) {}
 
   /**
-   * Invites an existing user: wrong-user for an unknown or disabled user or oneself,
+   * Invites an existing user by username: wrong-user for an unknown or disabled user or oneself,
    * already-exist when linked already or an invitation between the two is pending.
+   * By e-mail the answer is the same whether the address is a user's or not (an invitation to
+   * no one when it is not, which the sender may withdraw), and until the invited user accepts,
+   * the sender sees the address and an alias UUID, never the user's UUID or names;
+   * already-exist only for a pending invitation of the sender to the same address.
    */
   async createInvitation(owner: string, body: CreateInvitationBody): Promise<string> {
     if (body.username === undefined && body.email === undefined)
       throw new ApiError('missing-element', 'missing username');
     // Looked up before the transaction: on SQLite it holds the only connection.
-    const invited = await this.users.findUserByLogin(
-      body.username === undefined ? { email: body.email } : { username: body.username },
-    );
+    if (body.username === undefined) return this.inviteByEmail(owner, body.email as string);
+    const invited = await this.users.findUserByLogin({ username: body.username });
     if (!invited || invited.disabled === 1 || invited.uuid === owner)
       throw new ApiError('wrong-user', 'unknown user');
     return this.store.write(async (w) => {
@@ -51,11 +55,35 @@ export class InvitationService {
     });
   }
 
+  private async inviteByEmail(owner: string, email: string): Promise<string> {
+    const found = await this.users.findUserByLogin({ email });
+    const invited = found && found.disabled !== 1 && found.uuid !== owner ? found.uuid : undefined;
+    return this.store.write(async (w) => {
+      if (await repo.findByEmail(w.trx, owner, email))
+        throw new ApiError('already-exist', 'an invitation is pending');
+      if ((await repo.countSent(w.trx, owner)) >= MAX_PENDING_INVITATIONS)
+        throw new ApiError('exceeded-limit', 'too many pending invitations');
+      const id = randomToken(18);
+      const alias = randomUUID();
+      await repo.insertInvitation(w.trx, {
+        id,
+        owner,
+        user_uuid: invited ?? owner,
+        time: nowSeconds(),
+        email,
+        alias,
+      });
+      w.emit([owner], 'invitation_new', { invitation: id, owner, user: alias });
+      if (invited) w.emit([invited], 'invitation_new', { invitation: id, owner, user: invited });
+      return id;
+    });
+  }
+
   async listInvitations(user: string): Promise<Record<string, InvitationObject>> {
     const rows = await repo.listInvitations(this.store.db, user);
     const result: Record<string, InvitationObject> = {};
     for (const row of rows) {
-      const view = await this.view(row);
+      const view = await this.view(user, row);
       if (view) result[row.id] = view;
     }
     return result;
@@ -64,7 +92,7 @@ export class InvitationService {
   /** GET /api/invitation/{id}: for its sender and the invited user only (wrong-invitation). */
   async getInvitation(user: string, id: string): Promise<InvitationObject> {
     const row = await this.findFor(this.store.db, user, id);
-    const view = await this.view(row);
+    const view = await this.view(user, row);
     if (!view) throw new ApiError('wrong-invitation', 'unknown invitation');
     return view;
   }
@@ -80,14 +108,17 @@ export class InvitationService {
   /** The invited user accepts: the two are linked (share tags) and the invitation is gone. */
   async acceptInvitation(user: string, id: string): Promise<string> {
     const pending = await this.findFor(this.store.db, user, id);
-    if (pending.user_uuid !== user) throw new ApiError('access-denied', 'only the invited user accepts');
+    if (pending.user_uuid !== user || pending.owner === user)
+      throw new ApiError('access-denied', 'only the invited user accepts');
     const owner = await this.users.findUser(pending.owner);
     if (!owner || owner.disabled === 1) throw new ApiError('wrong-invitation', 'unknown invitation');
     return this.store.write(async (w) => {
       // Read again inside the transaction: it may have been withdrawn meanwhile.
       const row = await this.findFor(w.trx, user, id);
       await this.remove(w, row);
-      await this.store.linkUsers(w, row.owner, user);
+      // An invitation by e-mail may reach a user the sender is linked with already.
+      if ((await this.store.linkedUsers(w.trx, row.owner, [user])).length === 0)
+        await this.store.linkUsers(w, row.owner, user);
       return row.owner;
     });
   }
@@ -142,21 +173,31 @@ export class InvitationService {
 
   private async remove(w: UnitOfWork, row: repo.InvitationTable): Promise<void> {
     await repo.deleteInvitation(w.trx, row.id);
-    w.emit([row.owner, row.user_uuid], 'invitation_delete', {
-      invitation: row.id,
-      owner: row.owner,
-      user: row.user_uuid,
-    });
+    const payload = { invitation: row.id, owner: row.owner };
+    if (!row.alias) {
+      w.emit([row.owner, row.user_uuid], 'invitation_delete', { ...payload, user: row.user_uuid });
+      return;
+    }
+    w.emit([row.owner], 'invitation_delete', { ...payload, user: row.alias });
+    if (row.user_uuid !== row.owner)
+      w.emit([row.user_uuid], 'invitation_delete', { ...payload, user: row.user_uuid });
   }
 
-  private async view(row: repo.InvitationTable): Promise<InvitationObject | undefined> {
+  /** What `viewer` may see: the sender of an invitation by e-mail sees the address and the alias. */
+  private async view(viewer: string, row: repo.InvitationTable): Promise<InvitationObject | undefined> {
     const owner: UserRow | undefined = await this.users.findUser(row.owner);
-    const invited: UserRow | undefined = await this.users.findUser(row.user_uuid);
-    if (!owner || !invited) return undefined;
-    return {
+    if (!owner) return undefined;
+    const sender = {
       owner: owner.uuid,
       owner_username: owner.username,
       owner_display_name: owner.display_name,
+    };
+    if (row.alias && row.email && viewer === row.owner)
+      return { ...sender, user: row.alias, user_email: row.email, time: row.time };
+    const invited: UserRow | undefined = await this.users.findUser(row.user_uuid);
+    if (!invited) return undefined;
+    return {
+      ...sender,
       user: invited.uuid,
       user_username: invited.username,
       user_display_name: invited.display_name,

@@ -1,4 +1,5 @@
 import { defineArea } from '../../platform/area.js';
+import { loadSecretBox } from '../../platform/sealing.js';
 import { PushApplicationService as PushApplications } from './push-application.service.js';
 
 export {
@@ -18,5 +19,6 @@ declare module '../../platform/area.js' {
 
 export const pushArea = defineArea({
   name: 'push',
-  create: (s) => ({ pushApplications: new PushApplications(s.writer) }),
+  create: (s, { config }) => ({ pushApplications: new PushApplications(s.writer, loadSecretBox(config)) }),
+  start: (s) => s.pushApplications.sealClearKeys(),
 });

@@ -5,7 +5,7 @@ export interface PushApplicationTable {
   application_id: string;
   team_id: string;
   key_id: string;
-  /** PKCS#8 PEM of the APNs signing key (.p8) */
+  /** PKCS#8 PEM of the APNs signing key (.p8), sealed (src/platform/sealing.ts) */
   private_key: string;
   created: number;
 }
@@ -43,4 +43,25 @@ export async function deleteApplication(db: Db, applicationId: string): Promise<
     .where('application_id', '=', applicationId)
     .executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** Rows whose key is still stored in clear (from before keys were sealed). */
+export function listClearKeys(
+  db: Db,
+): Promise<Pick<PushApplicationTable, 'application_id' | 'private_key'>[]> {
+  return db
+    .selectFrom('push_application')
+    .select(['application_id', 'private_key'])
+    .where('private_key', 'not like', 'sealed:%')
+    .execute();
+}
+
+/** Replaces a stored key if it is still `from`. */
+export function replaceKey(db: Db, applicationId: string, from: string, to: string): Promise<unknown> {
+  return db
+    .updateTable('push_application')
+    .set({ private_key: to })
+    .where('application_id', '=', applicationId)
+    .where('private_key', '=', from)
+    .execute();
 }

@@ -2,13 +2,16 @@
  * iOS push application ids (spec "Push registration": "Registering a new application id for
  * the iOS service needs prior arrangement with the operator"). The operator registers each id
  * with the APNs token credentials it is sent with: team id, key id and the .p8 signing key
- * (an EC P-256 key, which APNs requires for ES256 tokens).
+ * (an EC P-256 key, which APNs requires for ES256 tokens). The key is stored sealed with the
+ * deployment's key (src/platform/sealing.ts); keys stored in clear before are sealed at start
+ * and on first read.
  */
 import { createPrivateKey } from 'node:crypto';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
+import { SecretBox } from '../../platform/sealing.js';
 import * as repo from './push-application.repository.js';
 
 /** The spec's format of `application_id` (team or app id prefix, `.`, bundle id). */
@@ -50,7 +53,10 @@ function normalizeKey(text: string): string {
 }
 
 export class PushApplicationService {
-  constructor(private readonly writer: Writer) {}
+  constructor(
+    private readonly writer: Writer,
+    private readonly box: SecretBox,
+  ) {}
 
   private get db(): Db {
     return this.writer.db;
@@ -69,10 +75,11 @@ export class PushApplicationService {
       private_key: normalizeKey(input.privateKey),
       created: nowSeconds(),
     };
+    const stored = { ...row, private_key: this.box.seal(row.private_key) };
     await this.writer.write(async ({ trx }) => {
       if (await repo.findApplication(trx, row.application_id))
         throw new ApiError('already-exist', `application id ${row.application_id} exists`);
-      await repo.insertApplication(trx, row);
+      await repo.insertApplication(trx, stored);
     });
     const { private_key: _secret, ...application } = row;
     return application;
@@ -84,8 +91,23 @@ export class PushApplicationService {
   }
 
   /** The credentials of an application id, for sending; undefined when it is not registered. */
-  findCredentials(applicationId: string): Promise<PushCredentials | undefined> {
-    return repo.findApplication(this.db, applicationId);
+  async findCredentials(applicationId: string): Promise<PushCredentials | undefined> {
+    const row = await repo.findApplication(this.db, applicationId);
+    if (!row) return undefined;
+    if (!SecretBox.isSealed(row.private_key)) await this.sealClearKey(row.application_id, row.private_key);
+    return { ...row, private_key: this.box.open(row.private_key) };
+  }
+
+  /** Seals the keys stored in clear before keys were sealed (at start). */
+  async sealClearKeys(): Promise<void> {
+    for (const row of await repo.listClearKeys(this.db))
+      await this.sealClearKey(row.application_id, row.private_key);
+  }
+
+  private async sealClearKey(applicationId: string, clear: string): Promise<void> {
+    const sealed = this.box.seal(clear);
+    // Only if still the same clear value: another node may have sealed it meanwhile.
+    await this.writer.write(({ trx }) => repo.replaceKey(trx, applicationId, clear, sealed));
   }
 
   /** unknown-appid when the id is not registered. */

@@ -39,7 +39,8 @@ export const TagObject = Type.Object({
     description: 'users with write level on the tag may put it on objects they hold propagate on',
   }),
   policy: Type.Record(Type.String(), Type.Integer({ minimum: 0, maximum: 4 }), {
-    description: 'user UUID -> level: 1 read, 2 write, 3 propagate, 4 owner',
+    description:
+      "user UUID -> level: 1 read, 2 write, 3 propagate, 4 owner. The owner sees the whole policy; anyone else only the owner's entry and its own (not the other users the owner shares with), also in tag_new and tag_modify",
   }),
 });
 

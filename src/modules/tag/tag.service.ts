@@ -24,11 +24,12 @@ export class TagService {
   }
 
   async listTags(user: string): Promise<Record<string, TagView>> {
-    return Object.fromEntries(await this.store.listTags(this.store.db, user));
+    const tags = await this.store.listTags(this.store.db, user);
+    return Object.fromEntries([...tags].map(([uuid, view]) => [uuid, this.store.tagSeenBy(view, user)]));
   }
 
   async getTag(user: string, uuid: string): Promise<TagView> {
-    return (await this.store.getTagForRead(this.store.db, user, uuid)).view;
+    return this.store.tagSeenBy((await this.store.getTagForRead(this.store.db, user, uuid)).view, user);
   }
 
   createTag(user: string, body: CreateTagBody): Promise<string> {

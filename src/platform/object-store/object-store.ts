@@ -115,6 +115,7 @@ export class ObjectStore {
   readonly userTags = tags.userTags;
   readonly getTagForRead = tags.getTagForRead;
   readonly listTags = tags.listTags;
+  readonly tagSeenBy = tags.tagSeenBy;
   readonly createTag = tags.createTag;
   readonly updateTag = tags.updateTag;
   readonly deleteTag = tags.deleteTag;

@@ -85,6 +85,39 @@ function tagPayload(uuid: string, view: TagView, policy: Record<string, number> 
   return { tag: uuid, owner: view.owner, label: view.label, foreign_use: view.foreign_use, policy };
 }
 
+/**
+ * The part of a policy `viewer` may see (issue 12 item 13): the owner sees all of it; anyone
+ * else the owner's entry and its own, never the other users the owner shares with (a share tag
+ * would otherwise list every user the owner is linked with).
+ */
+export function policySeenBy(
+  owner: string,
+  policy: Record<string, number>,
+  viewer: string,
+): Record<string, number> {
+  if (viewer === owner) return policy;
+  const seen: Record<string, number> = {};
+  for (const user of [owner, viewer]) if (policy[user] !== undefined) seen[user] = policy[user];
+  return seen;
+}
+
+/** A tag as `viewer` may see it. */
+export function tagSeenBy(view: TagView, viewer: string): TagView {
+  return { ...view, policy: policySeenBy(view.owner, view.policy, viewer) };
+}
+
+/** tag_new or tag_modify to every user of `policy`, each with the part it may see. */
+function emitTag(
+  w: UnitOfWork,
+  name: 'tag_new' | 'tag_modify',
+  uuid: string,
+  view: TagView,
+  policy = view.policy,
+) {
+  for (const user of Object.keys(policy))
+    w.emit([user], name, tagPayload(uuid, view, policySeenBy(view.owner, policy, user)));
+}
+
 /** A tag if the user may read it, with its policy; wrong-tag otherwise. */
 export async function getTagForRead(
   db: Db,
@@ -152,7 +185,7 @@ export async function createTag(
     })),
   ]);
   const view = await tagView(w.trx, row);
-  w.emit(Object.keys(view.policy), 'tag_new', tagPayload(uuid, view));
+  emitTag(w, 'tag_new', uuid, view);
   return uuid;
 }
 
@@ -226,7 +259,7 @@ export async function updateTag(
   const afterView = await tagView(w.trx, updated);
   const policy: Record<string, number> = { ...afterView.policy };
   for (const other of Object.keys(beforeView.policy)) if (!(other in policy)) policy[other] = 0;
-  w.emit(Object.keys(policy), 'tag_modify', tagPayload(tag.uuid, afterView, policy));
+  emitTag(w, 'tag_modify', tag.uuid, afterView, policy);
 }
 
 /** Deletes a custom tag; it leaves every object (re-derived as for a policy change). */
