@@ -19,7 +19,7 @@ import { invitationArea } from './modules/invitation/index.js';
 import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
 import { objectArea } from './modules/object/index.js';
-import { partnerArea } from './modules/partner/index.js';
+import { partnerApiArea, partnerArea } from './modules/partner/index.js';
 import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
@@ -67,6 +67,7 @@ const AREAS: readonly Area[] = [
   accountArea,
   internalArea,
   signupArea,
+  partnerApiArea,
   presentationArea,
   chatArea,
   faxArea,

@@ -13,6 +13,7 @@ import * as telephony from './0010-telephony.js';
 import * as telephonyConfig from './0011-telephony-config.js';
 import * as contentTypes from './0012-content-types.js';
 import * as sessionEvents from './0013-session-events.js';
+import * as partner from './0014-partner.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '0011-telephony-config': telephonyConfig,
   '0012-content-types': contentTypes,
   '0013-session-events': sessionEvents,
+  '0014-partner': partner,
 };
