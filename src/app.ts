@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { contactArea } from './modules/contact/index.js';
@@ -68,6 +69,7 @@ const AREAS: readonly Area[] = [
   internalArea,
   signupArea,
   partnerApiArea,
+  callFilterArea,
   presentationArea,
   chatArea,
   faxArea,
