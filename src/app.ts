@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { contactArea } from './modules/contact/index.js';
@@ -19,7 +20,7 @@ import { invitationArea } from './modules/invitation/index.js';
 import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
 import { objectArea } from './modules/object/index.js';
-import { partnerArea } from './modules/partner/index.js';
+import { partnerApiArea, partnerArea } from './modules/partner/index.js';
 import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
@@ -67,6 +68,8 @@ const AREAS: readonly Area[] = [
   accountArea,
   internalArea,
   signupArea,
+  partnerApiArea,
+  callFilterArea,
   presentationArea,
   chatArea,
   faxArea,

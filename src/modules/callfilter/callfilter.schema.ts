@@ -6,6 +6,8 @@
  * wrong-syntax statuses, and too-large beyond 250 operators.
  */
 import { type Static, Type } from 'typebox';
+import { Uuid } from '../../platform/formats.js';
+import { envelope } from '../../platform/schema.js';
 import { CALL_SERVICES, type CallFilter, MAX_OPERATORS } from '../../telephony/decisions/callfilter.js';
 
 export const CallFilterOperator = Type.Object(
@@ -36,3 +38,28 @@ export const CallFilterSimulateBody = Type.Object({
   service: Type.Enum(CALL_SERVICES),
 });
 export type CallFilterSimulateBody = Static<typeof CallFilterSimulateBody>;
+
+export const CallFilterParams = Type.Object({ user: Uuid });
+
+export const GetCallFilterAnswer = envelope({
+  callfilter: Type.Array(Type.Unknown(), { description: 'the stored filter, as it was set' }),
+});
+
+export const CallFilterSimulateAnswer = envelope({
+  allowed: Type.Boolean(),
+  destination: Type.String({ description: 'the destination after the replacements that ran' }),
+  decided_by: Type.Union([Type.String(), Type.Null()], {
+    description: 'path of the operator that decided (`callfilter.1.0`), null when none did',
+  }),
+  trace: Type.Array(
+    Type.Object({
+      operator: Type.String({ description: 'path of the operator' }),
+      destination: Type.Optional(Type.String({ description: 'replace: the destination after it' })),
+      held: Type.Optional(
+        Type.Boolean({ description: 'match, service: whether the condition held (after reverse)' }),
+      ),
+      effect: Type.Optional(Type.Enum(['pass', 'deny', 'break'])),
+    }),
+    { description: 'the operators that ran, in order' },
+  ),
+});

@@ -204,6 +204,27 @@ export class FeatureService {
       throw new ApiError('wrong-pack', `the user does not hold pack ${name}`);
   }
 
+  /**
+   * POST /api/partner/user `feature.pack`: adds and takes packs in the caller's unit of work
+   * (holding one already or not holding one taken is no error); wrong-pack for an unknown name.
+   * True when anything changed.
+   */
+  async changePacks(trx: Db, userUuid: string, add: string[], remove: string[]): Promise<boolean> {
+    for (const name of [...add, ...remove])
+      if (!(await repo.findPack(trx, name))) throw new ApiError('wrong-pack', `no pack ${name}`);
+    const held = new Set((await repo.listPacksOfUser(trx, userUuid)).map((pack) => pack.name));
+    const adding = [...new Set(add)].filter((name) => !held.has(name) && !remove.includes(name));
+    if (adding.length > 0)
+      await repo.insertUserPacks(
+        trx,
+        adding.map((pack) => ({ user_uuid: userUuid, pack })),
+      );
+    let changed = adding.length > 0;
+    for (const name of new Set(remove))
+      if (held.has(name)) changed = (await repo.deleteUserPack(trx, userUuid, name)) || changed;
+    return changed;
+  }
+
   /** Names of the packs a user holds. Pass `db` to read inside a caller's transaction. */
   async packsOf(userUuid: string, db: Db = this.db): Promise<string[]> {
     return (await repo.listPacksOfUser(db, userUuid)).map((row) => row.name);

@@ -3,7 +3,9 @@ import { phoneRoutes as routes } from './phone.routes.js';
 import { PhoneService as Phones } from './phone.service.js';
 
 export { phoneRoutes } from './phone.routes.js';
+export { PartnerPhoneBody, PartnerPhoneSettings } from './phone.schema.js';
 export {
+  effectiveSwitches,
   type NumberAnswerers,
   type PartnerSwitches,
   type PhoneHolders,

@@ -44,3 +44,18 @@ export async function deleteNumber(db: Db, number: string): Promise<boolean> {
   const result = await db.deleteFrom('phone_number').where('number', '=', number).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }
+
+/** A page of a partner's pool in number order, after `start` (exclusive). */
+export function listPoolPage(
+  db: Db,
+  partnerUuid: string,
+  start: string | undefined,
+  count: number,
+): Promise<Pick<PhoneNumberTable, 'number' | 'user_uuid'>[]> {
+  let query = db
+    .selectFrom('phone_number')
+    .select(['number', 'user_uuid'])
+    .where('partner_uuid', '=', partnerUuid);
+  if (start !== undefined) query = query.where('number', '>', start);
+  return query.orderBy('number').limit(count).execute();
+}

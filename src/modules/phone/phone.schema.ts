@@ -102,3 +102,45 @@ export const PhoneSimulateAnswer = envelope({
   walk: Type.Optional(IvrSimulation),
   legacy: Type.Optional(LegacyDecisionView),
 });
+
+/** Settings a partner gives a number (spec "Partner API", POST /api/partner/phone/{user}). */
+export const PartnerPhoneSettings = Type.Object(
+  {
+    dialplan_enable: Type.Optional(
+      Type.Boolean({ description: 'default false; when true the four switches below are ignored' }),
+    ),
+    call_enable: Type.Optional(
+      Type.Boolean({ description: 'default false; the call API works only when it is the only switch on' }),
+    ),
+    recording_enable: Type.Optional(Type.Boolean({ description: 'default true' })),
+    fax_enable: Type.Optional(Type.Boolean({ description: 'default true' })),
+    conference_enable: Type.Optional(Type.Boolean({ description: 'default true' })),
+    play_announcement_only: Type.Optional(Type.Boolean({ description: 'default false' })),
+    notification_email: Type.Optional(
+      Type.Union([Email, Type.Literal('')], { description: 'e-mail; "" removes it' }),
+    ),
+    notification_attachment: Type.Optional(Type.Boolean({ description: 'default false' })),
+    p_asserted_identity: Type.Optional(
+      Type.Union([Phone, Type.Null()], { description: 'PHONE; null removes it' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type PartnerPhoneSettings = Static<typeof PartnerPhoneSettings>;
+
+const PhoneMap = Type.Record(Type.String({ pattern: '^\\+[0-9]{3,20}$' }), PartnerPhoneSettings, {
+  additionalProperties: false,
+  maxProperties: 1000,
+});
+
+export const PartnerPhoneBody = Type.Object({
+  create: Type.Optional({
+    ...PhoneMap,
+    description: 'PHONE -> settings: free numbers of the pool given to the user',
+  }),
+  update: Type.Optional({ ...PhoneMap, description: "PHONE -> settings to change on the user's numbers" }),
+  delete: Type.Optional(
+    Type.Array(Phone, { maxItems: 1000, description: "the user's numbers taken back into the pool" }),
+  ),
+});
+export type PartnerPhoneBody = Static<typeof PartnerPhoneBody>;

@@ -22,6 +22,8 @@ import type {
   ConfigurePhoneBody,
   NumberChange,
   NumberSettingsView,
+  PartnerPhoneBody,
+  PartnerPhoneSettings,
   PhoneSimulateBody,
 } from './phone.schema.js';
 
@@ -221,6 +223,54 @@ export class PhoneService {
   }
 
   /**
+   * GET /api/partner/phone: the partner's pool in number order after `start` (exclusive), each
+   * number with the UUID of the user holding it, or null while it is free.
+   */
+  async listPool(partnerUuid: string, start: string | undefined, count: number) {
+    const rows = await repo.listPoolPage(this.deps.db, partnerUuid, start, count);
+    return Object.fromEntries(rows.map((row) => [row.number, row.user_uuid]));
+  }
+
+  /**
+   * POST /api/partner/phone/{user} for a user of the partner (the caller checked that): `create`
+   * gives free numbers of the partner's pool to the user with fresh settings (phone-duplicate
+   * when a user holds the number, phone-forbidden when it is not in the pool), `update` changes
+   * the settings of the user's numbers, `delete` takes numbers from the user back into the pool
+   * with their settings cleared (wrong-phone when not the user's). All or nothing; phone_modify.
+   */
+  changePartnerNumbers(partnerUuid: string, user: string, body: PartnerPhoneBody): Promise<void> {
+    return this.deps.writer.write(async (w) => {
+      let changed = false;
+      for (const [number, settings] of Object.entries(body.create ?? {})) {
+        const row = await repo.findNumber(w.trx, number);
+        if (row?.user_uuid) throw new ApiError('phone-duplicate', `${number} is held by a user`);
+        if (row?.partner_uuid !== partnerUuid)
+          throw new ApiError('phone-forbidden', `${number} is not in the partner's pool`);
+        const next = applyPartnerSettings({}, settings);
+        await repo.updateNumber(w.trx, number, { user_uuid: user, settings: JSON.stringify(next) });
+        changed = true;
+      }
+      for (const [number, settings] of Object.entries(body.update ?? {})) {
+        const row = await repo.findNumber(w.trx, number);
+        if (!row || row.user_uuid !== user) throw new ApiError('wrong-phone', `${number} is not the user's`);
+        const next = JSON.stringify(
+          applyPartnerSettings(JSON.parse(row.settings) as StoredSettings, settings),
+        );
+        if (next === row.settings) continue;
+        await repo.updateNumber(w.trx, number, { settings: next });
+        changed = true;
+      }
+      for (const number of new Set(body.delete ?? [])) {
+        const row = await repo.findNumber(w.trx, number);
+        if (!row || row.user_uuid !== user) throw new ApiError('wrong-phone', `${number} is not the user's`);
+        await repo.updateNumber(w.trx, number, { user_uuid: null, settings: '{}' });
+        changed = true;
+      }
+      if (changed) w.emit([user], 'phone_modify', {});
+    });
+  }
+
+  /**
    * POST /api/phone/{number}/simulate (Zentrale extension): which path answers the number
    * (routeNumber), then that path's decision for the call.
    */
@@ -334,4 +384,38 @@ function applyChange(current: StoredSettings, change: NumberChange): StoredSetti
   if (change.notification_attachment !== undefined)
     next.notification_attachment = change.notification_attachment;
   return next;
+}
+
+/** A number's stored settings after a partner's change (p_asserted_identity null removes it). */
+function applyPartnerSettings(current: StoredSettings, change: PartnerPhoneSettings): StoredSettings {
+  const next: StoredSettings = { ...current };
+  for (const key of Object.keys(SWITCH_DEFAULTS) as (keyof PartnerSwitches)[]) {
+    const value = change[key];
+    if (value !== undefined) next[key] = value;
+  }
+  if (change.notification_attachment !== undefined)
+    next.notification_attachment = change.notification_attachment;
+  if (change.notification_email === '') delete next.notification_email;
+  else if (change.notification_email !== undefined) next.notification_email = change.notification_email;
+  if (change.p_asserted_identity === null) delete next.p_asserted_identity;
+  else if (change.p_asserted_identity !== undefined) next.p_asserted_identity = change.p_asserted_identity;
+  return next;
+}
+
+/**
+ * What a number's switches allow in effect (spec "Partner API" phone settings): dialplan_enable
+ * takes priority, so with it on the call API, fax, conference and recording switches are
+ * ignored; the call API works only when call_enable is the only switch on. For the call engine.
+ */
+export function effectiveSwitches(stored: Partial<PartnerSwitches>) {
+  const on = { ...SWITCH_DEFAULTS, ...stored };
+  const dialplan = on.dialplan_enable;
+  const others = !dialplan && (on.fax_enable || on.conference_enable || on.recording_enable);
+  return {
+    dialplan,
+    fax: !dialplan && on.fax_enable,
+    conference: !dialplan && on.conference_enable,
+    recording: !dialplan && on.recording_enable,
+    call_api: !dialplan && on.call_enable && !others,
+  };
 }

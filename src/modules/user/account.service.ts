@@ -438,7 +438,7 @@ export class AccountService {
    * The session that asked is closed.
    */
   async deleteAccount(session: SessionContext, userUuid: string, password: string): Promise<void> {
-    const { throttle, users } = this.deps;
+    const { throttle } = this.deps;
     const user = await this.requireUser(userUuid);
     if (user.partner_uuid) throw new ApiError('access-denied', 'the partner manages this account');
     await throttle.check('password-account', userUuid);
@@ -446,11 +446,19 @@ export class AccountService {
       await throttle.fail('password-account', userUuid);
       throw new ApiError('wrong-password', 'password does not match');
     }
-    const jobs = await repo.listIdcardJobsOfUser(this.db, userUuid);
-    await users.deleteUser(userUuid);
+    await this.removeAccount(userUuid);
     await throttle.clear('password-account', userUuid);
+    await this.deps.closeSession(session);
+  }
+
+  /**
+   * Deletes an account for good with its picture and id card copies (POST /api/user/delete,
+   * and the partner's POST /api/partner/user `deleted`); the caller ends its sessions.
+   */
+  async removeAccount(userUuid: string): Promise<void> {
+    const jobs = await repo.listIdcardJobsOfUser(this.db, userUuid);
+    await this.deps.users.deleteUser(userUuid);
     await fs.rm(this.picturePath(userUuid), { force: true });
     await this.removeIdcardFiles(jobs);
-    await this.deps.closeSession(session);
   }
 }

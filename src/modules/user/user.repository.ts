@@ -16,6 +16,8 @@ export interface UserTable {
   newsletter: number;
   partner_uuid: string | null;
   disabled: number;
+  /** set by the user's partner (spec "Partner API") */
+  ignore_ip_whitelisting: number;
   created: number;
   birthday: string | null;
   zip_code: string | null;
@@ -78,6 +80,37 @@ export function findUserByEmailKey(db: Db, emailKey: string): Promise<UserRow | 
 
 export function listUsers(db: Db, limit: number): Promise<UserRow[]> {
   return db.selectFrom('user').selectAll().orderBy('created').orderBy('uuid').limit(limit).execute();
+}
+
+/**
+ * UUIDs of a partner's users by creation (created, then UUID), a page after `after` (its
+ * created and UUID) within [from, to].
+ */
+export function listPartnerUsers(
+  db: Db,
+  partnerUuid: string,
+  page: {
+    from?: number | undefined;
+    to?: number | undefined;
+    after?: { created: number; uuid: string } | undefined;
+    order: 'asc' | 'desc';
+    count: number;
+  },
+): Promise<{ uuid: string }[]> {
+  let query = db.selectFrom('user').select('uuid').where('partner_uuid', '=', partnerUuid);
+  if (page.from !== undefined) query = query.where('created', '>=', page.from);
+  if (page.to !== undefined) query = query.where('created', '<=', page.to);
+  const { after } = page;
+  if (after) {
+    const beyond = page.order === 'asc' ? '>' : '<';
+    query = query.where((eb) =>
+      eb.or([
+        eb('created', beyond, after.created),
+        eb.and([eb('created', '=', after.created), eb('uuid', beyond, after.uuid)]),
+      ]),
+    );
+  }
+  return query.orderBy('created', page.order).orderBy('uuid', page.order).limit(page.count).execute();
 }
 
 export function updateUser(db: Db, uuid: string, changes: Partial<UserRow>): Promise<unknown> {

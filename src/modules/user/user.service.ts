@@ -112,6 +112,7 @@ export class UserService {
       newsletter: input.newsletter === false ? 0 : 1,
       partner_uuid: input.partnerUuid ?? null,
       disabled: 0,
+      ignore_ip_whitelisting: 0,
       created: nowSeconds(),
       birthday: null,
       zip_code: null,
@@ -158,6 +159,25 @@ export class UserService {
 
   async setDisabled(uuid: string, disabled: boolean): Promise<void> {
     await repo.updateUser(this.db, uuid, { disabled: disabled ? 1 : 0 });
+  }
+
+  /** The partner's users by creation (GET /api/partner/user); see repo.listPartnerUsers. */
+  listPartnerUsers(partnerUuid: string, page: Parameters<typeof repo.listPartnerUsers>[2]) {
+    return repo.listPartnerUsers(this.db, partnerUuid, page);
+  }
+
+  /** Changes what a partner sets on its user (POST /api/partner/user), in the caller's unit of work. */
+  async updatePartnerSettings(
+    w: UnitOfWork,
+    uuid: string,
+    changes: { country_code?: string; ignore_ip_whitelisting?: boolean; disabled?: boolean },
+  ): Promise<void> {
+    const row: Partial<repo.UserRow> = {};
+    if (changes.country_code !== undefined) row.country_code = changes.country_code;
+    if (changes.ignore_ip_whitelisting !== undefined)
+      row.ignore_ip_whitelisting = changes.ignore_ip_whitelisting ? 1 : 0;
+    if (changes.disabled !== undefined) row.disabled = changes.disabled ? 1 : 0;
+    if (Object.keys(row).length > 0) await repo.updateUser(w.trx, uuid, row);
   }
 
   async setPartner(uuid: string, partnerUuid: string | null): Promise<void> {

@@ -14,6 +14,7 @@ import * as telephonyConfig from './0011-telephony-config.js';
 import * as contentTypes from './0012-content-types.js';
 import * as sessionEvents from './0013-session-events.js';
 import * as invitationEmail from './0014-invitation-email.js';
+import * as partner from './0015-partner.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '0012-content-types': contentTypes,
   '0013-session-events': sessionEvents,
   '0014-invitation-email': invitationEmail,
+  '0015-partner': partner,
 };
