@@ -61,6 +61,12 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(first, { status: 'ok', user: `${name}_01`, domain: current });
       const second = await client.call('POST', '/api/sip', { password: 'secret2', domain: legacy });
       assert.deepEqual(second, { status: 'ok', user: `${name}_02`, domain: legacy });
+      // feature.used counts them against quota.sip.
+      assert.equal(
+        ((await client.call('GET', '/api/user')).user as { feature: { used: { sip: number } } }).feature.used
+          .sip,
+        2,
+      );
       assert.deepEqual(
         (await newEvents(client, 'sip_new')).map(({ user, domain, description }) => ({
           user,

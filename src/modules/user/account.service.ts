@@ -58,7 +58,7 @@ export interface ContactSource {
 
 /** Current usage: storage volume in MB and fax pages of the current month. */
 export interface UsageSource {
-  usedOf(userUuid: string): Promise<{ volume: number; fax: number }>;
+  usedOf(userUuid: string): Promise<{ volume: number; fax: number; sip: number }>;
 }
 
 export interface AccountServiceDeps {
@@ -146,7 +146,7 @@ export class AccountService {
         pack: quota.pack,
         quota: quota.quota,
         // Without objects and faxes nothing is in use; the areas that store them report usage.
-        used: used ?? { volume: 0, fax: 0 },
+        used: used ?? { volume: 0, fax: 0, sip: 0 },
         feature: quota.feature,
       },
       picture: user.picture === 1,

@@ -77,6 +77,7 @@ export const accountArea = defineArea({
         usedOf: async (user) => ({
           volume: Math.ceil((await s.store.usedVolume(user)) / 10485.76) / 100,
           fax: 0,
+          sip: await s.sip.countAccounts(user),
         }),
       },
     }),

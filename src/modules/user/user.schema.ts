@@ -35,6 +35,7 @@ export const UserFeature = Type.Object({
   used: Type.Object({
     volume: Type.Number({ description: 'storage volume in use, MB' }),
     fax: Type.Integer({ description: 'fax pages sent this month' }),
+    sip: Type.Integer({ description: 'SIP accounts (counted against quota.sip)' }),
   }),
   feature: Type.Object({
     fax_noad: Type.Boolean(),

@@ -112,6 +112,7 @@ for (const dialect of DIALECTS) {
         used: {
           volume: Math.ceil((await app.services.store.usedVolume(user.uuid)) / 10485.76) / 100,
           fax: 0,
+          sip: 0,
         },
         feature: {
           fax_noad: false,
