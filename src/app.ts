@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { callArea } from './modules/call/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { contactArea } from './modules/contact/index.js';
 import { deviceArea } from './modules/device/index.js';
@@ -70,6 +71,7 @@ const AREAS: readonly Area[] = [
   recordingArea,
   dialplanArea,
   ivrArea,
+  callArea,
   eventArea,
   languageArea,
 ];

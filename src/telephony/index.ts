@@ -9,3 +9,12 @@ declare module '../platform/area.js' {
     readonly telephony: import('./telephony.js').Telephony;
   }
 }
+
+export type {
+  CallDirectory,
+  CallRecord,
+  NotifyRequest,
+  NumberAnswer,
+  SipAccountInfo,
+  Voicemail,
+} from './calls/index.js';

@@ -17,6 +17,8 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { freeTcpPort, freeUdpPort } from '../platform/ports.js';
+import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
+import type { CallDirectory } from './calls/directory.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import { kamailioConfig } from './kamailio/kamailio-config.js';
@@ -61,6 +63,11 @@ export interface TelephonyEngine {
   /** rtpengine's control client while running. */
   readonly rtpengine: NgClient | undefined;
   registrations(sipUser: string): Promise<Registration[]>;
+  /**
+   * An out-of-dialog NOTIFY to the account's registered phones (POST /api/sip/{user}/notify);
+   * resolves with the SIP status (200 delivered, 480 not registered, 404 no such account).
+   */
+  notify(sipUser: string, request: NotifyRequest): Promise<number>;
   onRegistration(listener: (change: RegistrationChange) => void): () => void;
 }
 
@@ -122,6 +129,9 @@ export class Telephony implements TelephonyEngine {
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
+  private directory: CallDirectory | undefined;
+  /** The call model, while the engines run and a directory was given. */
+  calls: CallEngine | undefined;
 
   constructor(
     private readonly config: Config,
@@ -135,6 +145,16 @@ export class Telephony implements TelephonyEngine {
     const now = Date.now() / 1000;
     const rows = await findLocations(this.database.db, sipUser);
     return rows.map(toRegistration).filter((registration) => registration.expires > now);
+  }
+
+  /** The composition root hands over what the call engine asks the API areas (src/modules/call/). */
+  useDirectory(directory: CallDirectory): void {
+    this.directory = directory;
+  }
+
+  async notify(sipUser: string, request: NotifyRequest): Promise<number> {
+    if (!this.calls) throw new Error('telephony is not running');
+    return this.calls.notify(sipUser, request);
   }
 
   onRegistration(listener: (change: RegistrationChange) => void): () => void {
@@ -239,6 +259,16 @@ export class Telephony implements TelephonyEngine {
     this.supervisors.push(kam);
     await kam.start();
     await this.watchExisting();
+    if (this.directory) {
+      this.calls = await CallEngine.start(this.directory, {
+        host: config.sipHost,
+        port: ports.app,
+        proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
+        rtpengine: this.rtpengine,
+        carrierUri: config.carrierUri,
+        log: this.log,
+      });
+    }
   }
 
   private handleEvent(event: Record<string, unknown>): void {
@@ -293,6 +323,8 @@ export class Telephony implements TelephonyEngine {
   async stop(): Promise<void> {
     if (this.watchTimer) clearTimeout(this.watchTimer);
     this.watched.clear();
+    await this.calls?.close();
+    this.calls = undefined;
     this.evapi?.close();
     this.evapi = undefined;
     const supervisors = this.supervisors.splice(0).reverse();

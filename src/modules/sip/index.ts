@@ -1,2 +1,2 @@
 /** What other areas use of the SIP accounts (spec "SIP accounts"). */
-export { findSipAccountOwner } from './sip.repository.js';
+export { findSipAccountByUsername, findSipAccountOwner } from './sip.repository.js';
