@@ -155,10 +155,12 @@ async function numberWithDialplan(
   number: string,
   profiles: (announcement: string) => object[],
   audio: Float32Array,
+  prepare: (owner: string) => Promise<unknown> = async () => {},
 ) {
   const { client, user } = await loggedInClient(app);
   await app.services.phones.addNumber(number, { userUuid: user.uuid });
   await app.services.phones.setSwitches(number, { dialplan_enable: true });
+  await prepare(user.uuid);
   const announcement = (await client.call('POST', '/api/announcement', { description: 'greeting' }))
     .uuid as string;
   const uploaded = await upload(
@@ -239,6 +241,41 @@ test('a platform number whose dialplan records: announcement, then the voicemail
   );
   assert.ok(windowsOf(windows, 1000) >= 40, `1000 Hz in ${windowsOf(windows, 1000)} windows`);
   assert.equal(windowsOf(windows, 1400), 0, 'the announcement is not in the message');
+});
+
+test('a dialplan rings SIP accounts in parallel: the first to answer is bridged, the other is cancelled', async (t) => {
+  const node = await telephonyNode(t);
+  const accounts: Account[] = [];
+  await numberWithDialplan(
+    node.app,
+    '+4930555003',
+    () => [{ parallel: { targets: ['bob_01', 'carol_01'], timeout: 30 } }],
+    sine(1400, 8000, 1, 0.3),
+    async (owner) => {
+      accounts.push(
+        await sipAccount(node.app, 'bob_01', owner),
+        await sipAccount(node.app, 'carol_01', owner),
+      );
+    },
+  );
+  const b = await phone(t, node, accounts[0]!, { answerMode: 'manual', microphone: tone(1000) });
+  const c = await phone(t, node, accounts[1]!, { answerMode: 'manual' });
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+  const ringing = [b.waitFor('CALL_INCOMING', 20_000), c.waitFor('CALL_INCOMING', 20_000)];
+  const cancelled = c.waitFor('CALL_CLOSED', 20_000);
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', '+4930555003');
+  await Promise.all(ringing);
+  b.command('accept');
+  await established;
+  await cancelled;
+  await sleep(2000);
+  const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
+  b.command('hangup');
+  await Promise.all(closed);
+  assert.equal(c.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0);
+  const atA = heard(a);
+  assert.ok(windowsOf(atA, 1000) >= 30, `A heard bob's 1000 Hz in ${windowsOf(atA, 1000)} windows`);
 });
 
 /** Resolves once something has bound UDP `port` on 127.0.0.1. */
