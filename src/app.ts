@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { callArea } from './modules/call/index.js';
 import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
@@ -79,6 +80,7 @@ const AREAS: readonly Area[] = [
   ivrArea,
   sipArea,
   cdrArea,
+  callArea,
   eventArea,
   languageArea,
 ];

@@ -11,7 +11,11 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
+import type { App } from '../src/app.js';
+import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
 import { writeWav } from '../src/platform/content/wav.js';
+import { newUuid } from '../src/platform/ids.js';
+import { sipDigests } from '../src/telephony/index.js';
 
 /** A port free for both UDP and TCP on 127.0.0.1 (even, so RTP/RTCP pairs fit). */
 export async function freePort(): Promise<number> {
@@ -104,6 +108,8 @@ export interface BaresipOptions {
   microphone?: Int16Array;
   /** `auto` answers calls by itself. */
   answerMode?: 'manual' | 'auto';
+  /** Registers as this SIP account at Kamailio (`proxy` = host:port) instead of a local account. */
+  account?: { user: string; password: string; domain: string; proxy: string };
 }
 
 /** Starts baresip headless with a local account sip:baresip@127.0.0.1:<port>. */
@@ -133,9 +139,13 @@ export async function startBaresip(t: TestContext, options: BaresipOptions = {})
       '',
     ].join('\n'),
   );
+  const { account } = options;
+  const aor = account
+    ? `<sip:${account.user}@${account.domain}>;auth_pass=${account.password};outbound="sip:${account.proxy};transport=udp";regint=300`
+    : `<sip:baresip@127.0.0.1:${sipPort}>;regint=0`;
   fs.writeFileSync(
     path.join(dir, 'accounts'),
-    `<sip:baresip@127.0.0.1:${sipPort}>;regint=0;answermode=${options.answerMode ?? 'auto'};audio_codecs=PCMU,PCMA\n`,
+    `${aor};answermode=${options.answerMode ?? 'auto'};audio_codecs=PCMU,PCMA\n`,
   );
   const child = spawn('baresip', ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
@@ -216,4 +226,32 @@ async function connectWithRetry(port: number, log: () => string): Promise<net.So
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`baresip did not open ctrl_tcp; log:\n${log()}`);
+}
+
+export interface TestSipAccount {
+  username: string;
+  password: string;
+  domain: string;
+  owner: string;
+}
+
+/** A SIP account inserted as the SIP area stores it (with the digests Kamailio checks). */
+export async function addSipAccount(
+  app: App,
+  username: string,
+  options: { owner: string; domain?: string },
+): Promise<TestSipAccount> {
+  const domain = options.domain ?? app.config.sipDomainCurrent;
+  const password = `pw-${newUuid().slice(0, 8)}`;
+  await insertSipAccount(app.database.db, {
+    uuid: newUuid(),
+    owner: options.owner,
+    username,
+    domain,
+    password,
+    ...sipDigests(username, domain, password),
+    description: '',
+    created: Math.floor(Date.now() / 1000),
+  });
+  return { username, password, domain, owner: options.owner };
 }

@@ -4,7 +4,6 @@ export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {
   type Registration,
   type RegistrationChange,
-  type SipNotification,
   Telephony,
   type TelephonyEngine,
 } from './telephony.js';
@@ -15,3 +14,12 @@ declare module '../platform/area.js' {
     readonly telephony: import('./telephony.js').Telephony;
   }
 }
+
+export type {
+  CallDirectory,
+  CallRecord,
+  NotifyRequest,
+  NumberAnswer,
+  SipAccountInfo,
+  Voicemail,
+} from './calls/index.js';

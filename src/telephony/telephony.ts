@@ -18,6 +18,8 @@ import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { ApiError } from '../platform/errors.js';
 import { freeTcpPort, freeUdpPort } from '../platform/ports.js';
+import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
+import type { CallDirectory } from './calls/directory.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import { kamailioConfig } from './kamailio/kamailio-config.js';
@@ -63,24 +65,17 @@ export interface TelephonyEngine {
   /** rtpengine's control client while running. */
   readonly rtpengine: NgClient | undefined;
   registrations(sipUser: string): Promise<Registration[]>;
+  /**
+   * An out-of-dialog NOTIFY to the account's registered phones (POST /api/sip/{user}/notify);
+   * resolves with the SIP status (200 delivered, 480 not registered, 404 no such account).
+   */
+  notify(sipUser: string, request: NotifyRequest): Promise<number>;
   onRegistration(listener: (change: RegistrationChange) => void): () => void;
   /**
    * Ends every registration of `sipUser` at once (deleted account, new credentials): its
    * phones must register again. Kamailio forgets them and reports the change.
    */
   dropRegistrations(sipUser: string): Promise<void>;
-  /**
-   * Sends a custom NOTIFY to the registered phones of `sipUser` (POST /api/sip/{sip-user}/notify).
-   * Zentrale's SIP user agent sends it; without one this fails (`fail`).
-   */
-  notify(sipUser: string, notification: SipNotification): Promise<void>;
-}
-
-/** A custom SIP NOTIFY: the Event header, the Content-Type header and the body. */
-export interface SipNotification {
-  readonly event: string;
-  readonly contentType: string;
-  readonly content: string;
 }
 
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
@@ -141,6 +136,9 @@ export class Telephony implements TelephonyEngine {
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
+  private directory: CallDirectory | undefined;
+  /** The call model, while the engines run and a directory was given. */
+  calls: CallEngine | undefined;
 
   constructor(
     private readonly config: Config,
@@ -156,6 +154,17 @@ export class Telephony implements TelephonyEngine {
     return rows.map(toRegistration).filter((registration) => registration.expires > now);
   }
 
+  /** The composition root hands over what the call engine asks the API areas (src/modules/call/). */
+  useDirectory(directory: CallDirectory): void {
+    this.directory = directory;
+  }
+
+  async notify(sipUser: string, request: NotifyRequest): Promise<number> {
+    if (!this.calls)
+      throw new ApiError('fail', `the call engine is not running: no NOTIFY sent to ${sipUser}`);
+    return this.calls.notify(sipUser, request);
+  }
+
   onRegistration(listener: (change: RegistrationChange) => void): () => void {
     this.events.on('registration', listener);
     return () => this.events.off('registration', listener);
@@ -166,11 +175,6 @@ export class Telephony implements TelephonyEngine {
     // then Kamailio, which keeps SQLite registrations in memory too (write-through).
     await deleteLocations(this.database.db, sipUser);
     this.evapi?.send(`unregister:${sipUser}`);
-  }
-
-  async notify(sipUser: string, _notification: SipNotification): Promise<void> {
-    // Zentrale's SIP user agent (src/telephony/sip/) sends NOTIFY; until it runs, say so.
-    throw new ApiError('fail', `SIP user agent not available: no NOTIFY sent to ${sipUser}`);
   }
 
   /** Starts the engines as TELEPHONY says; with `on`, throws when they cannot run. */
@@ -270,6 +274,16 @@ export class Telephony implements TelephonyEngine {
     this.supervisors.push(kam);
     await kam.start();
     await this.watchExisting();
+    if (this.directory) {
+      this.calls = await CallEngine.start(this.directory, {
+        host: config.sipHost,
+        port: ports.app,
+        proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
+        rtpengine: this.rtpengine,
+        carrierUri: config.carrierUri,
+        log: this.log,
+      });
+    }
   }
 
   private handleEvent(event: Record<string, unknown>): void {
@@ -324,6 +338,8 @@ export class Telephony implements TelephonyEngine {
   async stop(): Promise<void> {
     if (this.watchTimer) clearTimeout(this.watchTimer);
     this.watched.clear();
+    await this.calls?.close();
+    this.calls = undefined;
     this.evapi?.close();
     this.evapi = undefined;
     const supervisors = this.supervisors.splice(0).reverse();

@@ -12,6 +12,7 @@ export {
   type PhoneNumber,
   PhoneService,
   type PhoneServiceDeps,
+  type StoredSettings,
   SWITCH_DEFAULTS,
 } from './phone.service.js';
 

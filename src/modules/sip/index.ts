@@ -3,7 +3,7 @@ import { sipRoutes as routes } from './sip.routes.js';
 import { SipService as Sip } from './sip.service.js';
 
 /** What other areas use of the SIP accounts (spec "SIP accounts"). */
-export { findSipAccountOwner } from './sip.repository.js';
+export { findSipAccountByUsername, findSipAccountOwner } from './sip.repository.js';
 export { sipRoutes } from './sip.routes.js';
 export {
   BLF_LIMIT,

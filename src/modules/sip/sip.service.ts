@@ -301,7 +301,11 @@ export class SipService {
     await this.requireOwn(owner, username);
     const registrations = await this.deps.telephony.registrations(username);
     if (registrations.length === 0) throw new ApiError('not-registered', `${username} is not registered`);
-    await this.deps.telephony.notify(username, notification);
+    const status = await this.deps.telephony.notify(username, notification);
+    // The phones went away between the check and the NOTIFY: the same answer as before it.
+    if (status === 480 || status === 404)
+      throw new ApiError('not-registered', `${username} is not registered`);
+    if (status >= 300) throw new ApiError('fail', `the phone answered the NOTIFY with ${status}`);
   }
 
   /** GET /api/sip/{sip-user}/blf: wrong-sip. */

@@ -253,7 +253,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await anonymous.call('POST', '/api/sip', { password: 'secret' })).status, 'no-auth');
     });
 
-    test('POST /api/sip/{sip-user}/notify: validation, wrong-sip, not-registered; fail while no SIP user agent runs', async (t) => {
+    test('POST /api/sip/{sip-user}/notify: validation, wrong-sip, not-registered; fail while the call engine is not running (sent for real in calls.test.ts)', async (t) => {
       const { app, alice, name } = await setup(t, dialect);
       const { client } = alice;
       const user = `${name}_01`;
@@ -282,7 +282,7 @@ for (const dialect of DIALECTS) {
       });
       assert.deepEqual(sent, {
         status: 'fail',
-        message: `SIP user agent not available: no NOTIFY sent to ${user}`,
+        message: `the call engine is not running: no NOTIFY sent to ${user}`,
       });
     });
 

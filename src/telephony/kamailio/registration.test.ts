@@ -9,11 +9,11 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
 import { build, buildUser, DIALECTS } from '../../../test/helper.js';
+import { addSipAccount } from '../../../test/sip-peers.js';
 import { freePortRange, freeUdpPort, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
-import { insertSipAccount } from '../../modules/sip/sip.repository.js';
 import { newUuid } from '../../platform/ids.js';
-import { type RegistrationChange, sipDigests } from '../index.js';
+import type { RegistrationChange } from '../index.js';
 
 requireTelephonyPackages();
 
@@ -33,18 +33,7 @@ async function sipAccount(app: App, domain = app.config.sipDomainCurrent) {
   const user = await buildUser(app);
   accounts += 1;
   const username = `phone${process.pid % 10000}_${String(accounts).padStart(2, '0')}`;
-  const password = `pw-${newUuid().slice(0, 8)}`;
-  await insertSipAccount(app.database.db, {
-    uuid: newUuid(),
-    owner: user.uuid,
-    username,
-    domain,
-    password,
-    ...sipDigests(username, domain, password),
-    description: '',
-    created: Math.floor(Date.now() / 1000),
-  });
-  return { username, password, domain };
+  return addSipAccount(app, username, { owner: user.uuid, domain });
 }
 
 /** One REGISTER without credentials over UDP from `localIp`; the answer's status and challenge. */

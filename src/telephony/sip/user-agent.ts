@@ -81,6 +81,8 @@ export abstract class SipCall {
   dialog: Dialog | undefined;
   ended: EndReason | undefined;
   remoteSdp: SessionDescription | undefined;
+  /** The peer's last SDP as sent (a B2BUA hands it to rtpengine unchanged). */
+  remoteSdpText: string | undefined;
   /** The SDP we last sent; re-INVITEs are answered with it unless `onReoffer` says otherwise. */
   localSdp = '';
   private endHandlers: ((reason: EndReason) => void)[] = [];
@@ -183,6 +185,7 @@ export class IncomingCall extends SipCall {
         ? parseSdp(request.body.toString())
         : undefined;
     this.remoteSdp = this.offer;
+    if (this.offer) this.remoteSdpText = request.body.toString();
     const contact =
       contactUri(request.headers.get('contact')) ?? parseNameAddr(this.from)?.uri ?? request.uri;
     this.dialog = new Dialog({
@@ -438,6 +441,7 @@ export class OutgoingCall extends SipCall {
     this.final = response.status;
     clearTimeout(this.ringTimer);
     this.remoteSdp = sdp;
+    if (sdp) this.remoteSdpText = response.body.toString();
     this.ua.confirm(this);
     this.settle({ status: response.status, reason: response.reason });
     // CANCEL crossed the 200 (9.1): the call is up, so end it properly.

@@ -1,0 +1,84 @@
+/**
+ * The call engine's directory (src/telephony/calls/directory.ts) over the API areas: SIP
+ * accounts, numbers with their answering path, announcements, recordings, feature packs. The
+ * engine asks through this one interface and imports no module.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Services } from '../../platform/area.js';
+import type { Db } from '../../platform/database/database.js';
+import { routeNumber } from '../../telephony/decisions/index.js';
+import type {
+  CallDirectory,
+  CallRecord,
+  NumberAnswer,
+  SipAccountInfo,
+  Voicemail,
+} from '../../telephony/index.js';
+import type { StoredSettings } from '../phone/index.js';
+import { findSipAccountByUsername } from '../sip/index.js';
+
+export class CallAreaDirectory implements CallDirectory {
+  constructor(
+    private readonly services: Services,
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async sipAccount(username: string): Promise<SipAccountInfo | undefined> {
+    const row = await findSipAccountByUsername(this.db, username);
+    if (!row) return undefined;
+    const [first] = await this.services.phones.listNumbers({ userUuid: row.owner });
+    return { username: row.username, domain: row.domain, owner: row.owner, callerId: first?.number };
+  }
+
+  async numberAnswer(number: string): Promise<NumberAnswer | undefined> {
+    const found = await this.services.phones.findNumber(number);
+    if (!found) return undefined;
+    const owner = found.user;
+    const settings = found.settings as StoredSettings;
+    const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
+    if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
+    if (route.kind === 'dialplan') {
+      return {
+        kind: 'dialplan',
+        owner,
+        dialplan: await this.services.dialplans.getDialplan(owner, route.uuid),
+      };
+    }
+    if (route.kind === 'ivr') return { kind: 'ivr', owner, ivr: route.uuid };
+    return { kind: 'legacy', owner };
+  }
+
+  async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {
+    const { announcements } = this.services;
+    try {
+      return await announcements.storage.read(await announcements.audioKey(user, uuid, 'wav'));
+    } catch (error) {
+      this.log.warn({ err: error, announcement: uuid }, 'announcement audio not readable');
+      return undefined;
+    }
+  }
+
+  async storeVoicemail(voicemail: Voicemail): Promise<string> {
+    const recording = await this.services.recordings.createRecording(voicemail.owner, {
+      from: voicemail.from,
+      to: voicemail.to,
+      audio: { data: voicemail.wav },
+    });
+    this.services.hub.emit({ users: [voicemail.owner] }, 'recording_new', {
+      owner: voicemail.owner,
+      recording,
+      phone: voicemail.from,
+    });
+    return recording;
+  }
+
+  async callLimit(user: string): Promise<number> {
+    return (await this.services.features.quotaOf(user)).quota.calls;
+  }
+
+  /** The CDR area is not merged yet: its service is called here when it lands. */
+  async recordCall(record: CallRecord): Promise<void> {
+    this.log.debug({ call: record }, 'call ended');
+  }
+}

@@ -1,0 +1,438 @@
+/**
+ * Calls for real (decisions.md "The call engine"): headless baresips register through the
+ * Kamailio Zentrale starts and call each other, platform numbers and the carrier (SIPp); the
+ * audio each side hears is checked with a Goertzel filter.
+ */
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { type TestContext, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { build, buildUser, type Client, loggedInClient, upload } from '../../../test/helper.js';
+import {
+  addSipAccount,
+  type Baresip,
+  type BaresipOptions,
+  freePort,
+  startBaresip,
+  type TestSipAccount,
+} from '../../../test/sip-peers.js';
+import { freePortRange, freeUdpPort, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
+import type { App } from '../../app.js';
+import { pcm16, sine, wavFile } from '../../platform/content/test-inputs.js';
+import { parseWav } from '../../platform/content/wav.js';
+import { dominantFrequencies } from '../media/goertzel.js';
+import { ToneSource } from '../media/sources.js';
+
+requireTelephonyPackages();
+
+interface Node {
+  app: App;
+  sipPort: number;
+}
+
+async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
+  const sipPort = await freeUdpPort();
+  const [min, max] = await freePortRange(40);
+  const app = await build(t, {
+    env: {
+      TELEPHONY: 'on',
+      SIP_PORT: String(sipPort),
+      RTP_PORT_MIN: String(min),
+      RTP_PORT_MAX: String(max),
+      ...env,
+    },
+  });
+  assert.equal(app.services.telephony.state, 'running');
+  assert.ok(app.services.telephony.calls, 'the call engine runs');
+  return { app, sipPort };
+}
+
+type Account = TestSipAccount;
+
+async function sipAccount(app: App, username: string, owner?: string): Promise<Account> {
+  return addSipAccount(app, username, { owner: owner ?? (await buildUser(app)).uuid });
+}
+
+function tone(frequency: number, seconds = 20): Int16Array {
+  const samples = new Int16Array(8000 * seconds);
+  new ToneSource(frequency, { amplitude: 0.25 }).read(samples);
+  return samples;
+}
+
+/** A baresip registered as `account` through the node's Kamailio. */
+async function phone(t: TestContext, node: Node, account: Account, options: BaresipOptions = {}) {
+  const registered = new Promise<void>((resolve) => {
+    const off = node.app.services.telephony.onRegistration((change) => {
+      if (change.sipUser === account.username && change.registrations.length > 0) {
+        off();
+        resolve();
+      }
+    });
+  });
+  const peer = await startBaresip(t, {
+    ...options,
+    account: { ...account, user: account.username, proxy: `127.0.0.1:${node.sipPort}` },
+  });
+  await registered;
+  return peer;
+}
+
+/** What baresip heard during its calls (sndfile's decoded dump). */
+function heard(peer: Baresip): { frequency: number; share: number; rms: number }[] {
+  const dump = fs.readdirSync(peer.dir).find((name) => name.endsWith('-dec.wav'));
+  assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);
+  const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
+  return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
+    (w) => w.rms > 0.05,
+  );
+}
+
+function windowsOf(windows: { frequency: number; share: number }[], frequency: number): number {
+  return windows.filter((w) => w.frequency === frequency && w.share > 0.7).length;
+}
+
+test('a SIP account calls another by name: ringing, answer, audio both ways relayed by rtpengine, BYE', async (t) => {
+  const node = await telephonyNode(t);
+  const alice = await sipAccount(node.app, 'alice_01');
+  const bob = await sipAccount(node.app, 'bob_01');
+  const a = await phone(t, node, alice, { answerMode: 'manual', microphone: tone(600) });
+  const b = await phone(t, node, bob, { answerMode: 'auto', microphone: tone(1000) });
+
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', 'bob_01');
+  await established;
+  assert.ok(
+    a.events.some((event) => event.type === 'CALL_RINGING'),
+    'the caller heard ringing',
+  );
+  await sleep(2000); // let audio flow
+  const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
+  a.command('hangup');
+  await Promise.all(closed);
+
+  const atA = heard(a);
+  const atB = heard(b);
+  assert.ok(windowsOf(atA, 1000) >= 30, `A heard 1000 Hz in ${windowsOf(atA, 1000)} windows`);
+  assert.ok(windowsOf(atB, 600) >= 30, `B heard 600 Hz in ${windowsOf(atB, 600)} windows`);
+  assert.equal(windowsOf(atA, 600), 0, 'A does not hear itself');
+});
+
+test('unregistered (480), busy (486) and CANCEL before the answer are passed back', async (t) => {
+  const node = await telephonyNode(t);
+  const alice = await sipAccount(node.app, 'alice_01');
+  const bob = await sipAccount(node.app, 'bob_01');
+  await sipAccount(node.app, 'carol_01');
+  const a = await phone(t, node, alice, { answerMode: 'manual' });
+  const b = await phone(t, node, bob, { answerMode: 'manual' });
+
+  let closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', 'carol_01');
+  assert.match(JSON.stringify(await closed), /480/);
+
+  let incoming = b.waitFor('CALL_INCOMING', 20_000);
+  closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', 'bob_01');
+  await incoming;
+  b.command('hangup');
+  assert.match(JSON.stringify(await closed), /486/);
+
+  incoming = b.waitFor('CALL_INCOMING', 20_000);
+  a.command('dial', 'bob_01');
+  await incoming;
+  const cancelled = b.waitFor('CALL_CLOSED', 20_000);
+  a.command('hangup');
+  await cancelled;
+  assert.equal(b.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0);
+});
+
+/** A number of a fresh user, answered by the v2 dialplan `dialplan` (dialplan_enable on). */
+async function numberWithDialplan(
+  app: App,
+  number: string,
+  profiles: (announcement: string) => object[],
+  audio: Float32Array,
+  prepare: (owner: string) => Promise<unknown> = async () => {},
+) {
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber(number, { userUuid: user.uuid });
+  await app.services.phones.setSwitches(number, { dialplan_enable: true });
+  await prepare(user.uuid);
+  const announcement = (await client.call('POST', '/api/announcement', { description: 'greeting' }))
+    .uuid as string;
+  const uploaded = await upload(
+    client,
+    `/api/announcement/${announcement}/a.wav`,
+    wavFile({ rate: 8000, body: pcm16(audio) }),
+  );
+  assert.equal(uploaded.status, 'ok');
+  await app.services.content.idle();
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: { profiles: profiles(announcement) },
+  });
+  assert.equal(dialplan.status, 'ok');
+  const set = await client.call('POST', '/api/phone', { phone: { [number]: { dialplan: dialplan.uuid } } });
+  assert.equal(set.status, 'ok');
+  return { client, user };
+}
+
+async function nextEvent(client: Client, name: string): Promise<Record<string, unknown>> {
+  let next = 0;
+  for (;;) {
+    const events = (await client.call('GET', `/api/event?next=${next}&timeout=20`)).event as {
+      id: number;
+      event: string;
+    }[];
+    const found = events.find((event) => event.event === name);
+    if (found) return found;
+    if (events.length > 0) next = events[events.length - 1]!.id + 1;
+  }
+}
+
+test('a platform number whose dialplan plays an announcement: the caller hears it, then Zentrale hangs up', async (t) => {
+  const node = await telephonyNode(t);
+  await numberWithDialplan(
+    node.app,
+    '+4930555001',
+    (announcement) => [{ play: { announcement } }],
+    sine(1400, 8000, 2, 0.3),
+  );
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  const closed = a.waitFor('CALL_CLOSED', 30_000);
+  a.command('dial', '+4930555001');
+  await established;
+  await closed;
+  const windows = heard(a);
+  assert.ok(windowsOf(windows, 1400) >= 40, `heard 1400 Hz in ${windowsOf(windows, 1400)} windows`);
+});
+
+test('a platform number whose dialplan records: announcement, then the voicemail holds what the caller said', async (t) => {
+  const node = await telephonyNode(t);
+  const { client, user } = await numberWithDialplan(
+    node.app,
+    '+4930555002',
+    (announcement) => [{ record: { announcement } }],
+    sine(1400, 8000, 1, 0.3),
+  );
+  const alice = await sipAccount(node.app, 'alice_01');
+  const a = await phone(t, node, alice, { answerMode: 'manual', microphone: tone(1000) });
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', '+4930555002');
+  await established;
+  await sleep(4000); // the announcement, then about three seconds of message
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('hangup');
+  await closed;
+  const event = await nextEvent(client, 'recording_new');
+  assert.equal(event.owner, user.uuid);
+  assert.equal(event.phone, 'alice_01');
+  await node.app.services.content.idle();
+  const uuid = event.recording as string;
+  const recording = await node.app.services.recordings.getRecording(user.uuid, uuid);
+  assert.deepEqual([recording.status, recording.from, recording.to], ['ok', 'alice_01', '+4930555002']);
+  const { recordings } = node.app.services;
+  const audio = parseWav(await recordings.storage.read(await recordings.audioKey(user.uuid, uuid, 'wav')));
+  const windows = dominantFrequencies(audio.samples, audio.sampleRate, [600, 1000, 1400], 30).filter(
+    (w) => w.rms > 0.05,
+  );
+  assert.ok(windowsOf(windows, 1000) >= 40, `1000 Hz in ${windowsOf(windows, 1000)} windows`);
+  assert.equal(windowsOf(windows, 1400), 0, 'the announcement is not in the message');
+});
+
+test('a dialplan rings SIP accounts in parallel: the first to answer is bridged, the other is cancelled', async (t) => {
+  const node = await telephonyNode(t);
+  const accounts: Account[] = [];
+  await numberWithDialplan(
+    node.app,
+    '+4930555003',
+    () => [{ parallel: { targets: ['bob_01', 'carol_01'], timeout: 30 } }],
+    sine(1400, 8000, 1, 0.3),
+    async (owner) => {
+      accounts.push(
+        await sipAccount(node.app, 'bob_01', owner),
+        await sipAccount(node.app, 'carol_01', owner),
+      );
+    },
+  );
+  const b = await phone(t, node, accounts[0]!, { answerMode: 'manual', microphone: tone(1000) });
+  const c = await phone(t, node, accounts[1]!, { answerMode: 'manual' });
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+  const ringing = [b.waitFor('CALL_INCOMING', 20_000), c.waitFor('CALL_INCOMING', 20_000)];
+  const cancelled = c.waitFor('CALL_CLOSED', 20_000);
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', '+4930555003');
+  await Promise.all(ringing);
+  b.command('accept');
+  await established;
+  await cancelled;
+  await sleep(2000);
+  const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
+  b.command('hangup');
+  await Promise.all(closed);
+  assert.equal(c.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0);
+  const atA = heard(a);
+  assert.ok(windowsOf(atA, 1000) >= 30, `A heard bob's 1000 Hz in ${windowsOf(atA, 1000)} windows`);
+});
+
+/** Resolves once something has bound UDP `port` on 127.0.0.1. */
+async function listening(port: number): Promise<void> {
+  for (;;) {
+    const free = await new Promise<boolean>((resolve) => {
+      const socket = dgram.createSocket('udp4');
+      socket.once('error', () => resolve(false));
+      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+    });
+    if (!free) return;
+    await sleep(50);
+  }
+}
+
+/** SIPp on a fixed address and port; resolves when it exits. */
+function sipp(args: string[], cwd: string) {
+  const child = spawn('sipp', [...args, '-nostdin', '-timeout', '30s', '-timeout_error'], {
+    cwd,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-10_000);
+  });
+  child.stderr.on('data', (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-10_000);
+  });
+  const exited = new Promise<{ code: number; output: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code: code ?? 1, output })),
+  );
+  return { child, exited };
+}
+
+function messages(dir: string): string {
+  return fs
+    .readdirSync(dir)
+    .filter((name) => name.endsWith('_messages.log'))
+    .map((name) => fs.readFileSync(path.join(dir, name), 'utf8'))
+    .join('\n');
+}
+
+test("a number outside the platform goes to CARRIER_URI with the account owner's number as caller id", async (t) => {
+  const carrierPort = await freePort();
+  const node = await telephonyNode(t, { CARRIER_URI: `sip:127.0.0.5:${carrierPort}` });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-carrier-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const carrier = sipp(
+    [
+      '-sn',
+      'uas',
+      '-i',
+      '127.0.0.5',
+      '-p',
+      String(carrierPort),
+      '-mp',
+      String(await freePort()),
+      '-m',
+      '1',
+      '-rtp_echo',
+      '-trace_msg',
+      '-message_file',
+      path.join(dir, 'carrier_messages.log'),
+    ],
+    dir,
+  );
+  t.after(() => carrier.child.kill('SIGKILL'));
+  const owner = await buildUser(node.app);
+  await node.app.services.phones.addNumber('+4930777001', { userUuid: owner.uuid });
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01', owner.uuid), {
+    answerMode: 'manual',
+    microphone: tone(1000),
+  });
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', '+4940123456');
+  await established;
+  await sleep(2000);
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('hangup');
+  await closed;
+  const { code, output } = await carrier.exited;
+  assert.equal(code, 0, output);
+  const log = messages(dir);
+  assert.match(log, /INVITE sip:\+4940123456@127\.0\.0\.5:\d+/);
+  assert.match(log, /From: <sip:\+4930777001@/);
+  const echoed = heard(a);
+  assert.ok(
+    windowsOf(echoed, 1000) >= 30,
+    `the carrier's echo: 1000 Hz in ${windowsOf(echoed, 1000)} windows`,
+  );
+});
+
+test('without CARRIER_URI a number outside the platform is refused with 403', async (t) => {
+  const node = await telephonyNode(t);
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4940123456');
+  assert.match(JSON.stringify(await closed), /403/);
+});
+
+test('notify: an out-of-dialog NOTIFY reaches the registered phone through Kamailio', async (t) => {
+  const node = await telephonyNode(t);
+  const alice = await sipAccount(node.app, 'alice_01');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-notify-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // The phone registers (one SIPp), then listens on the registered contact (another SIPp).
+  const { port } = await sippRegister({
+    server: `127.0.0.1:${node.sipPort}`,
+    user: alice.username,
+    password: alice.password,
+    domain: alice.domain,
+    expect: 200,
+  });
+  fs.writeFileSync(
+    path.join(dir, 'notify.xml'),
+    `<?xml version="1.0" encoding="ISO-8859-1" ?><scenario name="notify">
+<recv request="NOTIFY"/>
+<send><![CDATA[
+SIP/2.0 200 OK
+[last_Via:]
+[last_From:]
+[last_To:];tag=[pid]n
+[last_Call-ID:]
+[last_CSeq:]
+Content-Length: 0
+
+]]></send></scenario>`,
+  );
+  const peer = sipp(
+    [
+      '-sf',
+      'notify.xml',
+      '-m',
+      '1',
+      '-i',
+      '127.0.0.1',
+      '-p',
+      String(port),
+      '-trace_msg',
+      '-message_file',
+      path.join(dir, 'phone_messages.log'),
+    ],
+    dir,
+  );
+  t.after(() => peer.child.kill('SIGKILL'));
+  await listening(port);
+  const status = await node.app.services.telephony.notify('alice_01', {
+    event: 'check-sync',
+    contentType: 'text/plain',
+    content: 'hello phone',
+  });
+  assert.equal(status, 200);
+  const { code, output } = await peer.exited;
+  assert.equal(code, 0, output);
+  const log = messages(dir);
+  assert.match(log, /NOTIFY sip:alice_01@127\.0\.0\.1:\d+/);
+  assert.match(log, /Event: check-sync/i);
+  assert.match(log, /hello phone/);
+  assert.equal(await node.app.services.telephony.notify('bob_01', { event: 'check-sync' }), 404);
+});

@@ -1,0 +1,14 @@
+/** The call model: what the composition root and the API areas use of it. */
+export {
+  CallEngine,
+  type CallEngineOptions,
+  MAX_VOICEMAIL_SECONDS,
+  type NotifyRequest,
+} from './call-engine.js';
+export type {
+  CallDirectory,
+  CallRecord,
+  NumberAnswer,
+  SipAccountInfo,
+  Voicemail,
+} from './directory.js';
