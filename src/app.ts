@@ -112,8 +112,10 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
   const { db } = database;
   const events = new EventStore(db, log);
   const hub = new EventHub(db, database.bus, log, events);
-  // The one way to write (src/platform/database/unit-of-work.ts).
-  const writer = new Writer(db, hub, log);
+  // The one way to write (src/platform/database/unit-of-work.ts). Writes lock the object rows
+  // they read (PostgreSQL), so two writes locking two objects in opposite order may deadlock:
+  // the loser runs again.
+  const writer = new Writer(db, hub, log, { attempts: 3 });
   // Filled area by area below; each area sees the platform and the areas before it.
   const services = {} as { -readonly [K in keyof Services]: Services[K] };
   Object.assign(services, {

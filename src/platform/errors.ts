@@ -102,6 +102,91 @@ export type ZentraleStatus =
 
 export type ApiStatus = GenericStatus | WrongResourceStatus | CallStatus | ZentraleStatus;
 
+/**
+ * Every status of the closed union at run time (tests and the fuzz check answers against it);
+ * a Record over ApiStatus, so a status added to the union without being listed here, or listed
+ * here without being in the union, fails the typecheck.
+ */
+const STATUS_TABLE: Record<ApiStatus, true> = {
+  'no-session': true,
+  'no-auth': true,
+  'wrong-origin': true,
+  'wrong-syntax': true,
+  'missing-element': true,
+  fail: true,
+  'wrong-announcement': true,
+  'wrong-box': true,
+  'wrong-chat': true,
+  'wrong-comment': true,
+  'wrong-contact': true,
+  'wrong-dialplan': true,
+  'wrong-domain': true,
+  'wrong-fax': true,
+  'wrong-ipquality': true,
+  'wrong-ivr': true,
+  'wrong-job': true,
+  'wrong-object': true,
+  'wrong-phone': true,
+  'wrong-presentation': true,
+  'wrong-recording': true,
+  'wrong-rule': true,
+  'wrong-sensor': true,
+  'wrong-sip': true,
+  'wrong-state': true,
+  'wrong-task': true,
+  'wrong-user': true,
+  'wrong-usergroup': true,
+  'access-denied': true,
+  'too-large': true,
+  'malformed-file': true,
+  'quota-exceeded': true,
+  'illegal-state': true,
+  'unknown-verification': true,
+  'already-exist': true,
+  'already-auth': true,
+  'exceeded-limit': true,
+  'empty-data': true,
+  'empty-filter': true,
+  'not-empty': true,
+  'already-grouped': true,
+  'phone-duplicate': true,
+  'phone-forbidden': true,
+  'wrong-credentials': true,
+  'wrong-session': true,
+  'resource-throttle': true,
+  'wrong-captcha': true,
+  'email-failure': true,
+  'wrong-code': true,
+  'wrong-username': true,
+  'duplicate-username': true,
+  'wrong-password': true,
+  'locked-phone': true,
+  'no-content': true,
+  'forbidden-to': true,
+  'not-registered': true,
+  'no-via': true,
+  'no-callreverse': true,
+  'deactivated-rule': true,
+  'conference-offline': true,
+  'wrong-auth': true,
+  'unknown-appid': true,
+  'invalid-appid': true,
+  'invalid-apns-topic': true,
+  'wrong-tag': true,
+  'wrong-invitation': true,
+  'wrong-message': true,
+  'wrong-xobject': true,
+  'wrong-pack': true,
+  'wrong-device': true,
+  'wrong-partner': true,
+  'wrong-permission': true,
+};
+
+/** Whether `value` is one of the spec statuses (not `ok`). */
+export function isApiStatus(value: unknown): value is ApiStatus {
+  return typeof value === 'string' && Object.hasOwn(STATUS_TABLE, value);
+}
+
 export class ApiError extends Error {
   readonly status: ApiStatus;
   constructor(status: ApiStatus, message?: string) {

@@ -78,7 +78,10 @@ export function findObject(db: Db, uuid: string): Promise<ObjectRow | undefined>
 
 /**
  * The object and the highest access any of its tags grants the user, in one query: the access
- * check of every object call.
+ * check of every object call. Inside a write the object row is locked (FOR UPDATE) until the
+ * commit, so that concurrent writes to one object serialise: a call that waited for a delete
+ * finds no object and answers its wrong-... status (issue 18 item 5c). SQLite has one writer at
+ * a time and drops the clause (src/db/dialect/sqlite.ts).
  */
 export function findObjectWithGrant(
   db: Db,
@@ -99,6 +102,7 @@ export function findObjectWithGrant(
         .as('grant_level'),
     )
     .where('o.uuid', '=', uuid)
+    .$if(db.isTransaction, (query) => query.forUpdate('o'))
     .executeTakeFirst() as Promise<(ObjectRow & { grant_level: number | null }) | undefined>;
 }
 

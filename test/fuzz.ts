@@ -1,0 +1,435 @@
+/**
+ * The API fuzz (issue 12's closing paragraph, issue 18): every operation of GET
+ * /api/openapi.json called with generated bad bodies, queries and path parameters, as the
+ * owner of the fixtures, another user, no session and an unauthenticated session. Each answer
+ * is checked against the conventions (README "How the API behaves"): never HTTP 5xx; JSON
+ * answers HTTP 200 with `ok` or a status of the closed union (src/platform/errors.ts), and never
+ * `fail`; binary downloads 404 with an empty body on failure; and a failed POST or DELETE
+ * leaves every table as it was. Seeded, so a run is the same each time. Used by
+ * src/platform/fuzz.test.ts (a moderate run) and bench/fuzz.ts (a large one).
+ */
+import crypto from 'node:crypto';
+import { sql } from 'kysely';
+import type { App } from '../src/app.js';
+import { isApiStatus } from '../src/platform/errors.js';
+import { Client, loggedInClient } from './helper.js';
+
+type Schema = Record<string, unknown> & {
+  type?: string | string[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  minimum?: number;
+  pattern?: string;
+};
+
+interface Parameter {
+  in: 'path' | 'query' | 'header';
+  name: string;
+  schema: Schema;
+}
+
+export interface Operation {
+  method: 'GET' | 'POST' | 'DELETE';
+  path: string;
+  parameters: Parameter[];
+  body: Schema | undefined;
+  /** A binary download: no JSON answer declared. */
+  binary: boolean;
+}
+
+export type Identity = 'owner' | 'other' | 'none' | 'unauth';
+const IDENTITIES: readonly Identity[] = ['owner', 'other', 'none', 'unauth'];
+
+export interface Defect {
+  readonly request: string;
+  readonly problem: string;
+}
+
+export interface FuzzResult {
+  requests: number;
+  /** Answers by status (`http-404` for binary downloads refused, `binary` for ones served). */
+  byStatus: Record<string, number>;
+  defects: Defect[];
+}
+
+/** mulberry32: a small seeded generator, so that each run sends the same requests. */
+export function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The operations of the app's OpenAPI document. */
+export async function operationsOf(app: App): Promise<Operation[]> {
+  const doc = (await app.server.inject({ method: 'GET', url: '/api/openapi.json' })).json() as {
+    paths: Record<string, Record<string, Record<string, unknown>>>;
+  };
+  const operations: Operation[] = [];
+  for (const [path, methods] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(methods)) {
+      const requestBody = op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined;
+      const responses = op.responses as Record<string, { content?: unknown }> | undefined;
+      operations.push({
+        method: method.toUpperCase() as Operation['method'],
+        path,
+        parameters: (op.parameters as Parameter[] | undefined) ?? [],
+        body: requestBody?.content?.['application/json']?.schema,
+        binary: method === 'get' && !responses?.['200']?.content,
+      });
+    }
+  }
+  return operations;
+}
+
+// ---- values ----
+
+const HUGE = 'x'.repeat(100_000);
+const UNICODE = ['a\u0000b', '\ud800', 'x\udfffy', '😀'.repeat(50), '\u202e\u200b', 'é'.normalize('NFD')];
+const NUMBERS = [
+  -1,
+  0,
+  -0,
+  2 ** 31,
+  2 ** 53 + 2,
+  -(2 ** 63),
+  1e308,
+  Number.MIN_VALUE,
+  0.5,
+  999_999_999_999_999,
+];
+const BAD_PATH = [
+  '',
+  '%',
+  '%zz',
+  '%00',
+  '%c0%af',
+  '%ED%A0%80',
+  '%F0%9F%98%80',
+  '..',
+  '%2e%2e%2f',
+  ';',
+  'a'.repeat(5000),
+  '00000000-0000-1000-8000-000000000000',
+  'ZZZZZZZZ-0000-1000-8000-000000000000',
+  '-1',
+  '1e400',
+  '+99999999999999999999999',
+];
+const BAD_QUERY = [
+  '',
+  '%',
+  '%00',
+  '-1',
+  '1e400',
+  'Infinity',
+  'NaN',
+  'a'.repeat(5000),
+  '%ED%A0%80',
+  'true',
+  '[]',
+];
+
+function pick<T>(random: () => number, list: readonly T[]): T {
+  return list[Math.floor(random() * list.length)]!;
+}
+
+/** A value of the schema's shape, valid as far as a simple reading of the schema goes. */
+function sample(schema: Schema | undefined, fixtures: Fixtures, depth = 0): unknown {
+  if (!schema || depth > 6) return 'x';
+  if (schema.enum) return schema.enum[0];
+  if ('const' in schema) return schema.const;
+  const variant = schema.anyOf?.[0] ?? schema.oneOf?.[0];
+  if (variant) return sample(variant, fixtures, depth + 1);
+  const type = Array.isArray(schema.type) ? schema.type[0] : schema.type;
+  switch (type) {
+    case 'object': {
+      const out: Record<string, unknown> = {};
+      for (const [key, property] of Object.entries(schema.properties ?? {}))
+        out[key] = sample(property, fixtures, depth + 1);
+      return out;
+    }
+    case 'array':
+      return [sample(schema.items, fixtures, depth + 1)];
+    case 'integer':
+    case 'number':
+      return typeof schema.minimum === 'number' ? Math.max(schema.minimum, 1) : 1;
+    case 'boolean':
+      return true;
+    case 'string':
+      if (schema.format === 'uuid' || /\[0-9a-f\]\{8\}/i.test(schema.pattern ?? '')) return fixtures.uuid;
+      if (/\\\+/.test(schema.pattern ?? '')) return '+4930123456';
+      return 'abcdef';
+    default:
+      return {};
+  }
+}
+
+function wrongType(value: unknown, random: () => number): unknown {
+  if (typeof value === 'string') return pick(random, [1, true, null, [], {}]);
+  if (typeof value === 'number') return pick(random, ['1', null, [], 1.5, '1e400']);
+  if (typeof value === 'boolean') return pick(random, ['true', 1, null]);
+  if (Array.isArray(value)) return pick(random, ['a', {}, 1, new Array(2000).fill(value[0] ?? 1)]);
+  return pick(random, ['a', [], 1, null]);
+}
+
+function nested(levels: number): string {
+  return `${'['.repeat(levels)}1${']'.repeat(levels)}`;
+}
+
+/** One generated bad body as JSON text (or not quite JSON), from the operation's schema. */
+function badBody(op: Operation, fixtures: Fixtures, random: () => number): string {
+  const base = sample(op.body, fixtures);
+  const object = (base && typeof base === 'object' && !Array.isArray(base) ? base : {}) as Record<
+    string,
+    unknown
+  >;
+  const keys = Object.keys(object);
+  const key = keys.length > 0 ? pick(random, keys) : 'field';
+  switch (Math.floor(random() * 12)) {
+    case 0:
+      return JSON.stringify({ ...object, [key]: wrongType(object[key], random) });
+    case 1: {
+      const { [key]: _dropped, ...rest } = object;
+      return JSON.stringify(rest);
+    }
+    case 2:
+      return JSON.stringify({ ...object, extra: 'field', [`${key}_x`]: [1, 2] });
+    case 3:
+      return JSON.stringify({ ...object, [key]: HUGE });
+    case 4:
+      return `{${keys.map((k) => `${JSON.stringify(k)}:${k === key ? nested(pick(random, [63, 65, 3000])) : JSON.stringify(object[k])}`).join(',') || `"field":${nested(70)}`}}`;
+    case 5:
+      return JSON.stringify({ ...object, [key]: pick(random, UNICODE) });
+    case 6:
+      return JSON.stringify({ ...object, [key]: pick(random, NUMBERS) });
+    case 7:
+      return `{"__proto__":{"polluted":true},"constructor":{"prototype":{"x":1}},${JSON.stringify(object).slice(1)}`.replace(
+        /,}$/,
+        '}',
+      );
+    case 8:
+      return pick(random, ['[]', '"text"', 'null', '1', '{', '{"a":1,}', '', '{"a":1e400}', '{"a":-1e400}']);
+    case 9:
+      return JSON.stringify(Object.fromEntries(keys.map((k) => [k, wrongType(object[k], random)])));
+    case 10:
+      return JSON.stringify({ ...object, [key]: { [pick(random, UNICODE)]: pick(random, UNICODE) } });
+    default:
+      // The valid skeleton: reaches the call's own checks with the fixtures' UUIDs.
+      return JSON.stringify(object);
+  }
+}
+
+export interface Fixtures {
+  uuid: string;
+  uuids: string[];
+}
+
+function pathValue(param: Parameter, fixtures: Fixtures, random: () => number): string {
+  if (random() < 0.45) return pick(random, BAD_PATH);
+  if (param.name === 'uuid' || param.schema.format === 'uuid') return pick(random, fixtures.uuids);
+  if (param.name === 'number' || /\\\+/.test(param.schema.pattern ?? '')) return '%2B4930123456';
+  if (param.name === 'page') return pick(random, ['1', '0', '99999', '1.5']);
+  return pick(random, ['x', 'abc', 'a.b', 'name']);
+}
+
+/** One generated request for the operation. */
+export function generateRequest(op: Operation, fixtures: Fixtures, random: () => number) {
+  let url = op.path.replace(/\{([^}]+)\}/g, (_, name: string) => {
+    const param = op.parameters.find((p) => p.in === 'path' && p.name === name) ?? {
+      in: 'path' as const,
+      name,
+      schema: {},
+    };
+    return pathValue(param, fixtures, random);
+  });
+  const query = op.parameters.filter((p) => p.in === 'query' && p.name !== 'sid');
+  const parts: string[] = [];
+  for (const param of query) {
+    if (random() < 0.5) continue;
+    const good = String(sample(param.schema, fixtures));
+    parts.push(`${param.name}=${random() < 0.6 ? pick(random, BAD_QUERY) : encodeURIComponent(good)}`);
+  }
+  if (random() < 0.15)
+    parts.push(`unknown=${pick(random, BAD_QUERY)}`, `${parts[0]?.split('=')[0] ?? 'x'}=dup`);
+  if (parts.length > 0) url += `?${parts.join('&')}`;
+  const payload = op.method === 'POST' ? badBody(op, fixtures, random) : undefined;
+  return { method: op.method, url, payload };
+}
+
+// ---- the database digest ----
+
+/**
+ * Tables a failed call may legitimately write: sessions, events, throttles, and the pending
+ * sign-up captcha, which any answer to it uses up (signup.repository.ts `takeCaptcha`).
+ */
+const VOLATILE = /session|event|throttle|login|attempt|signup_captcha/;
+
+/** A digest of every table's rows, by table; compared before and after a failed write. */
+export async function digestTables(app: App): Promise<Map<string, string>> {
+  const { db } = app.database;
+  const names =
+    app.database.dialect === 'sqlite'
+      ? (
+          await sql<{
+            name: string;
+          }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`.execute(db)
+        ).rows.map((row) => row.name)
+      : (
+          await sql<{
+            name: string;
+          }>`SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' AND table_type = 'BASE TABLE'`.execute(
+            db,
+          )
+        ).rows.map((row) => row.name);
+  const digests = new Map<string, string>();
+  for (const name of names.sort()) {
+    if (VOLATILE.test(name) || name.startsWith('kysely_')) continue;
+    const { rows } = await sql<Record<string, unknown>>`SELECT * FROM ${sql.table(name)}`.execute(db);
+    const lines = rows.map((row) =>
+      JSON.stringify(row, (_k, v) => (Buffer.isBuffer(v) ? v.toString('hex') : v)),
+    );
+    digests.set(name, crypto.createHash('sha256').update(lines.sort().join('\n')).digest('hex'));
+  }
+  return digests;
+}
+
+function changedTables(before: Map<string, string>, after: Map<string, string>): string[] {
+  return [...new Set([...before.keys(), ...after.keys()])].filter(
+    (name) => before.get(name) !== after.get(name),
+  );
+}
+
+// ---- the run ----
+
+interface Identities {
+  owner: Client;
+  other: Client;
+  none: Client;
+  unauth: Client;
+}
+
+async function setUp(
+  app: App,
+): Promise<{ clients: Identities; fixtures: Fixtures; relogin: () => Promise<void> }> {
+  const owner = await loggedInClient(app);
+  const other = await loggedInClient(app);
+  const uuids: string[] = [];
+  const tag = await owner.client.call('POST', '/api/tag', { label: 'fuzz' });
+  uuids.push(tag.uuid as string);
+  for (const [url, body] of [
+    ['/api/contact', { firstname: 'Fuzz', lastname: 'Owner' }],
+    ['/api/xobject', { xtype: 'fuzz', data: { a: [1, 2] } }],
+  ] as const) {
+    const made = await owner.client.call('POST', url, body);
+    uuids.push(made.uuid as string);
+  }
+  uuids.push(owner.user.uuid, other.user.uuid);
+  const unauth = new Client(app);
+  await unauth.open();
+  const relogin = async () => {
+    for (const { client, user } of [owner, other]) {
+      if ((await client.call('GET', '/api/user')).status !== 'ok')
+        await client.login(user.username, user.password);
+    }
+    if ((await unauth.call('GET', '/api/user')).status === 'no-session') await unauth.open();
+  };
+  return {
+    clients: { owner: owner.client, other: other.client, none: new Client(app), unauth },
+    fixtures: { uuid: uuids[1]!, uuids },
+    relogin,
+  };
+}
+
+/** Calls that would end the fuzzing identities themselves: only sent without a login. */
+function endsIdentity(op: Operation, identity: Identity): boolean {
+  return (
+    (identity === 'owner' || identity === 'other') && op.method === 'DELETE' && op.path === '/api/session'
+  );
+}
+
+/**
+ * Sends `perOperation` generated requests to every operation (identities in turn), one at a
+ * time, and checks each answer. `checkWrites` compares the table digest around every failed
+ * POST or DELETE.
+ */
+export async function fuzz(
+  app: App,
+  options: { seed: number; perOperation: number; checkWrites?: boolean },
+): Promise<FuzzResult> {
+  const random = seeded(options.seed);
+  const { clients, fixtures, relogin } = await setUp(app);
+  const operations = await operationsOf(app);
+  const result: FuzzResult = { requests: 0, byStatus: {}, defects: [] };
+  const count = (key: string) => {
+    result.byStatus[key] = (result.byStatus[key] ?? 0) + 1;
+  };
+  let digest: Map<string, string> | undefined;
+  for (let round = 0; round < options.perOperation; round++) {
+    for (const op of operations) {
+      const identity = IDENTITIES[(round + operations.indexOf(op)) % IDENTITIES.length]!;
+      if (endsIdentity(op, identity)) continue;
+      const request = generateRequest(op, fixtures, random);
+      const writes = op.method !== 'GET' && options.checkWrites !== false;
+      if (writes) digest ??= await digestTables(app);
+      const sid = clients[identity].sid;
+      const response = await app.server.inject({
+        method: request.method,
+        url: request.url,
+        headers: {
+          ...(sid ? { authorization: `Bearer ${sid}` } : {}),
+          ...(request.payload === undefined ? {} : { 'content-type': 'application/json' }),
+        },
+        ...(request.payload === undefined ? {} : { payload: request.payload }),
+      });
+      result.requests += 1;
+      const label = `${identity} ${request.method} ${request.url.slice(0, 200)} ${request.payload?.slice(0, 200) ?? ''}`;
+      const defect = (problem: string) => result.defects.push({ request: label, problem });
+      let status: string | undefined;
+      if (response.statusCode >= 500) defect(`HTTP ${response.statusCode}`);
+      else if (op.binary && response.statusCode === 404) {
+        count('http-404');
+        if (response.body !== '') defect('binary 404 with a body');
+      } else if (
+        op.binary &&
+        response.statusCode === 200 &&
+        !/json/.test(String(response.headers['content-type']))
+      ) {
+        count('binary');
+      } else if (response.statusCode === 404) {
+        // The router's own answer, for a path that lost a segment ('' as a parameter).
+        count('unknown-route');
+        if (response.body !== '{"status":"fail","message":"unknown route"}')
+          defect(`HTTP 404 ${response.body.slice(0, 100)}`);
+      } else if (response.statusCode !== 200) defect(`HTTP ${response.statusCode}`);
+      else {
+        try {
+          status = (JSON.parse(response.body) as { status?: unknown }).status as string;
+        } catch {
+          defect('not JSON');
+        }
+        if (status !== undefined) {
+          count(status);
+          if (status === 'fail') defect(`fail: ${response.body.slice(0, 200)}`);
+          else if (status !== 'ok' && !isApiStatus(status)) defect(`status ${status} outside the union`);
+        }
+      }
+      if (writes) {
+        const after = await digestTables(app);
+        const changed = changedTables(digest!, after);
+        if (status !== 'ok' && changed.length > 0) defect(`failed call changed ${changed.join(', ')}`);
+        digest = after;
+      }
+      if (status === 'ok' && op.method !== 'GET') await relogin();
+    }
+  }
+  return result;
+}
