@@ -77,8 +77,25 @@ export class CallAreaDirectory implements CallDirectory {
     return (await this.services.features.quotaOf(user)).quota.calls;
   }
 
-  /** The CDR area is not merged yet: its service is called here when it lands. */
+  /**
+   * One CDR per call (spec "Call detail record"): calls to a platform number are incoming for
+   * its owner (a_number = the caller, phone = the number); calls from a SIP account are
+   * outgoing (b_number = what was dialled). Durations in ms, as the CDR's date.
+   */
   async recordCall(record: CallRecord): Promise<void> {
-    this.log.debug({ call: record }, 'call ended');
+    const incoming = record.kind === 'number';
+    const answered = record.answer ?? record.end;
+    await this.services.writer.write((w) =>
+      this.services.cdrs.recordCdr(w, {
+        date: record.start * 1000,
+        service: 'call',
+        ...(incoming ? { a_number: record.from, phone: record.to } : { b_number: record.to }),
+        t_pre: Math.max(0, answered - record.start) * 1000,
+        t_post: record.answer === null ? 0 : Math.max(0, record.end - record.answer) * 1000,
+        recording_id: record.recording ?? undefined,
+        owner: record.user ?? undefined,
+      }),
+    );
+    this.log.debug({ call: record.callId }, 'call recorded');
   }
 }

@@ -119,6 +119,16 @@ test('a SIP account calls another by name: ringing, answer, audio both ways rela
   assert.ok(windowsOf(atA, 1000) >= 30, `A heard 1000 Hz in ${windowsOf(atA, 1000)} windows`);
   assert.ok(windowsOf(atB, 600) >= 30, `B heard 600 Hz in ${windowsOf(atB, 600)} windows`);
   assert.equal(windowsOf(atA, 600), 0, 'A does not hear itself');
+  // The call is recorded for its caller: outgoing to bob_01, answered, with both durations.
+  let cdrs = await node.app.services.cdrs.listCdrs({ owner: alice.owner });
+  for (let i = 0; i < 50 && cdrs.length === 0; i++) {
+    await sleep(100);
+    cdrs = await node.app.services.cdrs.listCdrs({ owner: alice.owner });
+  }
+  assert.equal(cdrs.length, 1);
+  assert.equal(cdrs[0]!.service, 'call');
+  assert.equal(cdrs[0]!.b_number, 'bob_01');
+  assert.ok((cdrs[0]!.t_post ?? 0) >= 1000, 'talked for seconds');
 });
 
 test('unregistered (480), busy (486) and CANCEL before the answer are passed back', async (t) => {
