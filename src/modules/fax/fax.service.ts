@@ -18,6 +18,7 @@ import { ApiError, NotFoundError } from '../../platform/errors.js';
 import { newUuid, uuidSortKey } from '../../platform/ids.js';
 import type { ObjectRow, ObjectStore } from '../../platform/object-store/index.js';
 import type { CreateObjectBody, UpdateObjectBody } from '../../platform/schema.js';
+import { FaxContent } from './fax.content.js';
 import * as repo from './fax.repository.js';
 import {
   type FaxObject,
@@ -70,11 +71,13 @@ function toEntry(row: repo.ReportRow): ReportEntry {
 export class FaxService {
   private readonly store: ObjectStore;
   private readonly content: ContentService;
+  private readonly files: FaxContent;
   private readonly objects: ContentObjects<FaxData>;
 
   constructor(deps: FaxServiceDeps) {
     this.store = deps.store;
     this.content = deps.content;
+    this.files = new FaxContent(deps.content);
     // Purge removes the pages; the reports cascade with the object row.
     this.objects = new ContentObjects<FaxData>(deps, {
       type: 'fax',
@@ -153,15 +156,15 @@ export class FaxService {
 
   /** Storage key of one page as PNG (1-based); NotFoundError (HTTP 404) when there is none. */
   async pageKey(user: string, uuid: string, page: number): Promise<string> {
-    return this.content.faxPageKey(await this.objects.currentContent(user, uuid), page);
+    return this.files.pageKey(await this.objects.currentContent(user, uuid), page);
   }
 
   async pdfKey(user: string, uuid: string): Promise<string> {
-    return this.content.faxPdfKey(await this.objects.currentContent(user, uuid));
+    return this.files.pdfKey(await this.objects.currentContent(user, uuid));
   }
 
   async tiffKey(user: string, uuid: string): Promise<string> {
-    return this.content.faxTiffKey(await this.objects.currentContent(user, uuid));
+    return this.files.tiffKey(await this.objects.currentContent(user, uuid));
   }
 
   /**
@@ -185,7 +188,7 @@ export class FaxService {
       ...(entry.fax_ident === null ? {} : { fax_ident: entry.fax_ident }),
       ...(entry.fax_header === null ? {} : { fax_header: entry.fax_header }),
     };
-    return this.content.faxReportPdf(report_, data.content);
+    return this.files.reportPdf(report_, data.content);
   }
 
   /**

@@ -8,6 +8,7 @@ import { PDFDocument } from 'pdf-lib';
 import pino from 'pino';
 import UTIF from 'utif2';
 import { createPostgresDatabase, DIALECTS, type Dialect } from '../../../test/helper.js';
+import { FaxContent } from '../../modules/fax/fax.content.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../database/database.js';
 import { ApiError } from '../errors.js';
 import { getPixel } from './bitmap.js';
@@ -108,6 +109,8 @@ for (const dialect of DIALECTS) {
   describe(`content conversion (${dialect})`, () => {
     let store: Awaited<ReturnType<typeof openStore>>;
     let shared: ReturnType<typeof createService>;
+    // The fax area's renderings over this content service (src/modules/fax/fax.content.ts).
+    const faxFiles = () => new FaxContent(shared.service);
     const storage = () => shared.service.storage;
 
     before(async () => {
@@ -135,7 +138,7 @@ for (const dialect of DIALECTS) {
       const content = result.content!;
       assert.equal(await storage().stat(`${content}source.pdf`), undefined, 'the upload is not kept');
 
-      const tiff = await storage().read(await shared.service.faxTiffKey(content));
+      const tiff = await storage().read(await faxFiles().tiffKey(content));
       const ifds = UTIF.decode(tiff);
       assert.equal(ifds.length, 3);
       for (const ifd of ifds) {
@@ -151,21 +154,21 @@ for (const dialect of DIALECTS) {
         assert.ok(black > 10_000, 'the page has its text');
       }
 
-      const png = await storage().read(await shared.service.faxPageKey(content, 2));
+      const png = await storage().read(await faxFiles().pageKey(content, 2));
       assert.equal(png.subarray(1, 4).toString(), 'PNG');
       assert.deepEqual([png.readUInt32BE(16), png.readUInt32BE(20), png[24]], [1728, 2292, 1]);
-      await assert.rejects(shared.service.faxPageKey(content, 4), { name: 'NotFoundError' });
-      await assert.rejects(shared.service.faxPageKey(content, 0), { name: 'NotFoundError' });
+      await assert.rejects(faxFiles().pageKey(content, 4), { name: 'NotFoundError' });
+      await assert.rejects(faxFiles().pageKey(content, 0), { name: 'NotFoundError' });
 
       const pdf = mupdf.Document.openDocument(
-        await storage().read(await shared.service.faxPdfKey(content)),
+        await storage().read(await faxFiles().pdfKey(content)),
         'application/pdf',
       );
       assert.equal(pdf.countPages(), 3);
       const [x0, y0, x1, y1] = pdf.loadPage(0).getBounds();
       assert.ok(Math.abs(x1 - x0 - (1728 * 72) / 204) < 0.5 && Math.abs(y1 - y0 - 841.89) < 0.5);
 
-      const report = await shared.service.faxReportPdf(
+      const report = await faxFiles().reportPdf(
         {
           language: 'en',
           fax: 'fax-1',

@@ -24,8 +24,7 @@ import {
   listObjectJobs,
 } from './content-job.repository.js';
 import { MalformedContentError } from './errors.js';
-import type { FaxPageImage, FaxReportData } from './fax-pdf.js';
-import { type FaxIndex, type FaxOptions, FILES } from './layout.js';
+import { type FaxOptions, FILES } from './layout.js';
 import { SPEECH_LOCALES, type SpeechAudio, type SpeechEngine } from './speech.js';
 import { type ContentStorage, ContentTooLargeError } from './storage.js';
 import { WorkerPool } from './worker-pool.js';
@@ -414,56 +413,11 @@ export class ContentService {
     });
   }
 
-  // Downloads. Each returns the storage key of a file to stream (see sendContent), producing
-  // previews and PDFs from the stored 1-bit pages on first use; NotFoundError when there is none.
+  // Downloads. Content types read their files, derive previews and render through these;
+  // NotFoundError when there is none.
 
   key(content: string, file: string): string {
     return `${content}${file}`;
-  }
-
-  async faxIndex(content: string): Promise<FaxIndex> {
-    try {
-      return JSON.parse(
-        (await this.storage.read(this.key(content, FILES.faxIndex))).toString('utf8'),
-      ) as FaxIndex;
-    } catch {
-      throw new NotFoundError();
-    }
-  }
-
-  /** The multi-page G4 TIFF. */
-  async faxTiffKey(content: string): Promise<string> {
-    return this.existing(this.key(content, FILES.faxTiff));
-  }
-
-  /** One fax page (1-based) as PNG. */
-  async faxPageKey(content: string, page: number): Promise<string> {
-    const key = this.key(content, FILES.faxPng(page));
-    return this.produce(key, async () => {
-      const image = await this.faxPage(content, page);
-      if (!image) throw new NotFoundError();
-      const { g4, ...args } = image;
-      return this.pool.run<Uint8Array>({ task: 'fax-page-png', input: g4, args }, { interactive: true });
-    });
-  }
-
-  /** The fax as PDF (CCITT G4 images of the stored pages). */
-  async faxPdfKey(content: string): Promise<string> {
-    const key = this.key(content, FILES.faxPdf);
-    return this.produce(key, async () => {
-      const tiff = await this.storage.read(await this.faxTiffKey(content));
-      return this.pool.run<Uint8Array>({ task: 'fax-pdf', input: tiff }, { interactive: true });
-    });
-  }
-
-  /** The fax report PDF, rendered from its data, with the first page of `content` when given. */
-  async faxReportPdf(data: FaxReportData, content?: string): Promise<Uint8Array> {
-    const image = content ? await this.faxPage(content, 1).catch(() => undefined) : undefined;
-    const page = image && { width: image.width, height: image.height, xRes: image.xRes, yRes: image.yRes };
-    return this.pool.run<Uint8Array>(
-      { task: 'fax-report', input: image?.g4, args: { data, page } },
-      { interactive: true },
-    );
   }
 
   /** A file (FILES) a conversion wrote into the content version. */
@@ -471,15 +425,26 @@ export class ContentService {
     return this.existing(this.key(content, file));
   }
 
-  private async faxPage(content: string, page: number): Promise<FaxPageImage | undefined> {
-    const index = await this.faxIndex(content);
-    const location = Number.isInteger(page) ? index.pages[page - 1] : undefined;
-    if (!location) return undefined;
-    const g4 = await this.storage.read(this.key(content, FILES.faxTiff), {
-      start: location.offset,
-      end: location.offset + location.length - 1,
-    });
-    return { width: location.width, height: location.height, xRes: index.x_res, yRes: index.y_res, g4 };
+  /** Reads a file of a content version, or a byte range of it; NotFoundError when absent. */
+  async readFile(content: string, file: string, range?: { start: number; end: number }): Promise<Buffer> {
+    try {
+      return await this.storage.read(this.key(content, file), range);
+    } catch {
+      throw new NotFoundError();
+    }
+  }
+
+  /**
+   * The key of a file derived from a content version (a preview, a PDF), made by `make` on first
+   * use and kept; however many ask at a time, it is made once.
+   */
+  derivedKey(content: string, file: string, make: () => Promise<Uint8Array>): Promise<string> {
+    return this.produce(this.key(content, file), make);
+  }
+
+  /** Runs a rendering task for a download at once, ahead of queued conversions. */
+  render(task: { task: string; input?: Uint8Array | undefined; args?: unknown }): Promise<Uint8Array> {
+    return this.pool.run<Uint8Array>(task, { interactive: true });
   }
 
   private async existing(key: string): Promise<string> {
