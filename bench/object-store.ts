@@ -128,6 +128,7 @@ async function fill(writer: Writer, users: BenchUser[], from: number, target: nu
             subtype: null,
             data,
             volume: data.length + 5,
+            attached_volume: 0,
             trashed: 0,
           });
           const row = { object: uuid, user_uuid: owner.uuid, sort_key: sortKey, time, type: 'contact' };

@@ -116,7 +116,8 @@ export function chatRoutes(app: AppInstance, chats: ChatService): void {
         description:
           `text: 1..${MESSAGE_TEXT_MAX} characters (longer: wrong-syntax); type (default text) lets ` +
           `clients tell kinds of messages apart. ${MESSAGE_EVENT} The sender's read pointer moves to the ` +
-          'message. Statuses wrong-chat.',
+          "message. The text's bytes count against the volume quota of the chat's creator (quota-exceeded, " +
+          'nothing sent). Statuses wrong-chat, quota-exceeded.',
         tags,
         params: ChatParams,
         body: SendMessageBody,
@@ -156,7 +157,8 @@ export function chatRoutes(app: AppInstance, chats: ChatService): void {
         summary: 'Edit a message (its sender only)',
         description:
           'chat_message_modify {chat, uuid, user, type, text, time, modified} to every participant. ' +
-          'Statuses wrong-chat, wrong-message, access-denied.',
+          "A longer text counts against the volume quota of the chat's creator. " +
+          'Statuses wrong-chat, wrong-message, access-denied, quota-exceeded.',
         tags,
         params: MessageParams,
         body: EditMessageBody,

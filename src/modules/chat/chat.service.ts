@@ -244,7 +244,9 @@ export class ChatService {
   async sendMessage(user: string, chat: string, body: SendMessageBody): Promise<string> {
     const userName = (await this.deps.users.findUser(user))?.display_name ?? '';
     const sent = await this.store.write(async (w) => {
-      await this.requireParticipant(w.trx, user, chat);
+      const { found } = await this.requireParticipant(w.trx, user, chat);
+      // Messages count against the volume quota of the chat's creator (its object's owner).
+      await this.store.attachVolume(w.trx, found.row, Buffer.byteLength(body.text, 'utf8'));
       const uuid = newUuid();
       const row: repo.MessageRow = {
         uuid,
@@ -304,7 +306,9 @@ export class ChatService {
   /** Its sender changes a message's text: chat_message_modify to every participant. */
   editMessage(user: string, chat: string, message: string, body: EditMessageBody): Promise<void> {
     return this.store.write(async (w) => {
-      const row = await this.ownMessage(w.trx, user, chat, message);
+      const { row, object } = await this.ownMessage(w.trx, user, chat, message);
+      const delta = Buffer.byteLength(body.text, 'utf8') - Buffer.byteLength(row.text, 'utf8');
+      await this.store.attachVolume(w.trx, object, delta);
       const modified = nowSeconds();
       await repo.updateMessage(w.trx, row.uuid, body.text, modified);
       const participants = (await repo.listParticipants(w.trx, chat)).map((entry) => entry.user_uuid);
@@ -323,8 +327,9 @@ export class ChatService {
   /** Its sender deletes a message: chat_message_delete to every participant. */
   deleteMessage(user: string, chat: string, message: string): Promise<void> {
     return this.store.write(async (w) => {
-      const row = await this.ownMessage(w.trx, user, chat, message);
+      const { row, object } = await this.ownMessage(w.trx, user, chat, message);
       await repo.deleteMessage(w.trx, row.uuid);
+      await this.store.attachVolume(w.trx, object, -Buffer.byteLength(row.text, 'utf8'));
       const participants = (await repo.listParticipants(w.trx, chat)).map((entry) => entry.user_uuid);
       w.emit(participants, 'chat_message_delete', { chat, uuid: row.uuid, user: row.user_uuid });
     });
@@ -341,12 +346,12 @@ export class ChatService {
   }
 
   /** wrong-message for an unknown message; access-denied for someone else's. */
-  private async ownMessage(db: Db, user: string, chat: string, message: string): Promise<repo.MessageRow> {
-    await this.requireParticipant(db, user, chat);
+  private async ownMessage(db: Db, user: string, chat: string, message: string) {
+    const { found } = await this.requireParticipant(db, user, chat);
     const row = await repo.findMessage(db, chat, message.toLowerCase());
     if (!row) throw new ApiError('wrong-message', 'no such message in the chat');
     if (row.user_uuid !== user) throw new ApiError('access-denied', 'only its sender changes a message');
-    return row;
+    return { row, object: found.row };
   }
 
   private newParticipant(chat: string, user: string): repo.ParticipantRow {

@@ -413,6 +413,28 @@ for (const dialect of DIALECTS) {
       assert.equal((await chatsOf(b))[chat]?.message_head, sent[3]);
       assert.equal((await messagesOf(b, chat))[newest], undefined);
     });
+    test("messages count against the volume quota of the chat's creator", async (t) => {
+      const app = await build(t, { dialect });
+      const { a, b, chat } = await chatOfTwo(app);
+      const { features, store } = app.services;
+      const base = await store.usedVolume(a.uuid);
+      const first = await send(b, chat, 'ä'.repeat(100));
+      assert.equal(await store.usedVolume(a.uuid), base + 200);
+      assert.equal(
+        (await b.client.call('POST', `/api/chat/${chat}/message/${first}`, { text: 'hi' })).status,
+        'ok',
+      );
+      assert.equal(await store.usedVolume(a.uuid), base + 2);
+
+      await features.createPack('none', { quota: { volume: 0 } });
+      await features.unassignPack(a.uuid, 'default');
+      await features.assignPack(a.uuid, 'none');
+      const refused = await b.client.call('POST', `/api/chat/${chat}/message`, { text: 'more' });
+      assert.equal(refused.status, 'quota-exceeded');
+      assert.deepEqual(Object.keys(await messagesOf(b, chat)), [first]);
+      assert.equal((await b.client.call('DELETE', `/api/chat/${chat}/message/${first}`)).status, 'ok');
+      assert.equal(await store.usedVolume(a.uuid), base);
+    });
   });
 }
 

@@ -9,6 +9,7 @@ export {
   MetadataQuery,
   SetMetadataBody,
   SetMetadataQuery,
+  USER_METADATA_RULE,
 } from './object.schema.js';
 export { ObjectService } from './object.service.js';
 

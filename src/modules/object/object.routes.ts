@@ -14,6 +14,7 @@ import {
   METADATA_RULES,
   MetadataAnswer,
   MetadataQuery,
+  OBJECT_VOLUME_RULE,
   ObjectParams,
   SetMetadataBody,
   SetMetadataQuery,
@@ -44,6 +45,7 @@ export function objectRoutes(app: AppInstance, objects: ObjectService): void {
       config: { access: 'user' },
       schema: {
         summary: 'Comment on an object (comment_new); read access suffices',
+        description: OBJECT_VOLUME_RULE,
         tags: ['object'],
         params: ObjectParams,
         body: CommentBody,
@@ -61,6 +63,7 @@ export function objectRoutes(app: AppInstance, objects: ObjectService): void {
       config: { access: 'user' },
       schema: {
         summary: "Change a comment's text (comment_modify); its owner only",
+        description: OBJECT_VOLUME_RULE,
         tags: ['object'],
         params: ObjectParams,
         body: CommentBody,
@@ -164,7 +167,7 @@ export function objectRoutes(app: AppInstance, objects: ObjectService): void {
       config: { access: 'user' },
       schema: {
         summary: "Change an object's metadata (object_metadata); write access needed",
-        description: METADATA_RULES,
+        description: `${METADATA_RULES} ${OBJECT_VOLUME_RULE}`,
         tags: ['object'],
         params: ObjectParams,
         querystring: SetMetadataQuery,

@@ -16,6 +16,18 @@ export const KEY_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){1,10}$';
 export const DOMAIN_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){0,10}$';
 /** Largest metadata value, as JSON text (too-large beyond). */
 export const METADATA_VALUE_MAX = 100 * 1024;
+/** Most bytes (keys and values as JSON text) a user's own metadata takes in all (quota-exceeded). */
+export const USER_METADATA_MAX = 1024 * 1024;
+
+/** What the object metadata and comment routes document about the volume quota. */
+export const OBJECT_VOLUME_RULE =
+  'The bytes stored (metadata keys and values as JSON text, comment texts) count against the ' +
+  "volume quota of the object's owner (used.volume of GET /api/user): quota-exceeded, with " +
+  'nothing changed, when a write would exceed it.';
+/** What the user metadata routes document about their bound. */
+export const USER_METADATA_RULE =
+  "A user's metadata takes at most 1 MB in all (keys and values as JSON text): quota-exceeded, " +
+  'with nothing changed, when a write would take it beyond.';
 
 /** What the metadata routes of objects and users document about keys, values and flags. */
 export const METADATA_RULES =

@@ -21,6 +21,7 @@ import {
   METADATA_VALUE_MAX,
   type MetadataQuery,
   type SetMetadataBody,
+  USER_METADATA_MAX,
 } from './object.schema.js';
 
 const KEY = new RegExp(KEY_PATTERN);
@@ -61,6 +62,14 @@ function checkMetadataBody(body: SetMetadataBody): { update: [string, string][];
   return { update, remove };
 }
 
+/** Bytes metadata entries take: key and value (JSON text). */
+function metadataBytes(entries: Iterable<readonly [string, string]>): number {
+  let bytes = 0;
+  for (const [key, value] of entries)
+    bytes += Buffer.byteLength(key, 'utf8') + Buffer.byteLength(value, 'utf8');
+  return bytes;
+}
+
 export class ObjectService {
   constructor(private readonly store: ObjectStore) {}
 
@@ -77,6 +86,7 @@ export class ObjectService {
   createComment(user: string, object: string, text: string): Promise<string> {
     return this.store.write(async (w) => {
       const { row } = await this.store.getForRead(w.trx, user, object);
+      await this.store.attachVolume(w.trx, row, Buffer.byteLength(text, 'utf8'));
       const uuid = newUuid();
       const now = nowSeconds();
       await repo.insertComment(w.trx, {
@@ -99,6 +109,8 @@ export class ObjectService {
     return this.store.write(async (w) => {
       const { comment, object } = await this.findComment(w.trx, user, uuid);
       if (comment.owner !== user) throw new ApiError('access-denied', 'not your comment');
+      const delta = Buffer.byteLength(text, 'utf8') - Buffer.byteLength(comment.text, 'utf8');
+      await this.store.attachVolume(w.trx, object, delta);
       await repo.updateComment(w.trx, uuid, text, nowSeconds());
       const readers = await this.store.readers(w.trx, object);
       w.emit(readers, 'comment_modify', {
@@ -118,6 +130,7 @@ export class ObjectService {
         throw new ApiError('access-denied', 'neither your comment nor your object');
       const readers = await this.store.readers(w.trx, object);
       await repo.deleteComment(w.trx, uuid);
+      await this.store.attachVolume(w.trx, object, -Buffer.byteLength(comment.text, 'utf8'));
       w.emit(readers, 'comment_delete', { comment: uuid, owner: comment.owner, object: objectRef(object) });
     });
   }
@@ -209,6 +222,12 @@ export class ObjectService {
     return this.store.write(async (w) => {
       const { row } = await this.store.getForWrite(w.trx, user, object);
       if (!options.nostore) {
+        // Only the keys written or deleted change the volume: their old entries go.
+        const touched = [...update.map(([key]) => key), ...remove];
+        const old =
+          touched.length === 0 ? [] : await repo.listObjectMetadata(w.trx, object, { keys: touched });
+        const delta = metadataBytes(update) - metadataBytes(old.map((entry) => [entry.key, entry.value]));
+        await this.store.attachVolume(w.trx, row, delta);
         await repo.upsertObjectMetadata(
           w.trx,
           update.map(([key, value]) => ({ object, key, value })),
@@ -235,6 +254,7 @@ export class ObjectService {
     if (!options.noevent) assertEventSize('user_metadata', { update: body.update ?? {}, delete: remove });
     return this.store.write(async (w) => {
       if (!options.nostore) {
+        await this.checkUserMetadataBound(w.trx, user, update, remove);
         await repo.upsertUserMetadata(
           w.trx,
           update.map(([key, value]) => ({ user_uuid: user, key, value })),
@@ -244,6 +264,19 @@ export class ObjectService {
       if (options.noevent || (update.length === 0 && remove.length === 0)) return;
       w.emit([user], 'user_metadata', { update: body.update ?? {}, delete: remove });
     });
+  }
+
+  /** quota-exceeded when the user's metadata would grow beyond USER_METADATA_MAX bytes. */
+  private async checkUserMetadataBound(db: Db, user: string, update: [string, string][], remove: string[]) {
+    const entries = new Map(
+      (await repo.listUserMetadata(db, user, {})).map((entry) => [entry.key, entry.value] as const),
+    );
+    const before = metadataBytes(entries);
+    for (const key of remove) entries.delete(key);
+    for (const [key, value] of update) entries.set(key, value);
+    const after = metadataBytes(entries);
+    if (after > USER_METADATA_MAX && after > before)
+      throw new ApiError('quota-exceeded', 'user metadata over 1 MB');
   }
 
   // ---------------------------------------------------------------- trash

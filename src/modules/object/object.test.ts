@@ -390,4 +390,95 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await a.client.call('GET', `/api/tag/${tagsA.tag_trash}/object`)).object, []);
     });
   });
+
+  describe(`volume quota of metadata and comments (${dialect})`, () => {
+    /** JSON text of a value of `n` bytes' worth of x (the quotes add 2). */
+    const big = (n: number) => 'x'.repeat(n);
+    const entryBytes = (key: string, value: string) => key.length + JSON.stringify(value).length;
+
+    test("object metadata and comments count against the owner's volume quota", async (t) => {
+      const app = await build(t, { dialect });
+      const { a, b, object } = await setup(app);
+      const { features, store } = app.services;
+      await features.createPack('tiny', { quota: { volume: 1 } });
+      await features.unassignPack(a.user.uuid, 'default');
+      await features.assignPack(a.user.uuid, 'tiny');
+      const url = `/api/object/${object}/metadata?noevent`;
+      const base = await store.usedVolume(a.user.uuid);
+      let expected = base;
+      for (let i = 0; i < 10; i++) {
+        const answer = await a.client.call('POST', url, { update: { [`app.k${i}`]: big(99_000) } });
+        assert.equal(answer.status, 'ok', answer.message);
+        expected += entryBytes(`app.k${i}`, big(99_000));
+        assert.equal(await store.usedVolume(a.user.uuid), expected);
+      }
+      const feature = (await a.client.call('GET', '/api/user')).user as {
+        feature: { used: { volume: number } };
+      };
+      assert.equal(feature.feature.used.volume, Math.ceil(expected / 10485.76) / 100);
+      assert.ok(feature.feature.used.volume >= 0.94);
+
+      // Beyond the quota: quota-exceeded and nothing changes.
+      const over = await a.client.call('POST', url, {
+        update: { 'app.k10': big(99_000), 'app.k11': 1 },
+      });
+      assert.equal(over.status, 'quota-exceeded');
+      const stored = (await a.client.call('GET', `/api/object/${object}/metadata`)).metadata as Record<
+        string,
+        unknown
+      >;
+      assert.deepEqual(Object.keys(stored).sort(), Array.from({ length: 10 }, (_, i) => `app.k${i}`).sort());
+      assert.equal(await store.usedVolume(a.user.uuid), expected);
+      // Up to 500 bytes below the quota; a reader's comment counts against the owner, too.
+      const fill = big(1024 * 1024 - expected - entryBytes('app.fill', '') - 500);
+      assert.equal((await a.client.call('POST', url, { update: { 'app.fill': fill } })).status, 'ok');
+      expected += entryBytes('app.fill', fill);
+      const comment = await b.client.call('POST', `/api/object/${object}/comment`, { text: big(1000) });
+      assert.equal(comment.status, 'quota-exceeded');
+      assert.equal(await rows(app, 'comment', 'object', object), 0);
+
+      // Overwriting a key counts the difference; deleting frees.
+      assert.equal(
+        (await a.client.call('POST', url, { update: { 'app.k0': 1 }, delete: ['app.k1'] })).status,
+        'ok',
+      );
+      expected -= entryBytes('app.k0', big(99_000)) - 'app.k0'.length - 1 + entryBytes('app.k1', big(99_000));
+      assert.equal(await store.usedVolume(a.user.uuid), expected);
+      const uuid = (await b.client.call('POST', `/api/object/${object}/comment`, { text: 'ü'.repeat(1000) }))
+        .uuid;
+      assert.equal(await store.usedVolume(a.user.uuid), expected + 2000);
+      assert.equal((await b.client.call('POST', `/api/comment/${uuid}`, { text: 'short' })).status, 'ok');
+      assert.equal(await store.usedVolume(a.user.uuid), expected + 5);
+      assert.equal((await a.client.call('DELETE', `/api/comment/${uuid}`)).status, 'ok');
+      assert.equal(await store.usedVolume(a.user.uuid), expected);
+      // nostore stores nothing and counts nothing.
+      await a.client.call('POST', `/api/object/${object}/metadata?nostore`, { update: { 'app.k9': 2 } });
+      assert.equal(await store.usedVolume(a.user.uuid), expected);
+
+      // Purging the object frees what is stored with it.
+      assert.equal((await a.client.call('DELETE', `/api/contact/${object}?purge`)).status, 'ok');
+      assert.ok((await store.usedVolume(a.user.uuid)) < base);
+    });
+
+    test("a user's own metadata takes at most 1 MB in all", async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const url = '/api/user/metadata?noevent';
+      for (let i = 0; i < 10; i++)
+        assert.equal(
+          (await client.call('POST', url, { update: { [`app.k${i}`]: big(100_000) } })).status,
+          'ok',
+        );
+      const over = await client.call('POST', url, { update: { 'app.k10': big(100_000) } });
+      assert.equal(over.status, 'quota-exceeded');
+      const stored = (await client.call('GET', '/api/user/metadata')).metadata as Record<string, unknown>;
+      assert.deepEqual(Object.keys(stored).length, 10);
+      // Replacing within the bound is fine.
+      const swap = await client.call('POST', url, {
+        update: { 'app.k10': big(100_000) },
+        delete: ['app.k0'],
+      });
+      assert.equal(swap.status, 'ok', swap.message);
+    });
+  });
 }

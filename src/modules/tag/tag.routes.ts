@@ -33,7 +33,9 @@ export function tagRoutes(app: AppInstance, tags: TagService): void {
       config: { access: 'user' },
       schema: {
         summary: 'Create a custom tag (tag_new)',
-        description: 'Users in the policy must be linked with the caller (wrong-user).',
+        description:
+          'Users in the policy must be linked with the caller (wrong-user). A user creates at most ' +
+          '1000 tags (quota-exceeded; system, share and chat tags do not count).',
         tags: ['tag'],
         body: CreateTagBody,
         response: { 200: UuidAnswer },

@@ -321,5 +321,40 @@ for (const dialect of DIALECTS) {
       assert.equal((await newEvents(a.client, 'object_unshare')).length, 1);
       assert.equal((await a.client.call('GET', `/api/contact/${object}`)).status, 'wrong-contact');
     });
+
+    test('a user creates at most 1000 tags (quota-exceeded)', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const existing = Number(
+        (
+          await app.services.store.db
+            .selectFrom('tag')
+            .select((eb) => eb.fn.countAll<number | string>().as('n'))
+            .where('owner', '=', user.uuid)
+            .where('kind', '=', 'custom')
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+      const rows = Array.from({ length: 999 - existing }, (_, i) => ({
+        uuid: `6f1c1a40-0000-1000-8000-${String(i).padStart(12, '0')}`,
+        owner: user.uuid,
+        kind: 'custom' as const,
+        name: null,
+        label: `t${i}`,
+        foreign_use: 0,
+        time: 0,
+        sort_key: String(i).padStart(12, '0'),
+      }));
+      for (let i = 0; i < rows.length; i += 200)
+        await app.services.store.db
+          .insertInto('tag')
+          .values(rows.slice(i, i + 200))
+          .execute();
+      const last = await client.call('POST', '/api/tag', { label: 'last' });
+      assert.equal(last.status, 'ok', last.message);
+      assert.equal((await client.call('POST', '/api/tag', { label: 'over' })).status, 'quota-exceeded');
+      // Chats make tags of their own, which do not count.
+      assert.equal((await client.call('POST', '/api/chat', {})).status, 'ok');
+    });
   });
 }

@@ -14,6 +14,7 @@ import {
   type ObjectService,
   SetMetadataBody,
   SetMetadataQuery,
+  USER_METADATA_RULE,
 } from '../object/index.js';
 import type { AccountService } from './account.service.js';
 import { DeleteAccountBody, DownloadQuery, FileParams, GetUserAnswer, PostUserBody } from './user.schema.js';
@@ -27,6 +28,8 @@ export function userRoutes(app: AppInstance, accounts: AccountService): void {
         summary: 'The signed-in user',
         description:
           '`feature` shows the feature packs, the quotas summed over them and the current usage. ' +
+          "used.volume counts the user's objects with their content files and what is stored with " +
+          'them: metadata, comments and chat messages (whoever wrote them). ' +
           'Fields that are only present when set are absent otherwise.',
         tags: ['user'],
         response: { 200: GetUserAnswer },
@@ -187,7 +190,7 @@ export function userMetadataRoutes(app: AppInstance, objects: ObjectService): vo
       config: { access: 'user' },
       schema: {
         summary: "Change the user's metadata (user_metadata to all the user's sessions)",
-        description: METADATA_RULES,
+        description: `${METADATA_RULES} ${USER_METADATA_RULE}`,
         tags: ['user'],
         querystring: SetMetadataQuery,
         body: SetMetadataBody,

@@ -20,6 +20,8 @@ export interface ObjectTable {
   data: string;
   /** Bytes the object takes: description, data and content files. */
   volume: number;
+  /** Bytes stored with the object beside it: its metadata, comments and chat messages. */
+  attached_volume: number;
   trashed: number;
 }
 
@@ -141,13 +143,25 @@ export function listTrashedObjects(db: Db, owner: string): Promise<ObjectRow[]> 
   return db.selectFrom('object').selectAll().where('owner', '=', owner).where('trashed', '=', 1).execute();
 }
 
+/** Bytes the owner's objects take, with what is stored with them (attached_volume). */
 export async function sumVolume(db: Db, owner: string): Promise<number> {
   const row = await db
     .selectFrom('object')
-    .select((eb) => eb.fn.sum<number | string | null>('volume').as('total'))
+    .select((eb) =>
+      eb.fn.sum<number | string | null>(eb('volume', '+', eb.ref('attached_volume'))).as('total'),
+    )
     .where('owner', '=', owner)
     .executeTakeFirst();
   return Number(row?.total ?? 0);
+}
+
+/** Adds `delta` (negative to free) to the bytes stored with an object. */
+export function addAttachedVolume(db: Db, uuid: string, delta: number): Promise<unknown> {
+  return db
+    .updateTable('object')
+    .set((eb) => ({ attached_volume: eb('attached_volume', '+', delta) }))
+    .where('uuid', '=', uuid)
+    .execute();
 }
 
 // ---- tags ----
@@ -158,6 +172,17 @@ export function insertTag(db: Db, row: TagRow): Promise<unknown> {
 
 export function insertTags(db: Db, rows: TagRow[]): Promise<unknown> {
   return db.insertInto('tag').values(rows).execute();
+}
+
+/** How many tags of one kind a user owns. */
+export async function countTags(db: Db, owner: string, kind: TagKind): Promise<number> {
+  const row = await db
+    .selectFrom('tag')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('owner', '=', owner)
+    .where('kind', '=', kind)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
 }
 
 export function findTag(db: Db, uuid: string): Promise<TagRow | undefined> {

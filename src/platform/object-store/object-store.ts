@@ -105,6 +105,14 @@ export class ObjectStore {
     return quota.checkQuota(db, this.deps.volumeQuota, owner, extraBytes);
   }
 
+  /**
+   * Grows (or with a negative delta frees) the bytes stored with an object: metadata, comments,
+   * chat messages. Growth beyond the owner's quota is quota-exceeded before anything changes.
+   */
+  attachVolume(db: Db, object: { uuid: string; owner: string }, delta: number): Promise<void> {
+    return quota.attachVolume(db, this.deps.volumeQuota, object, delta);
+  }
+
   /** Bytes of storage volume a user's objects take (`feature.used.volume`). */
   usedVolume(user: string, db: Db = this.db): Promise<number> {
     return repo.sumVolume(db, user);

@@ -67,6 +67,7 @@ export async function createObject(
     subtype: input.subtype ?? null,
     data,
     volume,
+    attached_volume: 0,
     trashed: 0,
   };
   await repo.insertObject(w.trx, row);

@@ -11,6 +11,21 @@ export function rowBytes(description: string, data: string): number {
   return Buffer.byteLength(description, 'utf8') + Buffer.byteLength(data, 'utf8');
 }
 
+/**
+ * Changes the bytes stored with an object (metadata, comments, chat messages) by `delta`;
+ * growth counts against the object owner's quota (quota-exceeded, before anything changes).
+ */
+export async function attachVolume(
+  db: Db,
+  quota: VolumeQuota,
+  object: { uuid: string; owner: string },
+  delta: number,
+): Promise<void> {
+  if (delta === 0) return;
+  await checkQuota(db, quota, object.owner, delta);
+  await repo.addAttachedVolume(db, object.uuid, delta);
+}
+
 /** quota-exceeded when the owner's objects would take more than the quota. */
 export async function checkQuota(
   db: Db,

@@ -143,9 +143,13 @@ export async function listTags(db: Db, user: string): Promise<Map<string, TagVie
   return result;
 }
 
+/** Most tags a user creates (POST /api/tag); system, share and chat tags are not counted. */
+export const CUSTOM_TAG_MAX = 1000;
+
 /**
  * A custom tag, or a tag held by an object type for one object (`kind: 'object'`, which the
  * tag calls cannot change or put on objects); tag_new to every user in its policy.
+ * quota-exceeded beyond CUSTOM_TAG_MAX custom tags of the owner.
  */
 export async function createTag(
   w: UnitOfWork,
@@ -157,11 +161,14 @@ export async function createTag(
     kind?: 'custom' | 'object';
   },
 ): Promise<string> {
+  const kind = input.kind ?? 'custom';
+  if (kind === 'custom' && (await repo.countTags(w.trx, owner, 'custom')) >= CUSTOM_TAG_MAX)
+    throw new ApiError('quota-exceeded', `at most ${CUSTOM_TAG_MAX} tags per user`);
   const uuid = newUuid();
   const row: repo.TagRow = {
     uuid,
     owner,
-    kind: input.kind ?? 'custom',
+    kind,
     name: null,
     label: input.label,
     foreign_use: input.foreignUse ? 1 : 0,

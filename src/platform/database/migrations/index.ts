@@ -15,6 +15,7 @@ import * as contentTypes from './0012-content-types.js';
 import * as sessionEvents from './0013-session-events.js';
 import * as invitationEmail from './0014-invitation-email.js';
 import * as partner from './0015-partner.js';
+import * as attachedVolume from './0016-attached-volume.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '0013-session-events': sessionEvents,
   '0014-invitation-email': invitationEmail,
   '0015-partner': partner,
+  '0016-attached-volume': attachedVolume,
 };
