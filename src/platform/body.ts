@@ -183,14 +183,21 @@ export function registerBodyParser(app: FastifyInstance, limit: number): void {
 }
 
 /** preValidation: query and path parameters hold storable text only (see above). */
-export async function assertStorableRequestText(request: FastifyRequest): Promise<void> {
+export function assertStorableRequestText(
+  request: FastifyRequest,
+  _reply: unknown,
+  done: (error?: Error) => void,
+): void {
   for (const part of [request.query, request.params]) {
     if (part === null || typeof part !== 'object') continue;
-    for (const value of Object.values(part as Record<string, unknown>)) {
+    for (const key in part) {
+      const value = (part as Record<string, unknown>)[key];
       const texts = Array.isArray(value) ? value : [value];
       if (texts.some((text) => typeof text === 'string' && !isStorableText(text))) {
-        throw new ApiError('wrong-syntax', 'parameter holds NUL or a lone surrogate');
+        done(new ApiError('wrong-syntax', 'parameter holds NUL or a lone surrogate'));
+        return;
       }
     }
   }
+  done();
 }

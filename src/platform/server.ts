@@ -142,10 +142,12 @@ export async function createServer(
     encodings: ['gzip'],
     threshold: 1024,
   });
-  app.addHook('onSend', async (_request, reply, payload) => {
+  // Set first, so that a download route may still choose its own cache-control. A callback
+  // hook: an async one costs a promise on every request.
+  app.addHook('onRequest', (_request, reply, done) => {
     reply.header('x-content-type-options', 'nosniff');
-    if (!reply.hasHeader('cache-control')) reply.header('cache-control', 'no-store');
-    return payload;
+    reply.header('cache-control', 'no-store');
+    done();
   });
   await app.register(swagger, {
     openapi: {

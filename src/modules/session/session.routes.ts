@@ -26,14 +26,23 @@ export function sessionRoutes(app: AppInstance, sessions: SessionService, public
   // Session fixation: a cookie session that became authenticated in this call (login, sign-up,
   // password recovery) moves to a new sid. Bearer and parameter clients chose their sid and
   // keep it, as spec clients expect no new sid from POST /api/session on a session.
-  app.addHook('onSend', async (request, reply, payload) => {
+  // A callback hook: nearly every request passes at once, without a promise.
+  app.addHook('onSend', (request, reply, payload, done) => {
     const session = request.session;
-    if (!session || !request.sidFromCookie || request.kindAtStart !== 'anonymous') return payload;
-    if (session.kind === 'anonymous') return payload;
-    const renewed = await sessions.renewSid(session);
-    request.session = renewed;
-    setCookies(reply, renewed.sid);
-    return payload;
+    if (
+      !session ||
+      !request.sidFromCookie ||
+      request.kindAtStart !== 'anonymous' ||
+      session.kind === 'anonymous'
+    ) {
+      done(null, payload);
+      return;
+    }
+    sessions.renewSid(session).then((renewed) => {
+      request.session = renewed;
+      setCookies(reply, renewed.sid);
+      done(null, payload);
+    }, done);
   });
 
   app.get(
