@@ -1,0 +1,103 @@
+/**
+ * IVRs, legacy dialplans and dialplan pins on real calls: baresips register through the
+ * Kamailio Zentrale starts, press keys as RFC 4733 events (ctrl_tcp `sndcode`), and what they
+ * hear is checked with a Goertzel filter.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  heard,
+  numberWithDialplan,
+  phone,
+  sipAccount,
+  telephonyNode,
+  tone,
+  uploadAnnouncement,
+  windowsOf,
+} from '../../../test/calls.js';
+import type { Baresip } from '../../../test/sip-peers.js';
+import { requireTelephonyPackages } from '../../../test/sipp.js';
+import { sine } from '../../platform/content/test-inputs.js';
+
+requireTelephonyPackages();
+
+/** Presses keys on the phone's call (RFC 4733 events), one after another. */
+async function press(peer: Baresip, digits: string): Promise<void> {
+  for (const digit of digits) {
+    peer.command('sndcode', digit);
+    await sleep(300);
+  }
+}
+
+test('an IVR answers: its announcement, key 1 redirects to a number that rings a SIP account (bridged), key 2 runs a nested IVR', async (t) => {
+  const node = await telephonyNode(t);
+  const { app } = node;
+  const accounts: Awaited<ReturnType<typeof sipAccount>>[] = [];
+  // +4930555102 rings bob_01 (a v2 dialplan); +4930555101 is answered by the IVR.
+  const { client, user } = await numberWithDialplan(
+    app,
+    '+4930555102',
+    () => [{ parallel: { targets: ['bob_01'], timeout: 30 } }],
+    sine(425, 8000, 1, 0.3),
+    async (owner) => {
+      accounts.push(await sipAccount(app, 'bob_01', owner));
+    },
+  );
+  await app.services.phones.addNumber('+4930555101', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930555101', { dialplan_enable: true });
+  const main = await uploadAnnouncement(app, client, sine(1400, 8000, 6, 0.3));
+  const nestedAnnouncement = await uploadAnnouncement(app, client, sine(600, 8000, 2, 0.3));
+  const nested = await client.call('POST', '/api/ivr', {
+    description: 'nested',
+    announcement: nestedAnnouncement,
+    '9': '+4930555102',
+  });
+  assert.equal(nested.status, 'ok', JSON.stringify(nested));
+  const ivr = await client.call('POST', '/api/ivr', {
+    description: 'main',
+    announcement: main,
+    '1': '+4930555102',
+    '2': nested.uuid,
+  });
+  assert.equal(ivr.status, 'ok', JSON.stringify(ivr));
+  const set = await client.call('POST', '/api/phone', { phone: { '+4930555101': { ivr: ivr.uuid } } });
+  assert.equal(set.status, 'ok', JSON.stringify(set));
+
+  const b = await phone(t, node, accounts[0]!, { answerMode: 'auto', microphone: tone(1000) });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+  // Key 1: the announcement (1400 Hz) is cut short, bob rings and is connected.
+  let established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', '+4930555101');
+  await established;
+  await sleep(2000);
+  const bobAnswers = b.waitFor('CALL_ESTABLISHED', 20_000);
+  await press(a, '1');
+  await bobAnswers;
+  await sleep(2500);
+  let closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
+  a.command('hangup');
+  await Promise.all(closed);
+  let windows = heard(a);
+  assert.ok(
+    windowsOf(windows, 1400) >= 30,
+    `the IVR announcement: 1400 Hz in ${windowsOf(windows, 1400)} windows`,
+  );
+  assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
+
+  // Key 2: the nested IVR's announcement (600 Hz) plays.
+  const c = await phone(t, node, await sipAccount(app, 'carol_01'), { answerMode: 'manual' });
+  established = c.waitFor('CALL_ESTABLISHED', 20_000);
+  c.command('dial', '+4930555101');
+  await established;
+  await sleep(1500);
+  await press(c, '2');
+  await sleep(2500);
+  closed = [c.waitFor('CALL_CLOSED', 20_000)];
+  c.command('hangup');
+  await Promise.all(closed);
+  windows = heard(c);
+  assert.ok(windowsOf(windows, 1400) >= 20, `the main announcement: ${windowsOf(windows, 1400)} windows`);
+  assert.ok(windowsOf(windows, 600) >= 30, `the nested announcement: ${windowsOf(windows, 600)} windows`);
+  assert.equal(windowsOf(windows, 1000), 0, 'not connected to bob');
+});
