@@ -123,3 +123,17 @@ export async function uploadAnnouncement(app: App, client: Client, audio: Float3
   await app.services.content.idle();
   return announcement;
 }
+
+/** The next event `name` the client's user gets (long polling /api/event). */
+export async function nextEvent(client: Client, name: string): Promise<Record<string, unknown>> {
+  let next = 0;
+  for (;;) {
+    const events = (await client.call('GET', `/api/event?next=${next}&timeout=20`)).event as {
+      id: number;
+      event: string;
+    }[];
+    const found = events.find((event) => event.event === name);
+    if (found) return found;
+    if (events.length > 0) next = events[events.length - 1]!.id + 1;
+  }
+}

@@ -14,6 +14,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Account,
   heard,
+  nextEvent,
   numberWithDialplan,
   phone,
   sipAccount,
@@ -21,7 +22,7 @@ import {
   tone,
   windowsOf,
 } from '../../../test/calls.js';
-import { buildUser, type Client } from '../../../test/helper.js';
+import { buildUser } from '../../../test/helper.js';
 import { freePort } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
 import { sine } from '../../platform/content/test-inputs.js';
@@ -93,19 +94,6 @@ test('unregistered (480), busy (486) and CANCEL before the answer are passed bac
   await cancelled;
   assert.equal(b.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0);
 });
-
-async function nextEvent(client: Client, name: string): Promise<Record<string, unknown>> {
-  let next = 0;
-  for (;;) {
-    const events = (await client.call('GET', `/api/event?next=${next}&timeout=20`)).event as {
-      id: number;
-      event: string;
-    }[];
-    const found = events.find((event) => event.event === name);
-    if (found) return found;
-    if (events.length > 0) next = events[events.length - 1]!.id + 1;
-  }
-}
 
 test('a platform number whose dialplan plays an announcement: the caller hears it, then Zentrale hangs up', async (t) => {
   const node = await telephonyNode(t);

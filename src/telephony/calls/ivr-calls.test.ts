@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   heard,
+  nextEvent,
   numberWithDialplan,
   phone,
   sipAccount,
@@ -16,6 +17,7 @@ import {
   uploadAnnouncement,
   windowsOf,
 } from '../../../test/calls.js';
+import { loggedInClient } from '../../../test/helper.js';
 import type { Baresip } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { sine } from '../../platform/content/test-inputs.js';
@@ -100,4 +102,57 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
   assert.ok(windowsOf(windows, 1400) >= 20, `the main announcement: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 600) >= 30, `the nested announcement: ${windowsOf(windows, 600)} windows`);
   assert.equal(windowsOf(windows, 1000), 0, 'not connected to bob');
+});
+
+test('a legacy dialplan: sip rings the account (bridged); with the account unregistered, the unavailable action records a voicemail', async (t) => {
+  const node = await telephonyNode(t);
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930555201', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930555201', { dialplan_enable: true });
+  const bob = await sipAccount(app, 'bob_01', user.uuid);
+  await sipAccount(app, 'carol_01', user.uuid);
+  const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
+  const legacy = await client.call('POST', '/api/dialplan', {
+    announcement,
+    action: 'sip',
+    sip: 'bob_01',
+    unavailable: { action: 'record' },
+  });
+  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  const b = await phone(t, node, bob, { answerMode: 'auto', microphone: tone(1000) });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), {
+    answerMode: 'manual',
+    microphone: tone(600),
+  });
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  a.command('dial', '+4930555201');
+  await established;
+  await sleep(2000);
+  const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
+  a.command('hangup');
+  await Promise.all(closed);
+  const windows = heard(a);
+  assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
+
+  // carol_01 has no phone registered: 480, so the unavailable path (record) answers.
+  assert.equal((await client.call('POST', '/api/dialplan', { sip: 'carol_01' })).status, 'ok');
+  const c = await phone(t, node, await sipAccount(app, 'dave_01'), {
+    answerMode: 'manual',
+    microphone: tone(600),
+  });
+  const voicemail = c.waitFor('CALL_ESTABLISHED', 20_000);
+  c.command('dial', '+4930555201');
+  await voicemail;
+  await sleep(3500);
+  const ended = c.waitFor('CALL_CLOSED', 20_000);
+  c.command('hangup');
+  await ended;
+  const event = await nextEvent(client, 'recording_new');
+  assert.equal(event.phone, 'dave_01');
+  await app.services.content.idle();
+  const recording = await app.services.recordings.getRecording(user.uuid, event.recording as string);
+  assert.deepEqual([recording.status, recording.to], ['ok', '+4930555201']);
+  const atC = heard(c);
+  assert.ok(windowsOf(atC, 1400) >= 20, `the mailbox announcement: ${windowsOf(atC, 1400)} windows`);
 });
