@@ -137,3 +137,17 @@ export async function nextEvent(client: Client, name: string): Promise<Record<st
     if (events.length > 0) next = events[events.length - 1]!.id + 1;
   }
 }
+
+/** `peer` dials `target` and the call is established. */
+export async function dial(peer: Baresip, target: string): Promise<void> {
+  const established = peer.waitFor('CALL_ESTABLISHED', 20_000);
+  peer.command('dial', target);
+  await established;
+}
+
+/** `peer` hangs up; resolves when its call and those of `others` closed. */
+export async function hangUp(peer: Baresip, ...others: Baresip[]): Promise<void> {
+  const closed = [peer, ...others].map((each) => each.waitFor('CALL_CLOSED', 20_000));
+  peer.command('hangup');
+  await Promise.all(closed);
+}

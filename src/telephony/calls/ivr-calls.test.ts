@@ -7,6 +7,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
+  dial,
+  hangUp,
   heard,
   nextEvent,
   numberWithDialplan,
@@ -69,17 +71,13 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
   const b = await phone(t, node, accounts[0]!, { answerMode: 'auto', microphone: tone(1000) });
   const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
   // Key 1: the announcement (1400 Hz) is cut short, bob rings and is connected.
-  let established = a.waitFor('CALL_ESTABLISHED', 20_000);
-  a.command('dial', '+4930555101');
-  await established;
+  await dial(a, '+4930555101');
   await sleep(2000);
   const bobAnswers = b.waitFor('CALL_ESTABLISHED', 20_000);
   await press(a, '1');
   await bobAnswers;
   await sleep(2500);
-  let closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
-  a.command('hangup');
-  await Promise.all(closed);
+  await hangUp(a, b);
   let windows = heard(a);
   assert.ok(
     windowsOf(windows, 1400) >= 30,
@@ -89,15 +87,11 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
 
   // Key 2: the nested IVR's announcement (600 Hz) plays.
   const c = await phone(t, node, await sipAccount(app, 'carol_01'), { answerMode: 'manual' });
-  established = c.waitFor('CALL_ESTABLISHED', 20_000);
-  c.command('dial', '+4930555101');
-  await established;
+  await dial(c, '+4930555101');
   await sleep(1500);
   await press(c, '2');
   await sleep(2500);
-  closed = [c.waitFor('CALL_CLOSED', 20_000)];
-  c.command('hangup');
-  await Promise.all(closed);
+  await hangUp(c);
   windows = heard(c);
   assert.ok(windowsOf(windows, 1400) >= 20, `the main announcement: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 600) >= 30, `the nested announcement: ${windowsOf(windows, 600)} windows`);
@@ -125,13 +119,9 @@ test('a legacy dialplan: sip rings the account (bridged); with the account unreg
     answerMode: 'manual',
     microphone: tone(600),
   });
-  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
-  a.command('dial', '+4930555201');
-  await established;
+  await dial(a, '+4930555201');
   await sleep(2000);
-  const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
-  a.command('hangup');
-  await Promise.all(closed);
+  await hangUp(a, b);
   const windows = heard(a);
   assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
 
@@ -141,13 +131,9 @@ test('a legacy dialplan: sip rings the account (bridged); with the account unreg
     answerMode: 'manual',
     microphone: tone(600),
   });
-  const voicemail = c.waitFor('CALL_ESTABLISHED', 20_000);
-  c.command('dial', '+4930555201');
-  await voicemail;
+  await dial(c, '+4930555201');
   await sleep(3500);
-  const ended = c.waitFor('CALL_CLOSED', 20_000);
-  c.command('hangup');
-  await ended;
+  await hangUp(c);
   const event = await nextEvent(client, 'recording_new');
   assert.equal(event.phone, 'dave_01');
   await app.services.content.idle();
@@ -155,4 +141,40 @@ test('a legacy dialplan: sip rings the account (bridged); with the account unreg
   assert.deepEqual([recording.status, recording.to], ['ok', '+4930555201']);
   const atC = heard(c);
   assert.ok(windowsOf(atC, 1400) >= 20, `the mailbox announcement: ${windowsOf(atC, 1400)} windows`);
+});
+
+test('a dialplan pin: onStart plays, the right digits run onSuccess (ringing a SIP account, bridged)', async (t) => {
+  const node = await telephonyNode(t);
+  const accounts: Awaited<ReturnType<typeof sipAccount>>[] = [];
+  await numberWithDialplan(
+    node.app,
+    '+4930555301',
+    (announcement) => [
+      {
+        pin: {
+          code: '1234',
+          timeout: 20,
+          onStart: [{ play: { announcement } }],
+          onSuccess: [{ parallel: { targets: ['bob_01'], timeout: 30 } }],
+          onFail: [{ reject: {} }],
+        },
+      },
+    ],
+    sine(1400, 8000, 2, 0.3),
+    async (owner) => {
+      accounts.push(await sipAccount(node.app, 'bob_01', owner));
+    },
+  );
+  const b = await phone(t, node, accounts[0]!, { answerMode: 'auto', microphone: tone(1000) });
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+  await dial(a, '+4930555301');
+  await sleep(2500);
+  const bobAnswers = b.waitFor('CALL_ESTABLISHED', 20_000);
+  await press(a, '1234');
+  await bobAnswers;
+  await sleep(2000);
+  await hangUp(a, b);
+  const windows = heard(a);
+  assert.ok(windowsOf(windows, 1400) >= 40, `the onStart announcement: ${windowsOf(windows, 1400)} windows`);
+  assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
 });
