@@ -178,3 +178,55 @@ test('a dialplan pin: onStart plays, the right digits run onSuccess (ringing a S
   assert.ok(windowsOf(windows, 1400) >= 40, `the onStart announcement: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
 });
+
+test("an IVR's timeout: without a key, timeout.announcement plays and Zentrale hangs up", async (t) => {
+  const node = await telephonyNode(t);
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930555401', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930555401', { dialplan_enable: true });
+  const main = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
+  const bye = await uploadAnnouncement(app, client, sine(600, 8000, 2, 0.3));
+  const ivr = await client.call('POST', '/api/ivr', {
+    description: 'menu',
+    announcement: main,
+    '1': '+4930555999',
+    timeout: { seconds: 1, action: 'play', announcement: bye },
+  });
+  assert.equal(ivr.status, 'ok', JSON.stringify(ivr));
+  assert.equal(
+    (await client.call('POST', '/api/phone', { phone: { '+4930555401': { ivr: ivr.uuid } } })).status,
+    'ok',
+  );
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+  const closed = a.waitFor('CALL_CLOSED', 30_000);
+  await dial(a, '+4930555401');
+  await closed;
+  const windows = heard(a);
+  assert.ok(windowsOf(windows, 1400) >= 20, `the menu: ${windowsOf(windows, 1400)} windows`);
+  assert.ok(windowsOf(windows, 600) >= 40, `the timeout announcement: ${windowsOf(windows, 600)} windows`);
+});
+
+test('a dialplan pin: a wrong code runs onFail (reject: Zentrale hangs up)', async (t) => {
+  const node = await telephonyNode(t);
+  await numberWithDialplan(
+    node.app,
+    '+4930555302',
+    (announcement) => [
+      {
+        pin: {
+          code: '42',
+          onStart: [{ play: { announcement } }],
+          onSuccess: [{ play: { announcement } }],
+          onFail: [{ reject: {} }],
+        },
+      },
+    ],
+    sine(1400, 8000, 1, 0.3),
+  );
+  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+  await dial(a, '+4930555302');
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  await press(a, '41');
+  await closed;
+});
