@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
 import type { Db } from '../../platform/database/database.js';
-import { routeNumber } from '../../telephony/decisions/index.js';
+import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/decisions/index.js';
 import type {
   CallDirectory,
   CallRecord,
@@ -47,6 +47,14 @@ export class CallAreaDirectory implements CallDirectory {
     }
     if (route.kind === 'ivr') return { kind: 'ivr', owner, ivr: route.uuid };
     return { kind: 'legacy', owner };
+  }
+
+  ivrs(user: string): Promise<ReadonlyMap<string, Ivr>> {
+    return this.services.ivrs.ivrsOf(user);
+  }
+
+  legacyDialplan(user: string): Promise<LegacyDialplan> {
+    return this.services.dialplans.getLegacyDialplan(user);
   }
 
   async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {

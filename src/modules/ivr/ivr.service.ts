@@ -75,13 +75,17 @@ export class IvrService {
     await this.requireIvr(db, user, uuid);
   }
 
+  /** Every IVR of the user by uuid (at most MAX_IVRS), for the call engine. */
+  async ivrsOf(user: string): Promise<Map<string, Ivr>> {
+    const rows = await repo.listAllIvrs(this.deps.db, user);
+    return new Map(rows.map((row) => [row.uuid, JSON.parse(row.body) as Ivr]));
+  }
+
   /** POST /api/ivr/{uuid}/simulate: walks the events through the user's IVRs. */
   async walk(user: string, uuid: string, events: string[]) {
     await this.requireIvr(this.deps.db, user, uuid);
     // At most MAX_IVRS rows: the walk may enter any of them.
-    const rows = await repo.listAllIvrs(this.deps.db, user);
-    const ivrs = new Map(rows.map((row) => [row.uuid, JSON.parse(row.body) as Ivr]));
-    return walkIvr(ivrs, uuid, events);
+    return walkIvr(await this.ivrsOf(user), uuid, events);
   }
 
   private async requireIvr(db: Db, user: string, uuid: string): Promise<repo.IvrTable> {

@@ -29,6 +29,8 @@ export interface BridgeOptions {
   readonly from: string;
   readonly fromDisplay?: string;
   readonly headers?: [string, string][];
+  /** No fork answered: leave the caller unanswered (a fallback follows) instead of passing the failure back. */
+  readonly keepCallerOnFailure?: boolean;
 }
 
 export interface BridgeOutcome {
@@ -49,6 +51,38 @@ export function failureStatus(statuses: readonly number[]): number {
   if (real.length === 1 && real[0] !== 408 && real[0] !== 487) return real[0]!;
   if (real.length > 0 && real.every((status) => status === real[0]) && real[0] !== 487) return real[0]!;
   return 480;
+}
+
+/**
+ * The first leg of a ringing group to answer (2xx), or undefined when none did or the caller
+ * gave up meanwhile; the others (and late answers) are dropped, failures pushed to `statuses`.
+ */
+export function firstAnswer<L extends { readonly result: Promise<{ status: number }> }>(
+  legs: readonly L[],
+  callerEnded: () => boolean,
+  drop: (leg: L) => Promise<unknown>,
+  statuses: number[],
+): Promise<L | undefined> {
+  return new Promise((resolve) => {
+    let open = legs.length;
+    let won = false;
+    if (open === 0) resolve(undefined);
+    for (const leg of legs) {
+      void leg.result.then((result) => {
+        open -= 1;
+        const ok = result.status >= 200 && result.status < 300;
+        if (ok && !won && !callerEnded()) {
+          won = true;
+          for (const other of legs) if (other !== leg) void drop(other).catch(() => {});
+          resolve(leg);
+          return;
+        }
+        if (ok) void drop(leg).catch(() => {});
+        else statuses.push(result.status);
+        if (open === 0 && !won) resolve(undefined);
+      });
+    }
+  });
 }
 
 export async function bridge(
@@ -126,7 +160,7 @@ export async function bridge(
   release();
   if (caller.ended) return { status: 0, answered: null, ended: none };
   const status = failureStatus(statuses);
-  caller.reject(status);
+  if (!options.keepCallerOnFailure) caller.reject(status);
   return { status, answered: null, ended: none };
 
   /** Rings every target of a group at once; the first 2xx wins, the others are cancelled. */
@@ -153,30 +187,12 @@ export async function bridge(
       for (const leg of legs) void leg.bye().catch(() => {});
     };
     caller.onEnd(cancelAll);
-    return new Promise((resolve) => {
-      let open = legs.length;
-      let won = false;
-      if (open === 0) resolve(undefined);
-      for (const leg of legs) {
-        void leg.result.then((result) => {
-          open -= 1;
-          if (result.status >= 200 && result.status < 300 && !won) {
-            if (caller.ended) {
-              void leg.bye();
-            } else {
-              won = true;
-              for (const other of legs) if (other !== leg) void other.bye().catch(() => {});
-              resolve({ leg });
-              return;
-            }
-          } else if (result.status >= 200 && result.status < 300) {
-            void leg.bye();
-          } else {
-            statuses.push(result.status);
-          }
-          if (open === 0 && !won) resolve(undefined);
-        });
-      }
-    });
+    const winner = await firstAnswer(
+      legs,
+      () => caller.ended !== undefined,
+      (leg) => leg.bye(),
+      statuses,
+    );
+    return winner && { leg: winner };
   }
 }

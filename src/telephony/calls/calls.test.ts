@@ -9,91 +9,27 @@ import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { build, buildUser, type Client, loggedInClient, upload } from '../../../test/helper.js';
 import {
-  addSipAccount,
-  type Baresip,
-  type BaresipOptions,
-  freePort,
-  startBaresip,
-  type TestSipAccount,
-} from '../../../test/sip-peers.js';
-import { freePortRange, freeUdpPort, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
-import type { App } from '../../app.js';
-import { pcm16, sine, wavFile } from '../../platform/content/test-inputs.js';
+  type Account,
+  heard,
+  nextEvent,
+  numberWithDialplan,
+  phone,
+  sipAccount,
+  telephonyNode,
+  tone,
+  windowsOf,
+} from '../../../test/calls.js';
+import { buildUser } from '../../../test/helper.js';
+import { freePort } from '../../../test/sip-peers.js';
+import { requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
+import { sine } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
 import { dominantFrequencies } from '../media/goertzel.js';
-import { ToneSource } from '../media/sources.js';
 
 requireTelephonyPackages();
-
-interface Node {
-  app: App;
-  sipPort: number;
-}
-
-async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
-  const sipPort = await freeUdpPort();
-  const [min, max] = await freePortRange(40);
-  const app = await build(t, {
-    env: {
-      TELEPHONY: 'on',
-      SIP_PORT: String(sipPort),
-      RTP_PORT_MIN: String(min),
-      RTP_PORT_MAX: String(max),
-      ...env,
-    },
-  });
-  assert.equal(app.services.telephony.state, 'running');
-  assert.ok(app.services.telephony.calls, 'the call engine runs');
-  return { app, sipPort };
-}
-
-type Account = TestSipAccount;
-
-async function sipAccount(app: App, username: string, owner?: string): Promise<Account> {
-  return addSipAccount(app, username, { owner: owner ?? (await buildUser(app)).uuid });
-}
-
-function tone(frequency: number, seconds = 20): Int16Array {
-  const samples = new Int16Array(8000 * seconds);
-  new ToneSource(frequency, { amplitude: 0.25 }).read(samples);
-  return samples;
-}
-
-/** A baresip registered as `account` through the node's Kamailio. */
-async function phone(t: TestContext, node: Node, account: Account, options: BaresipOptions = {}) {
-  const registered = new Promise<void>((resolve) => {
-    const off = node.app.services.telephony.onRegistration((change) => {
-      if (change.sipUser === account.username && change.registrations.length > 0) {
-        off();
-        resolve();
-      }
-    });
-  });
-  const peer = await startBaresip(t, {
-    ...options,
-    account: { ...account, user: account.username, proxy: `127.0.0.1:${node.sipPort}` },
-  });
-  await registered;
-  return peer;
-}
-
-/** What baresip heard during its calls (sndfile's decoded dump). */
-function heard(peer: Baresip): { frequency: number; share: number; rms: number }[] {
-  const dump = fs.readdirSync(peer.dir).find((name) => name.endsWith('-dec.wav'));
-  assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);
-  const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
-  return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
-    (w) => w.rms > 0.05,
-  );
-}
-
-function windowsOf(windows: { frequency: number; share: number }[], frequency: number): number {
-  return windows.filter((w) => w.frequency === frequency && w.share > 0.7).length;
-}
 
 test('a SIP account calls another by name: ringing, answer, audio both ways relayed by rtpengine, BYE', async (t) => {
   const node = await telephonyNode(t);
@@ -158,49 +94,6 @@ test('unregistered (480), busy (486) and CANCEL before the answer are passed bac
   await cancelled;
   assert.equal(b.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0);
 });
-
-/** A number of a fresh user, answered by the v2 dialplan `dialplan` (dialplan_enable on). */
-async function numberWithDialplan(
-  app: App,
-  number: string,
-  profiles: (announcement: string) => object[],
-  audio: Float32Array,
-  prepare: (owner: string) => Promise<unknown> = async () => {},
-) {
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber(number, { userUuid: user.uuid });
-  await app.services.phones.setSwitches(number, { dialplan_enable: true });
-  await prepare(user.uuid);
-  const announcement = (await client.call('POST', '/api/announcement', { description: 'greeting' }))
-    .uuid as string;
-  const uploaded = await upload(
-    client,
-    `/api/announcement/${announcement}/a.wav`,
-    wavFile({ rate: 8000, body: pcm16(audio) }),
-  );
-  assert.equal(uploaded.status, 'ok');
-  await app.services.content.idle();
-  const dialplan = await client.call('POST', '/api/dialplan/v2', {
-    dialplan: { profiles: profiles(announcement) },
-  });
-  assert.equal(dialplan.status, 'ok');
-  const set = await client.call('POST', '/api/phone', { phone: { [number]: { dialplan: dialplan.uuid } } });
-  assert.equal(set.status, 'ok');
-  return { client, user };
-}
-
-async function nextEvent(client: Client, name: string): Promise<Record<string, unknown>> {
-  let next = 0;
-  for (;;) {
-    const events = (await client.call('GET', `/api/event?next=${next}&timeout=20`)).event as {
-      id: number;
-      event: string;
-    }[];
-    const found = events.find((event) => event.event === name);
-    if (found) return found;
-    if (events.length > 0) next = events[events.length - 1]!.id + 1;
-  }
-}
 
 test('a platform number whose dialplan plays an announcement: the caller hears it, then Zentrale hangs up', async (t) => {
   const node = await telephonyNode(t);

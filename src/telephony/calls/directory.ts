@@ -3,7 +3,7 @@
  * back (STYLE.md: the engine knows no HTTP and imports no module). The composition root fills it
  * with an adapter over the areas' services (src/modules/call/).
  */
-import type { Dialplan } from '../decisions/index.js';
+import type { Dialplan, Ivr, LegacyDialplan } from '../decisions/index.js';
 
 export interface SipAccountInfo {
   /** SIPUSER, e.g. `alice_01`. */
@@ -56,6 +56,10 @@ export interface CallDirectory {
   sipAccount(username: string): Promise<SipAccountInfo | undefined>;
   /** undefined: not a platform number. */
   numberAnswer(number: string): Promise<NumberAnswer | undefined>;
+  /** Every IVR of the user by uuid (an IVR's keys may run any of them). */
+  ivrs(user: string): Promise<ReadonlyMap<string, Ivr>>;
+  /** The user's legacy dialplan ({} when never set). */
+  legacyDialplan(user: string): Promise<LegacyDialplan>;
   /** An announcement's audio as stored (WAV, 8 kHz mono); undefined when it has none (yet) or `user` may not read it. */
   announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined>;
   /** Stores a voicemail as a recording of its owner (status ok or empty after conversion) and tells the owner. */

@@ -13,6 +13,7 @@ export {
   MixSource,
   PcmSource,
   pcmFromWav,
+  QueueSource,
   ringTone,
   type ToneOptions,
   ToneSource,

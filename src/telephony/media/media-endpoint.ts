@@ -59,6 +59,7 @@ export class MediaEndpoint {
   private readonly dtmfHandlers: ((event: DtmfEvent) => void)[] = [];
   private readonly dtmfIn: DtmfReceiver;
   private readonly recorders = new Set<Recorder>();
+  private readonly listeners = new Set<(samples: Int16Array) => void>();
   private readonly frame = new Int16Array(FRAME_SAMPLES);
   private readonly decoded = new Int16Array(FRAME_SAMPLES * 4);
   private readonly ssrc = randomInt(2 ** 32 - 1);
@@ -168,10 +169,20 @@ export class MediaEndpoint {
       this.stats.ignored++;
       return;
     }
-    if (this.recorders.size === 0) return;
+    if (this.recorders.size === 0 && this.listeners.size === 0) return;
     const samples = this.decoded.subarray(0, packet.payload.length);
     decodeG711(packet.payload, packet.payloadType, samples);
     for (const recorder of this.recorders) recorder.write(packet.ssrc, packet.timestamp, samples);
+    for (const listener of this.listeners) listener(samples);
+  }
+
+  /**
+   * Calls `listener` with the decoded samples of each audio packet the far end sends (a
+   * relay between two endpoints); the samples are reused, copy what you keep. Returns the off switch.
+   */
+  onAudio(listener: (samples: Int16Array) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
   }
 
   /** @internal one 20 ms frame, called by the engine's clock. */
@@ -260,6 +271,7 @@ export class MediaEndpoint {
     this.dtmfOut?.resolve();
     this.dtmfOut = undefined;
     for (const recorder of [...this.recorders]) recorder.stop('closed');
+    this.listeners.clear();
     this.dtmfHandlers.length = 0;
     this.release(this);
   }

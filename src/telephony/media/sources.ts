@@ -85,6 +85,31 @@ export class PcmSource implements AudioSource {
   }
 }
 
+/**
+ * Audio another endpoint received, played as it arrives (the relay of a call Zentrale answered
+ * itself): a short queue, silence while it is empty, the oldest dropped beyond `maxSamples`.
+ */
+export class QueueSource implements AudioSource {
+  private queue = new Int16Array(0);
+
+  constructor(private readonly maxSamples = SAMPLE_RATE / 5) {}
+
+  push(samples: Int16Array): void {
+    const next = new Int16Array(this.queue.length + samples.length);
+    next.set(this.queue);
+    next.set(samples, this.queue.length);
+    this.queue = next.length > this.maxSamples ? next.slice(next.length - this.maxSamples) : next;
+  }
+
+  read(frame: Int16Array): boolean {
+    const n = Math.min(frame.length, this.queue.length);
+    frame.set(this.queue.subarray(0, n));
+    frame.fill(0, n);
+    this.queue = this.queue.slice(n);
+    return true;
+  }
+}
+
 /** Decodes a WAV file (announcements are stored 8 kHz mono) into playable samples. */
 export function pcmFromWav(data: Uint8Array): Int16Array {
   const audio = parseWav(data);

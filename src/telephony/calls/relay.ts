@@ -1,0 +1,74 @@
+/**
+ * Connecting a call Zentrale has already answered itself (an IVR, a pin, an announcement) to
+ * targets: the targets ring as legs with their own media endpoints, the first answer wins, and
+ * the audio is relayed between the two endpoints in Node.
+ *
+ * Why not rtpengine as bridge.ts does: the caller's media already ends at Zentrale's endpoint,
+ * and moving it to rtpengine needs a re-INVITE towards the caller, which the UA does not send
+ * yet. The relay costs a decode and an encode per packet, acceptable for the IVR paths.
+ */
+import { type MediaEngine, QueueSource } from '../media/index.js';
+import { MediaLeg } from '../media-leg.js';
+import type { SipUserAgent } from '../sip/index.js';
+import { type BridgeOptions, type BridgeOutcome, failureStatus, firstAnswer } from './bridge.js';
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Connects the answered `caller` to the first target that answers; the caller's leg stays up on failure. */
+export async function relay(
+  ua: SipUserAgent,
+  media: MediaEngine,
+  caller: MediaLeg,
+  options: BridgeOptions,
+): Promise<BridgeOutcome> {
+  const none = Promise.resolve();
+  const statuses: number[] = [];
+  for (const group of options.groups) {
+    if (caller.call.ended) break;
+    const legs = await Promise.all(
+      group.map((target) =>
+        MediaLeg.originate(ua, media, {
+          uri: target.uri,
+          from: options.from,
+          fromDisplay: options.fromDisplay,
+          headers: options.headers,
+        }).then((leg) => {
+          const timer = setTimeout(() => void leg.hangup(), (target.timeout ?? options.timeout) * 1000);
+          void leg.result.then(() => clearTimeout(timer));
+          return leg;
+        }),
+      ),
+    );
+    const hangupAll = () => {
+      for (const leg of legs) void leg.hangup().catch(() => {});
+    };
+    caller.call.onEnd(hangupAll);
+    const winner = await firstAnswer(
+      legs,
+      () => caller.call.ended !== undefined,
+      (leg) => leg.hangup(),
+      statuses,
+    );
+    if (!winner) continue;
+    const toCallee = new QueueSource();
+    const toCaller = new QueueSource();
+    const offs = [
+      caller.endpoint.onAudio((samples) => toCallee.push(samples)),
+      winner.endpoint.onAudio((samples) => toCaller.push(samples)),
+    ];
+    void caller.endpoint.play(toCaller);
+    void winner.endpoint.play(toCallee);
+    const ended = new Promise<void>((resolve) => {
+      const done = () => {
+        for (const off of offs) off();
+        void caller.hangup().catch(() => {});
+        void winner.hangup().catch(() => {});
+        resolve();
+      };
+      caller.call.onEnd(done);
+      winner.call.onEnd(done);
+    });
+    return { status: 200, answered: now(), ended };
+  }
+  return { status: caller.call.ended ? 0 : failureStatus(statuses), answered: null, ended: none };
+}

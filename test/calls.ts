@@ -1,0 +1,153 @@
+/**
+ * What the real-call tests share: a Zentrale node with telephony on, SIP accounts with their
+ * registered baresips, tones as microphones, what a baresip heard (Goertzel), and a platform
+ * number answered by a v2 dialplan with an uploaded announcement.
+ */
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import type { TestContext } from 'node:test';
+import type { App } from '../src/app.js';
+import { pcm16, wavFile } from '../src/platform/content/test-inputs.js';
+import { parseWav } from '../src/platform/content/wav.js';
+import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
+import { ToneSource } from '../src/telephony/media/sources.js';
+import { build, buildUser, type Client, loggedInClient, upload } from './helper.js';
+import {
+  addSipAccount,
+  type Baresip,
+  type BaresipOptions,
+  startBaresip,
+  type TestSipAccount,
+} from './sip-peers.js';
+import { freePortRange, freeUdpPort } from './sipp.js';
+
+export interface Node {
+  app: App;
+  sipPort: number;
+}
+
+export async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
+  const sipPort = await freeUdpPort();
+  const [min, max] = await freePortRange(40);
+  const app = await build(t, {
+    env: {
+      TELEPHONY: 'on',
+      SIP_PORT: String(sipPort),
+      RTP_PORT_MIN: String(min),
+      RTP_PORT_MAX: String(max),
+      ...env,
+    },
+  });
+  assert.equal(app.services.telephony.state, 'running');
+  assert.ok(app.services.telephony.calls, 'the call engine runs');
+  return { app, sipPort };
+}
+
+export type Account = TestSipAccount;
+
+export async function sipAccount(app: App, username: string, owner?: string): Promise<Account> {
+  return addSipAccount(app, username, { owner: owner ?? (await buildUser(app)).uuid });
+}
+
+export function tone(frequency: number, seconds = 20): Int16Array {
+  const samples = new Int16Array(8000 * seconds);
+  new ToneSource(frequency, { amplitude: 0.25 }).read(samples);
+  return samples;
+}
+
+/** A baresip registered as `account` through the node's Kamailio. */
+export async function phone(t: TestContext, node: Node, account: Account, options: BaresipOptions = {}) {
+  const registered = new Promise<void>((resolve) => {
+    const off = node.app.services.telephony.onRegistration((change) => {
+      if (change.sipUser === account.username && change.registrations.length > 0) {
+        off();
+        resolve();
+      }
+    });
+  });
+  const peer = await startBaresip(t, {
+    ...options,
+    account: { ...account, user: account.username, proxy: `127.0.0.1:${node.sipPort}` },
+  });
+  await registered;
+  return peer;
+}
+
+/** What baresip heard during its calls (sndfile's decoded dump). */
+export function heard(peer: Baresip): { frequency: number; share: number; rms: number }[] {
+  const dump = fs.readdirSync(peer.dir).find((name) => name.endsWith('-dec.wav'));
+  assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);
+  const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
+  return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
+    (w) => w.rms > 0.05,
+  );
+}
+
+export function windowsOf(windows: { frequency: number; share: number }[], frequency: number): number {
+  return windows.filter((w) => w.frequency === frequency && w.share > 0.7).length;
+}
+
+/** A number of a fresh user, answered by the v2 dialplan `dialplan` (dialplan_enable on). */
+export async function numberWithDialplan(
+  app: App,
+  number: string,
+  profiles: (announcement: string) => object[],
+  audio: Float32Array,
+  prepare: (owner: string) => Promise<unknown> = async () => {},
+) {
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber(number, { userUuid: user.uuid });
+  await app.services.phones.setSwitches(number, { dialplan_enable: true });
+  await prepare(user.uuid);
+  const announcement = await uploadAnnouncement(app, client, audio);
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: { profiles: profiles(announcement) },
+  });
+  assert.equal(dialplan.status, 'ok');
+  const set = await client.call('POST', '/api/phone', { phone: { [number]: { dialplan: dialplan.uuid } } });
+  assert.equal(set.status, 'ok');
+  return { client, user };
+}
+
+/** A new announcement of the client's user with `audio` (8 kHz), converted. */
+export async function uploadAnnouncement(app: App, client: Client, audio: Float32Array): Promise<string> {
+  const announcement = (await client.call('POST', '/api/announcement', { description: 'greeting' }))
+    .uuid as string;
+  const uploaded = await upload(
+    client,
+    `/api/announcement/${announcement}/a.wav`,
+    wavFile({ rate: 8000, body: pcm16(audio) }),
+  );
+  assert.equal(uploaded.status, 'ok');
+  await app.services.content.idle();
+  return announcement;
+}
+
+/** The next event `name` the client's user gets (long polling /api/event). */
+export async function nextEvent(client: Client, name: string): Promise<Record<string, unknown>> {
+  let next = 0;
+  for (;;) {
+    const events = (await client.call('GET', `/api/event?next=${next}&timeout=20`)).event as {
+      id: number;
+      event: string;
+    }[];
+    const found = events.find((event) => event.event === name);
+    if (found) return found;
+    if (events.length > 0) next = events[events.length - 1]!.id + 1;
+  }
+}
+
+/** `peer` dials `target` and the call is established. */
+export async function dial(peer: Baresip, target: string): Promise<void> {
+  const established = peer.waitFor('CALL_ESTABLISHED', 20_000);
+  peer.command('dial', target);
+  await established;
+}
+
+/** `peer` hangs up; resolves when its call and those of `others` closed. */
+export async function hangUp(peer: Baresip, ...others: Baresip[]): Promise<void> {
+  const closed = [peer, ...others].map((each) => each.waitFor('CALL_CLOSED', 20_000));
+  peer.command('hangup');
+  await Promise.all(closed);
+}
