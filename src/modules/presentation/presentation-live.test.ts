@@ -285,10 +285,8 @@ for (const dialect of DIALECTS) {
       await presentationLive.tick();
       for (const who of [a, b, c]) {
         const asks = await who.events.drain('presentation_keepalive');
-        assert.deepEqual(
-          asks.map((event) => event.presentation),
-          [uuid],
-        );
+        // The node's own 20 s tick may also have asked on a slow machine: one presentation, asked.
+        assert.deepEqual([...new Set(asks.map((event) => event.presentation))], [uuid]);
         assert.equal(await control(who, uuid, { control: 'keepalive' }), 'ok');
       }
       assert.deepEqual(await watcher.events.drain('presentation_keepalive'), []);
