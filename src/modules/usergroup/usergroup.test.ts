@@ -2,9 +2,10 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
 import type { App } from '../../app.js';
-import { newUuid } from '../../platform/ids.js';
+import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
 import type { PartnerRight } from '../partner/index.js';
+import { MAX_USERGROUPS } from './index.js';
 
 async function partnerClient(app: App, rights: PartnerRight[] = ['usergroup']) {
   const partner = await buildPartner(app);
@@ -449,6 +450,43 @@ for (const dialect of DIALECTS) {
         denied.push([client, 'POST', g(sales, what), valid[what], 'access-denied']);
       }
       await expectStatuses(denied);
+    });
+
+    test('bounds and races: 1000 usergroups per partner; two calls grouping one user at once, one wins', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, partner } = await partnerClient(app);
+      const { client: other } = await partnerClient(app);
+      const user = await buildUser(app, { partnerUuid: partner.uuid });
+      const [a, b] = [await createGroup(client), await createGroup(client)];
+      const answers = await Promise.all(
+        [a, b].map((group) =>
+          client.call('POST', `/api/partner/usergroup/${group}/user`, { users: { add: [user.uuid] } }),
+        ),
+      );
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), ['already-grouped', 'ok']);
+      const winner = answers[0]!.status === 'ok' ? a : b;
+      assert.equal(await app.services.usergroups.usergroupOf(user.uuid), winner);
+
+      // Fill the partner up to the bound directly, then the API refuses one more.
+      const rows = Array.from({ length: MAX_USERGROUPS - 2 }, () => {
+        const uuid = newUuid();
+        return {
+          uuid,
+          partner_uuid: partner.uuid,
+          description: '',
+          prefix: 0,
+          credit: 0,
+          call_limit: 0,
+          zonefilter: '[]',
+          time: nowSeconds(),
+          sort_key: uuidSortKey(uuid),
+        };
+      });
+      await app.database.db.insertInto('usergroup').values(rows).execute();
+      assert.equal((await client.call('POST', '/api/partner/usergroup', {})).status, 'quota-exceeded');
+      assert.equal((await other.call('POST', '/api/partner/usergroup', {})).status, 'ok', 'per partner');
+      assert.equal((await client.call('DELETE', `/api/partner/usergroup/${rows[0]!.uuid}`)).status, 'ok');
+      assert.equal((await client.call('POST', '/api/partner/usergroup', {})).status, 'ok');
     });
 
     test('BLF: access-denied in no usergroup or towards another group, allowed inside the own group', async (t) => {
