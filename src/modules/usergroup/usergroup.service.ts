@@ -56,6 +56,15 @@ function isUniqueViolation(error: unknown): boolean {
   return code === '23505' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
+/** Another call took the prefix meanwhile (the unique index): the answer of the check. */
+function prefixTaken(prefix: number) {
+  return (error: unknown): never => {
+    if (isUniqueViolation(error))
+      throw new ApiError('already-exist', `prefix ${prefix} belongs to another usergroup of the partner`);
+    throw error;
+  };
+}
+
 export class UsergroupService {
   constructor(private readonly deps: UsergroupServiceDeps) {}
 
@@ -104,17 +113,19 @@ export class UsergroupService {
       const prefix = body.prefix ?? 0;
       await this.requireFreePrefix(trx, partnerUuid, prefix);
       const uuid = newUuid();
-      await repo.insertUsergroup(trx, {
-        uuid,
-        partner_uuid: partnerUuid,
-        description: body.description ?? '',
-        prefix,
-        credit: 0,
-        call_limit: 0,
-        zonefilter: '[]',
-        time: nowSeconds(),
-        sort_key: uuidSortKey(uuid),
-      });
+      await repo
+        .insertUsergroup(trx, {
+          uuid,
+          partner_uuid: partnerUuid,
+          description: body.description ?? '',
+          prefix,
+          credit: 0,
+          call_limit: 0,
+          zonefilter: '[]',
+          time: nowSeconds(),
+          sort_key: uuidSortKey(uuid),
+        })
+        .catch(prefixTaken(prefix));
       return uuid;
     });
   }
@@ -129,7 +140,8 @@ export class UsergroupService {
         ...(body.description === undefined ? {} : { description: body.description }),
         ...(body.prefix === undefined ? {} : { prefix: body.prefix }),
       };
-      if (Object.keys(changes).length > 0) await repo.updateUsergroup(trx, uuid, changes);
+      if (Object.keys(changes).length > 0)
+        await repo.updateUsergroup(trx, uuid, changes).catch(prefixTaken(body.prefix ?? 0));
     });
   }
 

@@ -467,6 +467,18 @@ for (const dialect of DIALECTS) {
       const winner = answers[0]!.status === 'ok' ? a : b;
       assert.equal(await app.services.usergroups.usergroupOf(user.uuid), winner);
 
+      // Two groups asking for one prefix at once: one gets it.
+      const prefixed = await Promise.all(
+        [1, 2].map(() => client.call('POST', '/api/partner/usergroup', { prefix: 7 })),
+      );
+      assert.deepEqual(prefixed.map((answer) => answer.status).sort(), ['already-exist', 'ok']);
+      const holder = prefixed.find((answer) => answer.status === 'ok')!.group_uuid as string;
+      const racing = await Promise.all(
+        [a, b].map((group) => client.call('POST', `/api/partner/usergroup/${group}`, { prefix: 8 })),
+      );
+      assert.deepEqual(racing.map((answer) => answer.status).sort(), ['already-exist', 'ok']);
+      await client.call('DELETE', `/api/partner/usergroup/${holder}`);
+
       // Fill the partner up to the bound directly, then the API refuses one more.
       const rows = Array.from({ length: MAX_USERGROUPS - 2 }, () => {
         const uuid = newUuid();

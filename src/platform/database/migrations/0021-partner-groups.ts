@@ -5,7 +5,7 @@
  * and groups. A deleted user leaves everything here behind (cascade); a group with members
  * cannot be deleted (no cascade from the member rows: not-empty is checked first).
  */
-import type { Kysely } from 'kysely';
+import { type Kysely, sql } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
@@ -30,6 +30,14 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createIndex('usergroup_partner')
     .on('usergroup')
     .columns(['partner_uuid', 'sort_key'])
+    .execute();
+  // A prefix (1..9) is unique among a partner's groups, also against two calls at once.
+  await db.schema
+    .createIndex('usergroup_prefix')
+    .unique()
+    .on('usergroup')
+    .columns(['partner_uuid', 'prefix'])
+    .where(sql.ref('prefix'), '<>', 0)
     .execute();
   await db.schema
     .createTable('usergroup_member')
