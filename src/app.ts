@@ -9,9 +9,12 @@ import { callArea } from './modules/call/index.js';
 import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
+import { cnamArea } from './modules/cnam/index.js';
 import { contactArea } from './modules/contact/index.js';
 import { deviceArea } from './modules/device/index.js';
 import { dialplanArea } from './modules/dialplan/index.js';
+import { emergencyArea } from './modules/emergency/index.js';
+import { enterpriseArea } from './modules/enterprise/index.js';
 import { eventArea } from './modules/event/index.js';
 import { faxArea } from './modules/fax/index.js';
 import { featureArea } from './modules/feature/index.js';
@@ -31,6 +34,7 @@ import { signupArea } from './modules/signup/index.js';
 import { sipArea } from './modules/sip/index.js';
 import { tagArea } from './modules/tag/index.js';
 import { accountArea, userArea } from './modules/user/index.js';
+import { usergroupArea } from './modules/usergroup/index.js';
 import { xobjectArea } from './modules/xobject/index.js';
 import type { Area, AreaContext, Services } from './platform/area.js';
 import type { Config } from './platform/config.js';
@@ -71,6 +75,10 @@ const AREAS: readonly Area[] = [
   signupArea,
   partnerApiArea,
   callFilterArea,
+  enterpriseArea,
+  usergroupArea,
+  emergencyArea,
+  cnamArea,
   presentationArea,
   chatArea,
   faxArea,

@@ -54,6 +54,11 @@ for (const dialect of DIALECTS) {
 
       const updated = await cli.json('partner', 'set-rights', 'acme', '--rights', 'usergroup');
       assert.deepEqual(updated.rights, ['usergroup']);
+      assert.deepEqual(
+        (await cli.json('partner', 'set-rights', 'acme', '--rights', 'usergroup,enterprise,emergency'))
+          .rights,
+        ['usergroup', 'enterprise', 'emergency'],
+      );
       assert.equal((await cli.json('partner', 'set-rights', 'acme', '--rights', 'none')).rights.length, 0);
       assert.equal(
         (await cli.json('partner', 'set-key', 'acme', '--key-file', secretFile('new-key'))).name,

@@ -34,6 +34,8 @@ export const partnerApiArea = defineArea({
       phones: s.phones,
       recovery: s.recovery,
       sessions: s.sessions,
+      // The usergroup area comes later; it is asked at call time.
+      usergroups: { usergroupOf: (user) => s.usergroups.usergroupOf(user) },
     }),
   }),
   routes: (app, s) => partnerApiRoutes(app, s.partnerApi),

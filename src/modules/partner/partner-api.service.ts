@@ -28,6 +28,8 @@ export interface PartnerApiDeps {
   phones: PhoneService;
   recovery: Pick<RecoveryService, 'issueRecoveryCode'>;
   sessions: { closeUserSessions(user: string): Promise<void> };
+  /** The user's usergroup (the usergroup area), for the partner user object. */
+  usergroups?: { usergroupOf(userUuid: string): Promise<string | undefined> } | undefined;
 }
 
 export class PartnerApiService {
@@ -64,9 +66,10 @@ export class PartnerApiService {
   /** GET /api/partner/user/{uuid}. */
   async getUser(partnerUuid: string, userUuid: string): Promise<PartnerUserView> {
     const user = await this.requireOwnUser(partnerUuid, userUuid);
-    const [packs, withPhones] = await Promise.all([
+    const [packs, withPhones, usergroup] = await Promise.all([
       this.deps.features.packsOf(user.uuid),
       this.hasRight(partnerUuid, 'phone'),
+      this.deps.usergroups?.usergroupOf(user.uuid),
     ]);
     const view: PartnerUserView = {
       user: {
@@ -76,6 +79,7 @@ export class PartnerApiService {
         display_name: user.display_name,
         country_code: user.country_code,
         ignore_ip_whitelisting: user.ignore_ip_whitelisting === 1,
+        ...(usergroup === undefined ? {} : { usergroup }),
         ...(user.email === null ? {} : { email: user.email }),
         language: user.language,
       },

@@ -8,7 +8,15 @@ import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import * as repo from './partner.repository.js';
 
 /** Rights an operator can give a partner. */
-export const PARTNER_RIGHTS = ['phone', 'usergroup', 'callfilter', 'cdr', 'emergency', 'sensor'] as const;
+export const PARTNER_RIGHTS = [
+  'phone',
+  'usergroup',
+  'callfilter',
+  'cdr',
+  'emergency',
+  'sensor',
+  'enterprise',
+] as const;
 export type PartnerRight = (typeof PARTNER_RIGHTS)[number];
 
 export interface Partner {

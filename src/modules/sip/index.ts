@@ -33,6 +33,7 @@ export const sipArea = defineArea({
       features: s.features,
       phones: s.phones,
       telephony: s.telephony,
+      usergroups: s.usergroups,
       log,
     }),
   }),

@@ -89,7 +89,7 @@ export interface SipServiceDeps {
   features: FeatureService;
   phones: PhoneService;
   telephony: SipTelephony;
-  /** Usergroups of the partner API; until they exist every user is in none. */
+  /** Usergroups of the partner API (the usergroup area); without them every user is in none. */
   usergroups?: UsergroupSource | undefined;
   log: FastifyBaseLogger;
 }

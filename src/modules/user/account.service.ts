@@ -80,6 +80,8 @@ export interface AccountServiceDeps {
   tags?: TagSource | undefined;
   contacts?: ContactSource | undefined;
   usage?: UsageSource | undefined;
+  /** The user's usergroup (partner API), for the user object's `usergroup`. */
+  usergroups?: { usergroupOf(userUuid: string): Promise<string | undefined> } | undefined;
 }
 
 /** Profile pictures are stored re-encoded as PNG, at most this many pixels a side. */
@@ -123,14 +125,15 @@ export class AccountService {
 
   /** GET /api/user. */
   async getUser(userUuid: string): Promise<UserObject> {
-    const { features, partners, tags, contacts, usage } = this.deps;
+    const { features, partners, tags, contacts, usage, usergroups } = this.deps;
     const user = await this.requireUser(userUuid);
-    const [quota, partner, userTags, contact, used] = await Promise.all([
+    const [quota, partner, userTags, contact, used, usergroup] = await Promise.all([
       features.quotaOf(userUuid),
       user.partner_uuid ? partners.findPartner(user.partner_uuid) : undefined,
       tags?.getUserTags(userUuid),
       contacts?.getOwnContact(userUuid),
       usage?.usedOf(userUuid),
+      usergroups?.usergroupOf(userUuid),
     ]);
     const answer: UserObject = {
       uuid: user.uuid,
@@ -155,6 +158,7 @@ export class AccountService {
     if (user.email !== null) answer.email = user.email;
     if (partner) answer.partner = partner.name;
     if (contact) answer.contact = contact;
+    if (usergroup) answer.usergroup = usergroup;
     for (const field of [...ADDRESS_FIELDS, ...REMOVABLE_FIELDS]) {
       const value = user[field];
       if (value !== null) answer[field] = value;

@@ -80,6 +80,8 @@ export const accountArea = defineArea({
           sip: await s.sip.countAccounts(user),
         }),
       },
+      // The usergroup area comes later; it is asked at call time.
+      usergroups: { usergroupOf: (user) => s.usergroups.usergroupOf(user) },
     }),
   }),
   routes: (app, s) => {

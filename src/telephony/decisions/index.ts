@@ -12,3 +12,4 @@ export * from './number-routing.js';
 export * from './pattern.js';
 export * from './pin.js';
 export * from './problem.js';
+export * from './zonefilter.js';
