@@ -40,7 +40,10 @@ test('media legs: early media, answer, tone, DTMF by RFC 4733 and SIP INFO throu
   await calleeLeg.endpoint.tone(1000, { durationMs: 300 });
   await callerLeg.endpoint.sendDtmf('12');
   // Give the RFC 4733 end packets time to land before the INFO overtakes them on another socket.
-  while (events.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  for (let waited = 0; events.length < 2; waited += 5) {
+    assert.ok(waited < 30_000, `digits heard: ${events.length}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
   await callerLeg.call.info('application/dtmf-relay', 'Signal=#\r\nDuration=100\r\n');
   await three;
   assert.deepEqual(

@@ -58,7 +58,25 @@ export class SipTransport {
     this.handler = handler;
   }
 
+  /**
+   * UDP and TCP on one port. With port 0 the UDP socket picks it, and TCP may find it taken by
+   * another process: then both start again on a new port (a few times).
+   */
   async listen(): Promise<void> {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.listenOnce();
+        return;
+      } catch (error) {
+        this.udp?.close();
+        this.udp = undefined;
+        const taken = (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+        if (!taken || this.options.port !== 0 || attempt >= 10) throw error;
+      }
+    }
+  }
+
+  private async listenOnce(): Promise<void> {
     const udp = dgram.createSocket({ type: 'udp4', recvBufferSize: 4 * 1024 * 1024 });
     await new Promise<void>((resolve, reject) => {
       udp.once('error', reject);
