@@ -131,6 +131,9 @@ export class DialplanService {
 
   updateDialplan(user: string, uuid: string, body: DialplanV2Body): Promise<void> {
     return this.deps.writer.write(async (w) => {
+      // Validation order (decisions.md): the body's own problems before wrong-dialplan.
+      const problem = checkDialplan(body.dialplan);
+      if (problem) throw new ApiError(problem.status, problem.message);
       await this.requireDialplan(w.trx, user, uuid);
       const json = await this.checkBody(w.trx, user, body.dialplan);
       await repo.updateDialplan(w.trx, uuid, { description: body.dialplan.description ?? '', body: json });

@@ -198,6 +198,34 @@ for (const dialect of DIALECTS) {
       const phone = (await client.call('GET', '/api/phone')).phone as Record<string, { dialplan?: string }>;
       assert.equal(phone['+4930555001']?.dialplan, undefined);
     });
+    test("validation order: the body is judged before wrong-dialplan, also on another user's dialplan", async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const { client: other } = await loggedInClient(app);
+      const uuid = (
+        await client.call('POST', '/api/dialplan/v2', { dialplan: { profiles: [{ reject: {} }] } })
+      ).uuid as string;
+      for (const [body, expected] of [
+        [{ dialplan: { profiles: [{ reject: {}, play: { announcement: newUuid() } }] } }, 'wrong-syntax'],
+        [{ dialplan: { profiles: [{ filter: { caller: '(' }, reject: {} }] } }, 'wrong-syntax'],
+        [{ dialplan: { profiles: [{ filter: { caller: 'x' } }] } }, 'missing-element'],
+        [{ dialplan: { profiles: [{ pin: { code: '1', onSuccess: [{}] } }] } }, 'missing-element'],
+      ] as const) {
+        for (const [c, url] of [
+          [client, `/api/dialplan/v2/${newUuid()}`],
+          [other, `/api/dialplan/v2/${uuid}`],
+        ] as const) {
+          assert.equal(status(await c.call('POST', url, body)), expected, `${url} ${JSON.stringify(body)}`);
+        }
+      }
+      assert.equal(
+        status(await other.call('POST', `/api/dialplan/v2/${uuid}`, { dialplan: { profiles: [] } })),
+        'wrong-dialplan',
+      );
+      assert.deepEqual((await client.call('GET', `/api/dialplan/v2/${uuid}`)).dialplan, {
+        profiles: [{ reject: {} }],
+      });
+    });
   });
 
   describe(`legacy dialplan and call features (${dialect})`, () => {

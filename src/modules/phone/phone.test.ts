@@ -164,6 +164,13 @@ for (const dialect of DIALECTS) {
       ] as const) {
         assert.equal((await set(c, change, number)).status, expected, JSON.stringify(change));
       }
+      // Validation order: wrong-syntax of any number before wrong-phone or wrong-dialplan of another.
+      for (const body of [
+        { '+4930800002': { dialplan, ivr } },
+        { '+4930800001': { dialplan: foreignDialplan }, '+4930800003': { dialplan, ivr } },
+      ]) {
+        assert.equal((await client.call('POST', '/api/phone', { phone: body })).status, 'wrong-syntax');
+      }
       assert.equal((await client.call('POST', '/api/phone', {})).status, 'missing-element');
       assert.equal(
         (await client.call('POST', '/api/phone', { phone: { '0301': {} } })).status,
