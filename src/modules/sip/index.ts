@@ -1,4 +1,5 @@
 import { defineArea } from '../../platform/area.js';
+import { loadSecretBox } from '../../platform/sealing.js';
 import { sipRoutes as routes } from './sip.routes.js';
 import { SipService as Sip } from './sip.service.js';
 
@@ -33,11 +34,13 @@ export const sipArea = defineArea({
       features: s.features,
       phones: s.phones,
       telephony: s.telephony,
+      box: loadSecretBox(config),
       log,
     }),
   }),
   routes: (app, s) => routes(app, s.sip),
-  start: (s) => {
+  start: async (s) => {
     s.sip.start();
+    await s.sip.sealClearPasswords();
   },
 });

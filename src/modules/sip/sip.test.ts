@@ -9,8 +9,9 @@ import { describe, type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { build, Client, DIALECTS, type Dialect, loggedInClient } from '../../../test/helper.js';
 import type { App } from '../../app.js';
-import { newUuid } from '../../platform/ids.js';
+import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
+import { loadSecretBox } from '../../platform/sealing.js';
 import { sipDigests } from '../../telephony/index.js';
 import { BLF_LIMIT, SipService } from './index.js';
 
@@ -111,6 +112,55 @@ for (const dialect of DIALECTS) {
       await app.services.features.assignPack(alice.user.uuid, 'phones');
       assert.equal((await client.call('POST', '/api/sip', { password: 'secret' })).user, `${name}_06`);
       assert.equal((await client.call('POST', '/api/sip', { password: 'secret' })).status, 'quota-exceeded');
+    });
+
+    test('passwords are stored sealed, GET answers them in clear; clear rows from before are sealed at start', async (t) => {
+      const { app, alice, name } = await setup(t, dialect);
+      const { client } = alice;
+      const user = `${name}_01`;
+      await client.call('POST', '/api/sip', { password: 'first-secret' });
+      const stored = async (username: string) =>
+        (
+          await app.database.db
+            .selectFrom('sip_account')
+            .select(['password', 'ha1', 'ha1b', 'domain'])
+            .where('username', '=', username)
+            .executeTakeFirstOrThrow()
+        ).password;
+      assert.match(await stored(user), /^sealed:v1:/);
+      assert.doesNotMatch(await stored(user), /first-secret/);
+      assert.equal((await accounts(client))[user]?.password, 'first-secret');
+      // A domain change alone keeps the password and rewrites the digests from it.
+      const legacy = app.config.sipDomainLegacy;
+      assert.equal((await client.call('POST', `/api/sip/${user}`, { domain: legacy })).status, 'ok');
+      const row = await app.database.db
+        .selectFrom('sip_account')
+        .select(['password', 'ha1', 'ha1b'])
+        .where('username', '=', user)
+        .executeTakeFirstOrThrow();
+      assert.match(row.password, /^sealed:v1:/);
+      assert.deepEqual({ ha1: row.ha1, ha1b: row.ha1b }, sipDigests(user, legacy, 'first-secret'));
+      assert.equal((await accounts(client))[user]?.password, 'first-secret');
+
+      // A row written in clear (before sealing): readable, and sealed by the start.
+      const old = `${name}_02`;
+      await app.database.db
+        .insertInto('sip_account')
+        .values({
+          uuid: newUuid(),
+          owner: alice.user.uuid,
+          username: old,
+          domain: app.config.sipDomainCurrent,
+          password: 'clear-secret',
+          ...sipDigests(old, app.config.sipDomainCurrent, 'clear-secret'),
+          description: '',
+          created: nowSeconds(),
+        })
+        .execute();
+      assert.equal((await accounts(client))[old]?.password, 'clear-secret');
+      await app.services.sip.sealClearPasswords();
+      assert.match(await stored(old), /^sealed:v1:/);
+      assert.equal((await accounts(client))[old]?.password, 'clear-secret');
     });
 
     test('concurrent creations never exceed the quota and never share a name', async (t) => {
@@ -236,6 +286,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await accounts(bob.client), {});
       for (const [method, url, body] of [
         ['POST', `/api/sip/${user}`, { password: 'stolen', description: 'mine' }],
+        ['POST', `/api/sip/${user}`, { domain: 'elsewhere.example' }],
         ['DELETE', `/api/sip/${user}`, undefined],
         ['POST', `/api/sip/${user}/notify`, { 'event-string': 'check-sync' }],
         ['GET', `/api/sip/${user}/blf`, undefined],
@@ -334,6 +385,7 @@ for (const dialect of DIALECTS) {
         features: s.features,
         phones: s.phones,
         telephony: s.telephony,
+        box: loadSecretBox(app.config),
         log: app.server.log,
         usergroups: { usergroupOf: async (uuid) => groups.get(uuid) },
       });
