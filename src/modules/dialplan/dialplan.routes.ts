@@ -128,6 +128,7 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
     {
       config: { access: 'user' },
       schema: {
+        'x-zentrale-extension': true,
         summary: 'Zentrale extension: which profile answers a call, and why the earlier ones do not',
         description:
           'Body: `caller` (the caller id, or `anonymous` for CLIR) and `time` (seconds since epoch, default now). ' +

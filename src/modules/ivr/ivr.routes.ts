@@ -102,6 +102,7 @@ export function ivrRoutes(app: AppInstance, ivrs: IvrService): void {
     {
       config: { access: 'user' },
       schema: {
+        'x-zentrale-extension': true,
         summary: 'Zentrale extension: where a DTMF sequence leads through the IVRs',
         description:
           'Body `events`: DTMF symbols and `timeout` (the IVR timeout passing), at most 100. Answer: `outcome` ' +

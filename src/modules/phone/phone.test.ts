@@ -269,3 +269,20 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+test('the simulate routes are documented in the OpenAPI document as Zentrale extensions', async (t) => {
+  const app = await build(t, { dialect: 'sqlite' });
+  const document = (await app.server.inject('/api/openapi.json')).json() as {
+    paths: Record<string, Record<string, { summary?: string; 'x-zentrale-extension'?: boolean }>>;
+  };
+  for (const path of [
+    '/api/dialplan/v2/{uuid}/simulate',
+    '/api/ivr/{uuid}/simulate',
+    '/api/phone/{number}/simulate',
+  ]) {
+    const operation = document.paths[path]?.post;
+    assert.ok(operation, path);
+    assert.equal(operation['x-zentrale-extension'], true, path);
+    assert.match(operation.summary ?? '', /^Zentrale extension: /, path);
+  }
+});
