@@ -5,6 +5,7 @@
 import { userOf } from '../../platform/access.js';
 import { Empty, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
+import { missingDialplanElement } from '../../telephony/decisions/index.js';
 import {
   CallbackBody,
   CallReverseBody,
@@ -41,7 +42,7 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
   app.post(
     '/api/dialplan/v2',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingDialplanElement },
       schema: {
         summary: 'Create a v2 dialplan',
         description: V2_RULES,
@@ -87,7 +88,7 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
   app.post(
     '/api/dialplan/v2/:uuid',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingDialplanElement },
       schema: {
         summary: 'Replace a v2 dialplan',
         description: `The body replaces the whole dialplan. ${V2_RULES}`,

@@ -210,6 +210,19 @@ for (const dialect of DIALECTS) {
         [{ dialplan: { profiles: [{ filter: { caller: '(' }, reject: {} }] } }, 'wrong-syntax'],
         [{ dialplan: { profiles: [{ filter: { caller: 'x' } }] } }, 'missing-element'],
         [{ dialplan: { profiles: [{ pin: { code: '1', onSuccess: [{}] } }] } }, 'missing-element'],
+        // A missing action outranks a malformed field anywhere in the body.
+        [{ dialplan: { description: 'x'.repeat(201), profiles: [{ filter: {} }] } }, 'missing-element'],
+        [
+          {
+            dialplan: {
+              profiles: [
+                { play: { announcement: 'nope' } },
+                { pin: { code: '1', onSuccess: [{ reject: {} }], onFail: [{ filter: {} }] } },
+              ],
+            },
+          },
+          'missing-element',
+        ],
       ] as const) {
         for (const [c, url] of [
           [client, `/api/dialplan/v2/${newUuid()}`],

@@ -111,6 +111,10 @@ for (const dialect of DIALECTS) {
         [{ ...menu, timeout: { seconds: 5, action: 'call' } }, 'missing-element'],
         [{ ...menu, timeout: { seconds: 5, action: 'play' } }, 'missing-element'],
         [{ ...menu, timeout: { seconds: 0, action: 'repeat' } }, 'wrong-syntax'],
+        // A missing element outranks a malformed field anywhere in the body.
+        [{ description: 'x'.repeat(201), announcement: ann }, 'missing-element'],
+        [{ ...menu, announcement: 'nope', timeout: { seconds: 5, action: 'call' } }, 'missing-element'],
+        [{ ...menu, other: 'again', timeout: { seconds: 0, action: 'play' } }, 'missing-element'],
       ] as const) {
         for (const [c, url] of [
           [client, `/api/ivr/${newUuid()}`],
