@@ -308,6 +308,7 @@ for (const dialect of DIALECTS) {
         [{ phone_pool: { add: { '0301': true } } }, 'wrong-syntax'],
         [{ mix_ringtone: 'yes' }, 'wrong-syntax'],
         [{ announcement: newUuid() }, 'wrong-announcement'],
+        [{ announcement: await announcement(other) }, 'wrong-announcement'],
         [{ sip: 'dora_01' }, 'wrong-sip'],
         [{ busy: { sip: 'dora_01' } }, 'wrong-sip'],
         [{ unavailable: { action: 'sip', sip: 'carl_09' } }, 'wrong-sip'],
