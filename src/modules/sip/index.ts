@@ -8,6 +8,7 @@ export { findSipAccountByUsername, findSipAccountOwner } from './sip.repository.
 export { sipRoutes } from './sip.routes.js';
 export {
   BLF_LIMIT,
+  defaultSipDomain,
   type SipAccountRecord,
   SipService,
   type SipServiceDeps,

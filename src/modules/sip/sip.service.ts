@@ -125,6 +125,17 @@ export function firstFreeName(name: string, taken: readonly string[]): string | 
   return undefined;
 }
 
+/**
+ * The spec's default domain by the account's creation date (seconds): SIP_DOMAIN_LEGACY before
+ * 2016-01-01 UTC, SIP_DOMAIN_CURRENT from then on.
+ */
+export function defaultSipDomain(
+  created: number,
+  config: Pick<Config, 'sipDomainCurrent' | 'sipDomainLegacy'>,
+): string {
+  return created < Date.UTC(2016, 0, 1) / 1000 ? config.sipDomainLegacy : config.sipDomainCurrent;
+}
+
 export class SipService {
   /** Contact of each account this node knows registered: events only on real changes. */
   private readonly registered = new Map<string, string>();
@@ -150,11 +161,8 @@ export class SipService {
       throw new ApiError('wrong-domain', `domain must be ${sipDomainCurrent} or ${sipDomainLegacy}`);
   }
 
-  /** The spec's default by creation date: before 2016-01-01 legacy, after that current. */
   private defaultDomain(created: number): string {
-    return created < Date.UTC(2016, 0, 1) / 1000
-      ? this.deps.config.sipDomainLegacy
-      : this.deps.config.sipDomainCurrent;
+    return defaultSipDomain(created, this.deps.config);
   }
 
   private async requireOwn(owner: string, username: string, db: Db = this.db): Promise<repo.SipAccountTable> {

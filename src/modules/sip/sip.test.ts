@@ -13,7 +13,7 @@ import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
 import { loadSecretBox } from '../../platform/sealing.js';
 import { sipDigests } from '../../telephony/index.js';
-import { BLF_LIMIT, SipService } from './index.js';
+import { BLF_LIMIT, defaultSipDomain, SipService } from './index.js';
 
 /** A registration row as Kamailio writes it (SQLite: Julian days; PostgreSQL: UTC timestamp). */
 async function register(app: App, dialect: Dialect, user: string, contact: string, expires: number) {
@@ -48,6 +48,14 @@ async function setup(t: TestContext, dialect: Dialect) {
   const bob = await loggedInClient(app);
   return { app, alice, bob, name: alice.user.username.toLowerCase() };
 }
+
+test('the default domain by creation date: legacy before 2016-01-01 UTC, current from then on', () => {
+  const config = { sipDomainLegacy: 'old.example', sipDomainCurrent: 'new.example' };
+  const newYear2016 = Date.UTC(2016, 0, 1) / 1000;
+  assert.equal(defaultSipDomain(newYear2016 - 1, config), 'old.example');
+  assert.equal(defaultSipDomain(newYear2016, config), 'new.example');
+  assert.equal(defaultSipDomain(Math.floor(Date.now() / 1000), config), 'new.example');
+});
 
 for (const dialect of DIALECTS) {
   describe(`SIP accounts (${dialect})`, { concurrency: true }, () => {
