@@ -58,7 +58,7 @@ test('the default domain by creation date: legacy before 2016-01-01 UTC, current
 });
 
 for (const dialect of DIALECTS) {
-  describe(`SIP accounts (${dialect})`, { concurrency: true }, () => {
+  describe(`SIP accounts (${dialect})`, () => {
     test('POST /api/sip: names from 01, default and chosen domain, validation, quota from the packs, sip_new', async (t) => {
       const { app, alice, name } = await setup(t, dialect);
       const { client } = alice;
