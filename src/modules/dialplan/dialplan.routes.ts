@@ -214,7 +214,8 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
         summary: 'Request a callback',
         description:
           "wrong-phone: `from` is not one of the caller's numbers or its dialplan_enable is unset; access-denied: " +
-          'the number is locked (not yet released by the operator); no-via: the legacy dialplan has no cti_via. ' +
+          'the number is locked (not yet released by the operator), or the call filter of the partner refuses a ' +
+          'callback (service callback) to `to`; no-via: the legacy dialplan has no cti_via. ' +
           'The request (one pending per user; a new one replaces it) is recorded for the call engine with ' +
           'cti_via, clip_number and clir_enable.',
         tags: ['dialplan'],

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Answer, build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import {
+  type Answer,
+  build,
+  buildPartner,
+  type Client,
+  DIALECTS,
+  loggedInClient,
+} from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
@@ -359,6 +366,31 @@ for (const dialect of DIALECTS) {
       for (const body of [{ phone: 'a' }, { phone: '+12' }, { phone: '+4930111', filter: 'x' }]) {
         assert.equal(status(await client.call('POST', '/api/dialplan/callthrough', body)), 'wrong-syntax');
       }
+    });
+
+    test("callback: access-denied when the partner's call filter refuses it; nothing recorded", async (t) => {
+      const app = await build(t, { dialect });
+      const partner = await buildPartner(app);
+      await app.services.partners.setRights(partner.uuid, ['phone', 'callfilter']);
+      const { client, user } = await loggedInClient(app, { partnerUuid: partner.uuid });
+      const { phones, dialplans, callFilters } = app.services;
+      await phones.addNumber('+4930710001', { userUuid: user.uuid }, false);
+      await phones.setSwitches('+4930710001', { dialplan_enable: true });
+      await client.call('POST', '/api/dialplan', { cti_via: '+4917011' });
+      const callback = (to: string) =>
+        client.call('POST', '/api/dialplan/callback', { from: '+4930710001', to });
+
+      await callFilters.setFilter(partner.uuid, user.uuid, [
+        { type: 'service', key: 'callback', pass: false },
+      ]);
+      assert.equal(status(await callback('+4989123')), 'access-denied');
+      assert.equal(await dialplans.findCallbackRequest(user.uuid), undefined);
+
+      await callFilters.setFilter(partner.uuid, user.uuid, [{ type: 'match', key: '^\\+4989', pass: false }]);
+      assert.equal(status(await callback('+4989123')), 'access-denied');
+      assert.equal(await dialplans.findCallbackRequest(user.uuid), undefined);
+      assert.equal(status(await callback('+4930999')), 'ok');
+      assert.equal((await dialplans.findCallbackRequest(user.uuid))?.to_phone, '+4930999');
     });
 
     test('callback: wrong-phone, access-denied, no-via, recorded; callreverse: no-callreverse until signalled', async (t) => {
