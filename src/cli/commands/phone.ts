@@ -1,7 +1,14 @@
 /** `phone`: phone numbers, who holds them and whether they are unlocked (spec PHONE, Partner API). */
 import type { Command } from 'commander';
+import { InvalidArgumentError } from 'commander';
 import type { Services } from '../../app.js';
-import type { PhoneNumber } from '../../modules/phone/index.js';
+import {
+  effectiveSwitches,
+  type PartnerSwitches,
+  type PhoneNumber,
+  SWITCH_DEFAULTS,
+} from '../../modules/phone/index.js';
+import { ApiError } from '../../platform/errors.js';
 import { PHONE } from '../../platform/formats.js';
 import {
   type CliContext,
@@ -37,6 +44,35 @@ async function numbersJson(s: Services, numbers: PhoneNumber[]) {
 
 function numberLine(n: { number: string; username: string | null; partner: string | null; locked: boolean }) {
   return `${n.number}: user ${n.username ?? '-'}, partner ${n.partner ?? '-'}, ${n.locked ? 'locked' : 'unlocked'}`;
+}
+
+const SWITCHES = Object.keys(SWITCH_DEFAULTS) as (keyof PartnerSwitches)[];
+const TRUE = ['true', 'on', 'yes', '1'];
+const FALSE = ['false', 'off', 'no', '0'];
+
+/** `--switch dialplan_enable=true` (or just `--switch dialplan_enable`), repeatable. */
+function partnerSwitch(
+  value: string,
+  previous: Partial<PartnerSwitches> | undefined,
+): Partial<PartnerSwitches> {
+  const [name = '', setting = 'true'] = value.split('=', 2);
+  if (!(SWITCHES as string[]).includes(name))
+    throw new InvalidArgumentError(`"${name}" is not one of ${SWITCHES.join(', ')}`);
+  if (!TRUE.includes(setting) && !FALSE.includes(setting))
+    throw new InvalidArgumentError(`"${setting}" is not true or false`);
+  return { ...previous, [name]: TRUE.includes(setting) };
+}
+
+/** A number as shown, with its partner switches (defaults filled in) and what they allow. */
+async function withSwitches(s: Services, n: PhoneNumber) {
+  const [shown] = await numbersJson(s, [n]);
+  const switches = { ...SWITCH_DEFAULTS } as PartnerSwitches;
+  for (const key of SWITCHES) if (typeof n.settings[key] === 'boolean') switches[key] = n.settings[key];
+  const on = SWITCHES.map((key) => `${key} ${switches[key] ? 'on' : 'off'}`).join(', ');
+  return {
+    json: { ...shown!, switches, effective: effectiveSwitches(switches) },
+    text: `${numberLine(shown!)}; ${on}`,
+  };
 }
 
 /** The holders named by --user and --partner, as UUIDs (undefined: not named). */
@@ -132,6 +168,35 @@ export function phoneCommands(program: Command, ctx: CliContext): void {
         }),
       );
   }
+
+  phone
+    .command('set')
+    .description(
+      "set a number's partner switches (as POST /api/partner/phone does; phone_modify to its user)",
+    )
+    .argument('<number>', 'phone number', NUMBER)
+    .option('--switch <name[=true|false]>', `repeatable; one of ${SWITCHES.join(', ')}`, partnerSwitch)
+    .action((number: string, opts: { switch?: Partial<PartnerSwitches> }, command: Command) => {
+      if (opts.switch === undefined) command.error('error: name at least one --switch');
+      return ctx.run(async (s) => {
+        await s.phones.setSwitches(number, opts.switch ?? {});
+        const changed = await s.phones.findNumber(number);
+        if (!changed) throw new ApiError('wrong-phone', `no number ${number}`);
+        return withSwitches(s, changed);
+      });
+    });
+
+  phone
+    .command('show')
+    .description('a number with its holders, settings, partner switches and what they allow')
+    .argument('<number>', 'phone number', NUMBER)
+    .action((number: string) =>
+      ctx.run(async (s) => {
+        const found = await s.phones.findNumber(number);
+        if (!found) throw new ApiError('wrong-phone', `no number ${number}`);
+        return withSwitches(s, found);
+      }),
+    );
 
   phone
     .command('delete')

@@ -25,8 +25,8 @@ export const CDR_SERVICES = [
 ] as const;
 export type CdrServiceKind = (typeof CDR_SERVICES)[number];
 
-/** Spec "Limits": count of CDR lists. */
-export const CDR_LIST_COUNT = { default: 100, max: 5000 };
+/** Spec GET /api/partner/cdr/{phone} and "Limits": count of CDR lists, default 10, 1..5000. */
+export const CDR_LIST_COUNT = { default: 10, max: 5000 };
 /** Rows read per query while walking a long list. */
 const BATCH = 500;
 

@@ -108,6 +108,8 @@ for (const dialect of DIALECTS) {
         list.map((c) => c.id),
         ids.slice(0, CDR_LIST_COUNT.default),
       );
+      // Spec GET /api/partner/cdr/{phone}: count default 10.
+      assert.equal(list.length, 10);
       const all = await cdrs.listCdrs({ phone: '+4930555' }, { count: 5000 });
       assert.deepEqual(
         all.map((c) => c.id),

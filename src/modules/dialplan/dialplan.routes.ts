@@ -5,6 +5,7 @@
 import { userOf } from '../../platform/access.js';
 import { Empty, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
+import { missingDialplanElement } from '../../telephony/decisions/index.js';
 import {
   CallbackBody,
   CallReverseBody,
@@ -41,7 +42,7 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
   app.post(
     '/api/dialplan/v2',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingDialplanElement },
       schema: {
         summary: 'Create a v2 dialplan',
         description: V2_RULES,
@@ -87,7 +88,7 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
   app.post(
     '/api/dialplan/v2/:uuid',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingDialplanElement },
       schema: {
         summary: 'Replace a v2 dialplan',
         description: `The body replaces the whole dialplan. ${V2_RULES}`,
@@ -128,6 +129,7 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
     {
       config: { access: 'user' },
       schema: {
+        'x-zentrale-extension': true,
         summary: 'Zentrale extension: which profile answers a call, and why the earlier ones do not',
         description:
           'Body: `caller` (the caller id, or `anonymous` for CLIR) and `time` (seconds since epoch, default now). ' +
@@ -212,7 +214,8 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
         summary: 'Request a callback',
         description:
           "wrong-phone: `from` is not one of the caller's numbers or its dialplan_enable is unset; access-denied: " +
-          'the number is locked (not yet released by the operator); no-via: the legacy dialplan has no cti_via. ' +
+          'the number is locked (not yet released by the operator), or the call filter of the partner refuses a ' +
+          'callback (service callback) to `to`; no-via: the legacy dialplan has no cti_via. ' +
           'The request (one pending per user; a new one replaces it) is recorded for the call engine with ' +
           'cti_via, clip_number and clir_enable.',
         tags: ['dialplan'],

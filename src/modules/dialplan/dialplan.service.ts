@@ -13,6 +13,7 @@ import {
   checkDialplan,
   compileDialplan,
   type Dialplan,
+  decideCallFilter,
   decideDialplan,
   decideLegacyDialplan,
   dialplanReferences,
@@ -21,6 +22,7 @@ import {
   legacyChangeReferences,
 } from '../../telephony/decisions/index.js';
 import type { AnnouncementService } from '../announcement/index.js';
+import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
 import { findSipAccountOwner } from '../sip/index.js';
 import * as repo from './dialplan.repository.js';
@@ -48,6 +50,8 @@ export interface DialplanServiceDeps {
   writer: Writer;
   announcements: Pick<AnnouncementService, 'requireReadable'>;
   phones: PhoneService;
+  /** The partner's call filter of a user (spec "Partner API"), which a callback must pass. */
+  callFilters: Pick<CallFilterService, 'callFilterOf'>;
 }
 
 /** wrong-sip unless every SIP account named is the user's own. */
@@ -131,6 +135,9 @@ export class DialplanService {
 
   updateDialplan(user: string, uuid: string, body: DialplanV2Body): Promise<void> {
     return this.deps.writer.write(async (w) => {
+      // Validation order (decisions.md): the body's own problems before wrong-dialplan.
+      const problem = checkDialplan(body.dialplan);
+      if (problem) throw new ApiError(problem.status, problem.message);
       await this.requireDialplan(w.trx, user, uuid);
       const json = await this.checkBody(w.trx, user, body.dialplan);
       await repo.updateDialplan(w.trx, uuid, { description: body.dialplan.description ?? '', body: json });
@@ -239,7 +246,8 @@ export class DialplanService {
 
   /**
    * POST /api/dialplan/callback: wrong-phone unless `from` is the user's number with
-   * dialplan_enable; access-denied while that number is locked; no-via without cti_via. The
+   * dialplan_enable; access-denied while that number is locked or when the partner's call
+   * filter refuses a callback to `to`; no-via without cti_via. The
    * request (one pending per user; a new one replaces it) is recorded for the call engine.
    */
   callback(user: string, body: CallbackBody): Promise<void> {
@@ -248,6 +256,11 @@ export class DialplanService {
       if (!number.dialplan_enable)
         throw new ApiError('wrong-phone', `dialplan_enable is unset on ${body.from}`);
       if (number.locked) throw new ApiError('access-denied', `${body.from} is locked`);
+      // The partner's call filter is evaluated on every outgoing call: a callback it refuses
+      // (service callback, destination `to`) is denied now rather than failing later.
+      const filter = await this.deps.callFilters.callFilterOf(user, w.trx);
+      if (filter && !decideCallFilter(filter, body.to, 'callback').allowed)
+        throw new ApiError('access-denied', `the call filter refuses a callback to ${body.to}`);
       const legacy = await this.getLegacyDialplan(user, w.trx);
       if (!legacy.cti_via) throw new ApiError('no-via', 'no cti_via in the dialplan');
       await repo.saveCallbackRequest(w.trx, {

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { type Answer, build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import {
+  type Answer,
+  build,
+  buildPartner,
+  type Client,
+  DIALECTS,
+  loggedInClient,
+} from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
@@ -198,6 +205,47 @@ for (const dialect of DIALECTS) {
       const phone = (await client.call('GET', '/api/phone')).phone as Record<string, { dialplan?: string }>;
       assert.equal(phone['+4930555001']?.dialplan, undefined);
     });
+    test("validation order: the body is judged before wrong-dialplan, also on another user's dialplan", async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const { client: other } = await loggedInClient(app);
+      const uuid = (
+        await client.call('POST', '/api/dialplan/v2', { dialplan: { profiles: [{ reject: {} }] } })
+      ).uuid as string;
+      for (const [body, expected] of [
+        [{ dialplan: { profiles: [{ reject: {}, play: { announcement: newUuid() } }] } }, 'wrong-syntax'],
+        [{ dialplan: { profiles: [{ filter: { caller: '(' }, reject: {} }] } }, 'wrong-syntax'],
+        [{ dialplan: { profiles: [{ filter: { caller: 'x' } }] } }, 'missing-element'],
+        [{ dialplan: { profiles: [{ pin: { code: '1', onSuccess: [{}] } }] } }, 'missing-element'],
+        // A missing action outranks a malformed field anywhere in the body.
+        [{ dialplan: { description: 'x'.repeat(201), profiles: [{ filter: {} }] } }, 'missing-element'],
+        [
+          {
+            dialplan: {
+              profiles: [
+                { play: { announcement: 'nope' } },
+                { pin: { code: '1', onSuccess: [{ reject: {} }], onFail: [{ filter: {} }] } },
+              ],
+            },
+          },
+          'missing-element',
+        ],
+      ] as const) {
+        for (const [c, url] of [
+          [client, `/api/dialplan/v2/${newUuid()}`],
+          [other, `/api/dialplan/v2/${uuid}`],
+        ] as const) {
+          assert.equal(status(await c.call('POST', url, body)), expected, `${url} ${JSON.stringify(body)}`);
+        }
+      }
+      assert.equal(
+        status(await other.call('POST', `/api/dialplan/v2/${uuid}`, { dialplan: { profiles: [] } })),
+        'wrong-dialplan',
+      );
+      assert.deepEqual((await client.call('GET', `/api/dialplan/v2/${uuid}`)).dialplan, {
+        profiles: [{ reject: {} }],
+      });
+    });
   });
 
   describe(`legacy dialplan and call features (${dialect})`, () => {
@@ -267,6 +315,7 @@ for (const dialect of DIALECTS) {
         [{ phone_pool: { add: { '0301': true } } }, 'wrong-syntax'],
         [{ mix_ringtone: 'yes' }, 'wrong-syntax'],
         [{ announcement: newUuid() }, 'wrong-announcement'],
+        [{ announcement: await announcement(other) }, 'wrong-announcement'],
         [{ sip: 'dora_01' }, 'wrong-sip'],
         [{ busy: { sip: 'dora_01' } }, 'wrong-sip'],
         [{ unavailable: { action: 'sip', sip: 'carl_09' } }, 'wrong-sip'],
@@ -317,6 +366,31 @@ for (const dialect of DIALECTS) {
       for (const body of [{ phone: 'a' }, { phone: '+12' }, { phone: '+4930111', filter: 'x' }]) {
         assert.equal(status(await client.call('POST', '/api/dialplan/callthrough', body)), 'wrong-syntax');
       }
+    });
+
+    test("callback: access-denied when the partner's call filter refuses it; nothing recorded", async (t) => {
+      const app = await build(t, { dialect });
+      const partner = await buildPartner(app);
+      await app.services.partners.setRights(partner.uuid, ['phone', 'callfilter']);
+      const { client, user } = await loggedInClient(app, { partnerUuid: partner.uuid });
+      const { phones, dialplans, callFilters } = app.services;
+      await phones.addNumber('+4930710001', { userUuid: user.uuid }, false);
+      await phones.setSwitches('+4930710001', { dialplan_enable: true });
+      await client.call('POST', '/api/dialplan', { cti_via: '+4917011' });
+      const callback = (to: string) =>
+        client.call('POST', '/api/dialplan/callback', { from: '+4930710001', to });
+
+      await callFilters.setFilter(partner.uuid, user.uuid, [
+        { type: 'service', key: 'callback', pass: false },
+      ]);
+      assert.equal(status(await callback('+4989123')), 'access-denied');
+      assert.equal(await dialplans.findCallbackRequest(user.uuid), undefined);
+
+      await callFilters.setFilter(partner.uuid, user.uuid, [{ type: 'match', key: '^\\+4989', pass: false }]);
+      assert.equal(status(await callback('+4989123')), 'access-denied');
+      assert.equal(await dialplans.findCallbackRequest(user.uuid), undefined);
+      assert.equal(status(await callback('+4930999')), 'ok');
+      assert.equal((await dialplans.findCallbackRequest(user.uuid))?.to_phone, '+4930999');
     });
 
     test('callback: wrong-phone, access-denied, no-via, recorded; callreverse: no-callreverse until signalled', async (t) => {

@@ -21,6 +21,7 @@ export const dialplanArea = defineArea({
       writer: s.writer,
       announcements: s.announcements,
       phones: s.phones,
+      callFilters: s.callFilters,
     }),
   }),
   routes: (app, s) => routes(app, s.dialplans),

@@ -2,6 +2,7 @@
 import { userOf } from '../../platform/access.js';
 import { Empty, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
+import { missingIvrElement } from '../../telephony/decisions/index.js';
 import {
   GetIvrAnswer,
   IvrBody,
@@ -23,7 +24,7 @@ export function ivrRoutes(app: AppInstance, ivrs: IvrService): void {
   app.post(
     '/api/ivr',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingIvrElement },
       schema: {
         summary: 'Create an IVR',
         description: RULES,
@@ -61,7 +62,7 @@ export function ivrRoutes(app: AppInstance, ivrs: IvrService): void {
   app.post(
     '/api/ivr/:uuid',
     {
-      config: { access: 'user' },
+      config: { access: 'user', requires: missingIvrElement },
       schema: {
         summary: 'Replace an IVR',
         description: `The body replaces the whole IVR. ${RULES}`,
@@ -102,6 +103,7 @@ export function ivrRoutes(app: AppInstance, ivrs: IvrService): void {
     {
       config: { access: 'user' },
       schema: {
+        'x-zentrale-extension': true,
         summary: 'Zentrale extension: where a DTMF sequence leads through the IVRs',
         description:
           'Body `events`: DTMF symbols and `timeout` (the IVR timeout passing), at most 100. Answer: `outcome` ' +

@@ -55,6 +55,9 @@ export class IvrService {
   /** The body replaces the whole IVR. */
   updateIvr(user: string, uuid: string, body: IvrBody): Promise<void> {
     return this.deps.writer.write(async (w) => {
+      // Validation order (decisions.md): the body's own problems before wrong-ivr.
+      const problem = checkIvr(body);
+      if (problem) throw new ApiError(problem.status, problem.message);
       await this.requireIvr(w.trx, user, uuid);
       await this.checkBody(w.trx, user, body);
       await repo.updateIvr(w.trx, uuid, { description: body.description, body: JSON.stringify(body) });

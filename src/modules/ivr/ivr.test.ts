@@ -99,6 +99,34 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.call('POST', `/api/ivr/${sub}`, changed)).status, 'wrong-ivr');
     });
 
+    test("validation order: the body is judged before wrong-ivr, also on another user's IVR", async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const { client: other } = await loggedInClient(app);
+      const ann = await announcement(client);
+      const menu = { description: 'menu', announcement: ann, '1': '+4930111' };
+      const uuid = (await client.call('POST', '/api/ivr', menu)).uuid as string;
+      for (const [body, expected] of [
+        [{ description: 'x', announcement: ann }, 'missing-element'],
+        [{ ...menu, timeout: { seconds: 5, action: 'call' } }, 'missing-element'],
+        [{ ...menu, timeout: { seconds: 5, action: 'play' } }, 'missing-element'],
+        [{ ...menu, timeout: { seconds: 0, action: 'repeat' } }, 'wrong-syntax'],
+        // A missing element outranks a malformed field anywhere in the body.
+        [{ description: 'x'.repeat(201), announcement: ann }, 'missing-element'],
+        [{ ...menu, announcement: 'nope', timeout: { seconds: 5, action: 'call' } }, 'missing-element'],
+        [{ ...menu, other: 'again', timeout: { seconds: 0, action: 'play' } }, 'missing-element'],
+      ] as const) {
+        for (const [c, url] of [
+          [client, `/api/ivr/${newUuid()}`],
+          [other, `/api/ivr/${uuid}`],
+        ] as const) {
+          assert.equal((await c.call('POST', url, body)).status, expected, `${url} ${JSON.stringify(body)}`);
+        }
+      }
+      assert.equal((await other.call('POST', `/api/ivr/${uuid}`, menu)).status, 'wrong-ivr');
+      assert.deepEqual((await client.call('GET', `/api/ivr/${uuid}`)).ivr, menu);
+    });
+
     test('list paging (count default 30, 1..500, start, order) and the limit of 100 IVRs', async (t) => {
       const app = await build(t, { dialect });
       const { client, user } = await loggedInClient(app);

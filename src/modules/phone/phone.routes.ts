@@ -62,6 +62,7 @@ export function phoneRoutes(app: AppInstance, phones: PhoneService): void {
     {
       config: { access: 'user' },
       schema: {
+        'x-zentrale-extension': true,
         summary: 'Zentrale extension: which path answers a call to an own number, and what it does',
         description:
           'The path (`answer`): the v2 dialplan set on the number, else its IVR, else the legacy dialplan; ' +

@@ -167,16 +167,19 @@ export class PhoneService {
    * other; both in one change is wrong-syntax), announcement, on-hold music and notification
    * settings; "" clears. All numbers change or none; phone_modify once.
    */
-  configureNumbers(user: string, body: ConfigurePhoneBody): Promise<void> {
+  async configureNumbers(user: string, body: ConfigurePhoneBody): Promise<void> {
     const { announcements, dialplans, ivrs } = this.answerers;
+    // Validation order (decisions.md): wrong-syntax of any number before the call's statuses.
+    for (const [number, change] of Object.entries(body.phone)) {
+      if (change.dialplan && change.ivr)
+        throw new ApiError('wrong-syntax', `bad phone.${number}: a dialplan or an IVR answers, not both`);
+    }
     return this.deps.writer.write(async (w) => {
       let changed = false;
       for (const [number, change] of Object.entries(body.phone)) {
         const row = await repo.findNumber(w.trx, number);
         if (!row || row.user_uuid !== user)
           throw new ApiError('wrong-phone', `${number} is not the caller's number`);
-        if (change.dialplan && change.ivr)
-          throw new ApiError('wrong-syntax', `bad phone.${number}: a dialplan or an IVR answers, not both`);
         if (change.dialplan) await dialplans.requireOwnDialplan(w.trx, user, change.dialplan);
         if (change.ivr) await ivrs.requireOwnIvr(w.trx, user, change.ivr);
         await announcements.requireReadable(

@@ -164,6 +164,13 @@ for (const dialect of DIALECTS) {
       ] as const) {
         assert.equal((await set(c, change, number)).status, expected, JSON.stringify(change));
       }
+      // Validation order: wrong-syntax of any number before wrong-phone or wrong-dialplan of another.
+      for (const body of [
+        { '+4930800002': { dialplan, ivr } },
+        { '+4930800001': { dialplan: foreignDialplan }, '+4930800003': { dialplan, ivr } },
+      ]) {
+        assert.equal((await client.call('POST', '/api/phone', { phone: body })).status, 'wrong-syntax');
+      }
       assert.equal((await client.call('POST', '/api/phone', {})).status, 'missing-element');
       assert.equal(
         (await client.call('POST', '/api/phone', { phone: { '0301': {} } })).status,
@@ -262,3 +269,20 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+test('the simulate routes are documented in the OpenAPI document as Zentrale extensions', async (t) => {
+  const app = await build(t, { dialect: 'sqlite' });
+  const document = (await app.server.inject('/api/openapi.json')).json() as {
+    paths: Record<string, Record<string, { summary?: string; 'x-zentrale-extension'?: boolean }>>;
+  };
+  for (const path of [
+    '/api/dialplan/v2/{uuid}/simulate',
+    '/api/ivr/{uuid}/simulate',
+    '/api/phone/{number}/simulate',
+  ]) {
+    const operation = document.paths[path]?.post;
+    assert.ok(operation, path);
+    assert.equal(operation['x-zentrale-extension'], true, path);
+    assert.match(operation.summary ?? '', /^Zentrale extension: /, path);
+  }
+});

@@ -1,4 +1,5 @@
 import { defineArea } from '../../platform/area.js';
+import { loadSecretBox } from '../../platform/sealing.js';
 import { sipRoutes as routes } from './sip.routes.js';
 import { SipService as Sip } from './sip.service.js';
 
@@ -7,6 +8,7 @@ export { findSipAccountByUsername, findSipAccountOwner } from './sip.repository.
 export { sipRoutes } from './sip.routes.js';
 export {
   BLF_LIMIT,
+  defaultSipDomain,
   type SipAccountRecord,
   SipService,
   type SipServiceDeps,
@@ -34,11 +36,13 @@ export const sipArea = defineArea({
       phones: s.phones,
       telephony: s.telephony,
       usergroups: s.usergroups,
+      box: loadSecretBox(config),
       log,
     }),
   }),
   routes: (app, s) => routes(app, s.sip),
-  start: (s) => {
+  start: async (s) => {
     s.sip.start();
+    await s.sip.sealClearPasswords();
   },
 });

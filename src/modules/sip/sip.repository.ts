@@ -12,7 +12,10 @@ export interface SipAccountTable {
   /** SIPUSER form, e.g. `alice_01`; unique across both domains. */
   username: string;
   domain: string;
-  /** Kept in clear because GET /api/sip returns it (decisions.md "Telephony configuration"). */
+  /**
+   * Sealed with the deployment's key (src/platform/sealing.ts) because GET /api/sip returns it;
+   * rows from before sealing hold it in clear until the start seals them.
+   */
   password: string;
   ha1: string;
   ha1b: string;
@@ -86,6 +89,25 @@ export function updateSipAccount(
   changes: Pick<SipAccountTable, 'domain' | 'password' | 'ha1' | 'ha1b' | 'description'>,
 ): Promise<unknown> {
   return db.updateTable('sip_account').set(changes).where('uuid', '=', uuid).execute();
+}
+
+/** Accounts whose password is still stored in clear (from before passwords were sealed). */
+export function listClearPasswords(db: Db): Promise<Pick<SipAccountTable, 'uuid' | 'password'>[]> {
+  return db
+    .selectFrom('sip_account')
+    .select(['uuid', 'password'])
+    .where('password', 'not like', 'sealed:v1:%')
+    .execute();
+}
+
+/** Replaces a clear password by its sealed form, only if it is still that clear value. */
+export function replacePassword(db: Db, uuid: string, clear: string, sealed: string): Promise<unknown> {
+  return db
+    .updateTable('sip_account')
+    .set({ password: sealed })
+    .where('uuid', '=', uuid)
+    .where('password', '=', clear)
+    .execute();
 }
 
 export async function deleteSipAccount(db: Db, uuid: string): Promise<boolean> {

@@ -5,8 +5,9 @@
  * their registrations as the call engine reports them (sip_register, sip_unregister), custom
  * NOTIFY and BLF subscriptions.
  *
- * The password is stored as given (GET returns it) with the digests Kamailio checks kept in
- * step; a change of password or domain, and deletion, end the account's registrations at once.
+ * The password is stored sealed with the deployment's key (GET returns it, so it cannot be
+ * hashed) beside the digests Kamailio checks, kept in step; a change of password or domain, and
+ * deletion, end the account's registrations at once.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../platform/config.js';
@@ -15,6 +16,7 @@ import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
+import type { SecretBox } from '../../platform/sealing.js';
 import {
   type Registration,
   type RegistrationChange,
@@ -89,6 +91,8 @@ export interface SipServiceDeps {
   features: FeatureService;
   phones: PhoneService;
   telephony: SipTelephony;
+  /** Seals the passwords (the deployment's key, src/platform/sealing.ts). */
+  box: SecretBox;
   /** Usergroups of the partner API (the usergroup area); without them every user is in none. */
   usergroups?: UsergroupSource | undefined;
   log: FastifyBaseLogger;
@@ -121,6 +125,17 @@ export function firstFreeName(name: string, taken: readonly string[]): string | 
   return undefined;
 }
 
+/**
+ * The spec's default domain by the account's creation date (seconds): SIP_DOMAIN_LEGACY before
+ * 2016-01-01 UTC, SIP_DOMAIN_CURRENT from then on.
+ */
+export function defaultSipDomain(
+  created: number,
+  config: Pick<Config, 'sipDomainCurrent' | 'sipDomainLegacy'>,
+): string {
+  return created < Date.UTC(2016, 0, 1) / 1000 ? config.sipDomainLegacy : config.sipDomainCurrent;
+}
+
 export class SipService {
   /** Contact of each account this node knows registered: events only on real changes. */
   private readonly registered = new Map<string, string>();
@@ -146,11 +161,8 @@ export class SipService {
       throw new ApiError('wrong-domain', `domain must be ${sipDomainCurrent} or ${sipDomainLegacy}`);
   }
 
-  /** The spec's default by creation date: before 2016-01-01 legacy, after that current. */
   private defaultDomain(created: number): string {
-    return created < Date.UTC(2016, 0, 1) / 1000
-      ? this.deps.config.sipDomainLegacy
-      : this.deps.config.sipDomainCurrent;
+    return defaultSipDomain(created, this.deps.config);
   }
 
   private async requireOwn(owner: string, username: string, db: Db = this.db): Promise<repo.SipAccountTable> {
@@ -182,7 +194,7 @@ export class SipService {
             owner,
             username,
             domain,
-            password: input.password,
+            password: this.deps.box.seal(input.password),
             ...sipDigests(username, domain, input.password),
             description: input.description ?? '',
             created,
@@ -208,7 +220,7 @@ export class SipService {
     rows.forEach((row, i) => {
       const account: SipAccount = {
         domain: row.domain,
-        password: row.password,
+        password: this.deps.box.open(row.password),
         description: row.description,
       };
       const registration = newest(registrations[i] ?? []);
@@ -221,34 +233,35 @@ export class SipService {
     return answer;
   }
 
-  /** POST /api/sip/{sip-user}: wrong-sip, wrong-domain. */
+  /** POST /api/sip/{sip-user}: wrong-sip, then wrong-domain. */
   async updateAccount(owner: string, username: string, changes: SipAccountChanges): Promise<void> {
-    if (changes.domain !== undefined) this.checkDomain(changes.domain);
     await this.deps.writer.write(async (w) => {
+      // wrong-sip first: another user's account answers as unknown, whatever the body.
       const account = await this.requireOwn(owner, username, w.trx);
-      await this.applyChanges(w.trx, account, changes);
+      if (changes.domain !== undefined) this.checkDomain(changes.domain);
+      const before = this.deps.box.open(account.password);
+      await this.applyChanges(w.trx, account, before, changes);
       const domain = changes.domain ?? account.domain;
       const description = changes.description ?? account.description;
       w.emit([owner], 'sip_modify', { user: username, domain, description });
-      if (
-        (changes.password !== undefined && changes.password !== account.password) ||
-        domain !== account.domain
-      )
+      if ((changes.password !== undefined && changes.password !== before) || domain !== account.domain)
         w.afterCommit(() => this.endRegistrations(owner, username));
     });
   }
 
+  /** `password` is the account's clear password before the change. */
   private async applyChanges(
     trx: Db,
     account: repo.SipAccountTable,
+    password: string,
     changes: SipAccountChanges,
   ): Promise<void> {
     const domain = changes.domain ?? account.domain;
-    const password = changes.password ?? account.password;
+    const next = changes.password ?? password;
     await repo.updateSipAccount(trx, account.uuid, {
       domain,
-      password,
-      ...sipDigests(account.username, domain, password),
+      password: this.deps.box.seal(next),
+      ...sipDigests(account.username, domain, next),
       description: changes.description ?? account.description,
     });
   }
@@ -366,7 +379,6 @@ export class SipService {
 
   /** Moves an account to the other domain: wrong-sip, wrong-domain; sip_modify to its owner. */
   async setDomain(username: string, domain: string): Promise<SipAccountRecord> {
-    this.checkDomain(domain);
     const account = await repo.findSipAccountByUsername(this.db, username);
     if (!account) throw new ApiError('wrong-sip', `no SIP account ${username}`);
     await this.updateAccount(account.owner, username, { domain });
@@ -377,6 +389,16 @@ export class SipService {
       description: account.description,
       created: account.created,
     };
+  }
+
+  /** Seals the passwords stored in clear before passwords were sealed (at start). */
+  async sealClearPasswords(): Promise<void> {
+    const { box, writer } = this.deps;
+    for (const row of await repo.listClearPasswords(this.db)) {
+      const sealed = box.seal(row.password);
+      // Only if still the same clear value: another node may have sealed or changed it meanwhile.
+      await writer.write(({ trx }) => repo.replacePassword(trx, row.uuid, row.password, sealed));
+    }
   }
 
   /** Number of the user's accounts (`feature.used.sip`). */

@@ -9,10 +9,11 @@ import { describe, type TestContext, test } from 'node:test';
 import { sql } from 'kysely';
 import { build, Client, DIALECTS, type Dialect, loggedInClient } from '../../../test/helper.js';
 import type { App } from '../../app.js';
-import { newUuid } from '../../platform/ids.js';
+import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
+import { loadSecretBox } from '../../platform/sealing.js';
 import { sipDigests } from '../../telephony/index.js';
-import { BLF_LIMIT, SipService } from './index.js';
+import { BLF_LIMIT, defaultSipDomain, SipService } from './index.js';
 
 /** A registration row as Kamailio writes it (SQLite: Julian days; PostgreSQL: UTC timestamp). */
 async function register(app: App, dialect: Dialect, user: string, contact: string, expires: number) {
@@ -48,8 +49,16 @@ async function setup(t: TestContext, dialect: Dialect) {
   return { app, alice, bob, name: alice.user.username.toLowerCase() };
 }
 
+test('the default domain by creation date: legacy before 2016-01-01 UTC, current from then on', () => {
+  const config = { sipDomainLegacy: 'old.example', sipDomainCurrent: 'new.example' };
+  const newYear2016 = Date.UTC(2016, 0, 1) / 1000;
+  assert.equal(defaultSipDomain(newYear2016 - 1, config), 'old.example');
+  assert.equal(defaultSipDomain(newYear2016, config), 'new.example');
+  assert.equal(defaultSipDomain(Math.floor(Date.now() / 1000), config), 'new.example');
+});
+
 for (const dialect of DIALECTS) {
-  describe(`SIP accounts (${dialect})`, { concurrency: true }, () => {
+  describe(`SIP accounts (${dialect})`, () => {
     test('POST /api/sip: names from 01, default and chosen domain, validation, quota from the packs, sip_new', async (t) => {
       const { app, alice, name } = await setup(t, dialect);
       const { client } = alice;
@@ -111,6 +120,55 @@ for (const dialect of DIALECTS) {
       await app.services.features.assignPack(alice.user.uuid, 'phones');
       assert.equal((await client.call('POST', '/api/sip', { password: 'secret' })).user, `${name}_06`);
       assert.equal((await client.call('POST', '/api/sip', { password: 'secret' })).status, 'quota-exceeded');
+    });
+
+    test('passwords are stored sealed, GET answers them in clear; clear rows from before are sealed at start', async (t) => {
+      const { app, alice, name } = await setup(t, dialect);
+      const { client } = alice;
+      const user = `${name}_01`;
+      await client.call('POST', '/api/sip', { password: 'first-secret' });
+      const stored = async (username: string) =>
+        (
+          await app.database.db
+            .selectFrom('sip_account')
+            .select(['password', 'ha1', 'ha1b', 'domain'])
+            .where('username', '=', username)
+            .executeTakeFirstOrThrow()
+        ).password;
+      assert.match(await stored(user), /^sealed:v1:/);
+      assert.doesNotMatch(await stored(user), /first-secret/);
+      assert.equal((await accounts(client))[user]?.password, 'first-secret');
+      // A domain change alone keeps the password and rewrites the digests from it.
+      const legacy = app.config.sipDomainLegacy;
+      assert.equal((await client.call('POST', `/api/sip/${user}`, { domain: legacy })).status, 'ok');
+      const row = await app.database.db
+        .selectFrom('sip_account')
+        .select(['password', 'ha1', 'ha1b'])
+        .where('username', '=', user)
+        .executeTakeFirstOrThrow();
+      assert.match(row.password, /^sealed:v1:/);
+      assert.deepEqual({ ha1: row.ha1, ha1b: row.ha1b }, sipDigests(user, legacy, 'first-secret'));
+      assert.equal((await accounts(client))[user]?.password, 'first-secret');
+
+      // A row written in clear (before sealing): readable, and sealed by the start.
+      const old = `${name}_02`;
+      await app.database.db
+        .insertInto('sip_account')
+        .values({
+          uuid: newUuid(),
+          owner: alice.user.uuid,
+          username: old,
+          domain: app.config.sipDomainCurrent,
+          password: 'clear-secret',
+          ...sipDigests(old, app.config.sipDomainCurrent, 'clear-secret'),
+          description: '',
+          created: nowSeconds(),
+        })
+        .execute();
+      assert.equal((await accounts(client))[old]?.password, 'clear-secret');
+      await app.services.sip.sealClearPasswords();
+      assert.match(await stored(old), /^sealed:v1:/);
+      assert.equal((await accounts(client))[old]?.password, 'clear-secret');
     });
 
     test('concurrent creations never exceed the quota and never share a name', async (t) => {
@@ -236,6 +294,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await accounts(bob.client), {});
       for (const [method, url, body] of [
         ['POST', `/api/sip/${user}`, { password: 'stolen', description: 'mine' }],
+        ['POST', `/api/sip/${user}`, { domain: 'elsewhere.example' }],
         ['DELETE', `/api/sip/${user}`, undefined],
         ['POST', `/api/sip/${user}/notify`, { 'event-string': 'check-sync' }],
         ['GET', `/api/sip/${user}/blf`, undefined],
@@ -334,6 +393,7 @@ for (const dialect of DIALECTS) {
         features: s.features,
         phones: s.phones,
         telephony: s.telephony,
+        box: loadSecretBox(app.config),
         log: app.server.log,
         usergroups: { usergroupOf: async (uuid) => groups.get(uuid) },
       });

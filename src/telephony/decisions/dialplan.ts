@@ -204,6 +204,37 @@ export function checkDialplan(dialplan: Dialplan, root = 'dialplan'): Problem | 
   return problems.first;
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * The first profile (or pin array item) of a raw `{dialplan}` body without an action member,
+ * judged before the schema checks formats (decisions.md order: missing-element before
+ * wrong-syntax); the routes' `requires`. Reads the untrusted body without assuming its types,
+ * in document order, down to MAX_PIN_DEPTH (deeper pins are wrong-syntax in checkDialplan).
+ */
+export function missingDialplanElement(body: Record<string, unknown>): string | undefined {
+  const dialplan = body.dialplan;
+  if (!isObject(dialplan) || !Array.isArray(dialplan.profiles)) return undefined;
+  const stack: { item: unknown; path: string; depth: number }[] = dialplan.profiles
+    .map((item: unknown, i) => ({ item, path: `dialplan.profiles.${i}`, depth: 0 }))
+    .reverse();
+  for (let visit = stack.pop(); visit; visit = stack.pop()) {
+    const { item, path, depth } = visit;
+    if (!isObject(item)) continue;
+    if (!ACTION_NAMES.some((name) => item[name] !== undefined)) return `${path} action`;
+    const pin = item.pin;
+    if (!isObject(pin) || depth >= MAX_PIN_DEPTH) continue;
+    for (const key of [...PIN_ARRAYS].reverse()) {
+      const items = pin[key];
+      if (!Array.isArray(items)) continue;
+      for (let i = items.length - 1; i >= 0; i--)
+        stack.push({ item: items[i], path: `${path}.pin.${key}.${i}`, depth: depth + 1 });
+    }
+  }
+  return undefined;
+}
+
 /** What a dialplan refers to, for the service's ownership checks (wrong-announcement, wrong-sip). */
 export interface DialplanReferences {
   announcements: Set<string>;

@@ -44,6 +44,24 @@ export function checkIvr(ivr: Ivr): Problem | null {
   return problems.first;
 }
 
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/**
+ * The first element a raw IVR body lacks by the rules of checkIvr, judged before the schema
+ * checks formats (decisions.md order: missing-element before wrong-syntax); the routes'
+ * `requires`. Reads the untrusted body without assuming its types.
+ */
+export function missingIvrElement(body: Record<string, unknown>): string | undefined {
+  if (!IVR_KEYS.some((key) => body[key] !== undefined)) return '0-9, * or # (at least one key)';
+  const timeout = body.timeout;
+  if (isObject(timeout)) {
+    if (timeout.action === 'call' && timeout.phone === undefined) return 'timeout.phone';
+    if (timeout.action === 'play' && timeout.announcement === undefined) return 'timeout.announcement';
+  }
+  return undefined;
+}
+
 export interface IvrReferences {
   announcements: Set<string>;
   /** IVRs the keys run (wrong-ivr when not the caller's) */
