@@ -219,3 +219,18 @@ export function deleteDeliveriesTo(db: Db, system: PushSystem, token: string): P
     .where('device_token', '=', token)
     .execute();
 }
+
+/** The registrations of these tokens of one system. */
+export function findRegistrations(
+  db: Db,
+  system: PushSystem,
+  tokens: readonly string[],
+): Promise<PushRegistrationTable[]> {
+  if (tokens.length === 0) return Promise.resolve([]);
+  return db
+    .selectFrom('push_registration')
+    .selectAll()
+    .where('system', '=', system)
+    .where('device_token', 'in', tokens)
+    .execute();
+}

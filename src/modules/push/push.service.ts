@@ -123,13 +123,6 @@ export class PushService {
     });
   }
 
-  /** Removes a registration the push service reported as unregistered or invalid (delivery worker). */
-  async removeDeadToken(user: string, system: repo.PushSystem, token: string): Promise<void> {
-    await this.writer.write(async ({ trx }) => {
-      await repo.deleteRegistration(trx, user, system, token);
-    });
-  }
-
   // ---------------------------------------------------------------- messages
 
   /** fax_new to the owner's devices (incoming faxes call it: fax service). */
