@@ -11,6 +11,7 @@ import { ANSWERS, PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { linkUsers } from '../../platform/object-store/testing.js';
+import { CallAreaDirectory } from '../call/index.js';
 
 const APP_ID = 'ABCDE12345.com.example.app';
 const TEAM = 'TEAM123456';
@@ -69,6 +70,25 @@ const queueLength = async (app: App) =>
         .executeTakeFirstOrThrow()
     ).n,
   );
+
+/** A WAV file of `samples` silent 16-bit samples at 8 kHz, mono. */
+function wav8k(samples: number): Uint8Array {
+  const data = samples * 2;
+  const header = Buffer.alloc(44);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(36 + data, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(16, 16);
+  header.writeUInt16LE(1, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(16000, 28);
+  header.writeUInt16LE(2, 32);
+  header.writeUInt16LE(16, 34);
+  header.write('data', 36);
+  header.writeUInt32LE(data, 40);
+  return Buffer.concat([header, Buffer.alloc(data)]);
+}
 
 async function until(check: () => Promise<boolean>): Promise<void> {
   while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -199,6 +219,28 @@ for (const dialect of DIALECTS) {
       // The sender's own devices are not told of their own message.
       const otherTokens = await other.call('GET', '/api/push');
       assert.deepEqual(otherTokens.fcm, { device_tokens: [] });
+    });
+
+    test("a voicemail stored by the call engine reaches the owner's devices as recording_new", async (t) => {
+      const services = await standIns(t);
+      const app = await node(t, await testEnv(t, dialect, services.env));
+      await credentials(app);
+      const { client, user } = await loggedInClient(app);
+      await register(client, { system: 'fcm', device_token: 'voicemail-phone' });
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const recording = await directory.storeVoicemail({
+        owner: user.uuid,
+        from: '+4930555',
+        to: '+4930666',
+        wav: wav8k(800),
+      });
+      const [request] = await services.waitFor('fcm', 1);
+      assert.deepEqual((JSON.parse(request?.body ?? '{}') as { message: { data: unknown } }).message.data, {
+        message: 'recording_new',
+        owner: user.uuid,
+        recording,
+        phone: '+4930555',
+      });
     });
 
     test('unregistered and invalid tokens are removed; 429, 503 and a stale provider token are retried', async (t) => {
