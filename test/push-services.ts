@@ -138,7 +138,7 @@ export interface PushStandInOptions {
   readonly fcm: { projectId: string; clientEmail: string; publicKey: KeyObject };
   /** APNs: key id -> team id and public key. */
   readonly apnsKeys: ReadonlyMap<string, { teamId: string; publicKey: KeyObject }>;
-  /** Keep no request bodies (benchmark). */
+  /** false: keep only failed requests in `requests` (benchmark); every request is still emitted. */
   readonly record?: boolean;
 }
 
@@ -226,7 +226,7 @@ export class PushStandIns extends EventEmitter {
           service,
           path: String(headers[':path']),
           headers,
-          body: this.options.record === false ? '' : body,
+          body,
           connection,
           ...(jwt ? { jwt } : {}),
         };

@@ -26,6 +26,8 @@ export interface PushSender {
 
 /** Rows per claim, all sent at once over the services' connections. */
 export const BATCH = 200;
+/** Rows being sent at most (APNs serves up to 1,000 concurrent streams on a connection). */
+const MAX_IN_FLIGHT = 800;
 const LEASE_MS = 60_000;
 export const MAX_ATTEMPTS = 10;
 const RETRY_BASE_MS = 1000;
@@ -53,6 +55,8 @@ export class PushDelivery {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private inFlightRows = 0;
   private stopped = true;
   /** Counters since start (benchmark, tests). */
   readonly counts = { sent: 0, gone: 0, retried: 0, dropped: 0 };
@@ -70,6 +74,7 @@ export class PushDelivery {
     this.stopped = true;
     if (this.timer) clearTimeout(this.timer);
     await this.running;
+    await Promise.all(this.inFlight);
   }
 
   /** Runs a pass soon (new rows were queued); passes never overlap. */
@@ -102,20 +107,42 @@ export class PushDelivery {
     this.timer.unref();
   }
 
+  /**
+   * Claims batches while there is room in flight: the next batch is claimed while the sends of
+   * the previous ones are still on the wire, so a slow answer does not hold up the queue.
+   */
   private async passes(): Promise<void> {
     this.again = false;
     try {
-      while (!this.stopped && (await this.pass()) === BATCH) {}
+      while (!this.stopped) {
+        const room = MAX_IN_FLIGHT - this.inFlightRows;
+        if (room <= 0) {
+          await Promise.race(this.inFlight);
+          continue;
+        }
+        const want = Math.min(BATCH, room);
+        const claimed = await this.claim(want);
+        if (claimed.length === 0) break;
+        this.inFlightRows += claimed.length;
+        const work: Promise<void> = this.deliver(claimed)
+          .catch((error: unknown) => this.deps.log.error({ err: error }, 'push delivery failed'))
+          .finally(() => {
+            this.inFlightRows -= claimed.length;
+            this.inFlight.delete(work);
+          });
+        this.inFlight.add(work);
+        if (claimed.length < want) break;
+      }
     } catch (error) {
       this.deps.log.error({ err: error }, 'push delivery pass failed');
     }
   }
 
-  /** Claims, sends and settles one batch; answers how many rows it claimed. */
-  async pass(): Promise<number> {
+  /** Locks due rows no node holds and leases them to this node. */
+  private claim(limit: number): Promise<repo.PushDeliveryTable[]> {
     const now = this.now();
-    const claimed = await this.deps.writer.write(async ({ trx }) => {
-      const rows = await repo.lockDueDeliveries(trx, now, BATCH);
+    return this.deps.writer.write(async ({ trx }) => {
+      const rows = await repo.lockDueDeliveries(trx, now, limit);
       await repo.leaseDeliveries(
         trx,
         rows.map((row) => row.id),
@@ -123,7 +150,11 @@ export class PushDelivery {
       );
       return rows;
     });
-    if (claimed.length === 0) return 0;
+  }
+
+  /** Sends claimed rows and settles them. */
+  private async deliver(claimed: readonly repo.PushDeliveryTable[]): Promise<void> {
+    const now = this.now();
     const registrations = new Map<string, repo.PushRegistrationTable>();
     for (const system of ['fcm', 'apns'] as const) {
       const tokens = claimed.filter((row) => row.system === system).map((row) => row.device_token);
@@ -145,7 +176,6 @@ export class PushDelivery {
       }),
     );
     await this.settle(claimed, outcomes);
-    return claimed.length;
   }
 
   private async settle(
