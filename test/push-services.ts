@@ -163,6 +163,11 @@ export class PushStandIns extends EventEmitter {
     super();
   }
 
+  /** Forgets the access tokens issued so far (FCM then answers 401 UNAUTHENTICATED to them). */
+  revokeAccessTokens(): void {
+    this.issued.clear();
+  }
+
   /** The environment that points a node at these stand-ins. */
   get env(): Record<string, string> {
     return {

@@ -291,6 +291,26 @@ for (const dialect of DIALECTS) {
       assert.ok(bystanderUser);
     });
 
+    test('an access token FCM refuses (401) is replaced at once and the push sent with the new one', async (t) => {
+      const services = await standIns(t);
+      const app = await node(t, await testEnv(t, dialect, services.env));
+      await credentials(app);
+      const { client, user } = await loggedInClient(app);
+      await register(client, { system: 'fcm', device_token: 'fcm-401' });
+      await app.services.push.recordingNew(user.uuid, { recording: 'one', phone: '+4930111' });
+      await services.waitFor('fcm', 1);
+      services.revokeAccessTokens();
+      await app.services.push.recordingNew(user.uuid, { recording: 'two', phone: '+4930111' });
+      const fcm = await services.waitFor('fcm', 3);
+      assert.deepEqual(
+        fcm.map((request) => request.headers.authorization),
+        ['Bearer ya29.stand-in-1', 'Bearer ya29.stand-in-1', 'Bearer ya29.stand-in-3'],
+      );
+      assert.equal(services.delivered.fcm, 2);
+      assert.equal(services.requests.filter((request) => request.service === 'oauth').length, 2);
+      await until(async () => (await queueLength(app)) === 0);
+    });
+
     test('queued deliveries survive a restart', async (t) => {
       const services = await standIns(t);
       const env = await testEnv(t, dialect, services.env);
