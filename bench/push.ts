@@ -77,7 +77,19 @@ async function received(services: Awaited<ReturnType<typeof standIns>>, count: n
   return { ...report, latencies: all.sort((a, b) => a - b) };
 }
 
+/** The share of one core this process gets while busy (the machine may be shared): a 1 s busy loop. */
+function cpuShare(): number {
+  const before = process.cpuUsage();
+  const start = Date.now();
+  while (Date.now() - start < 1000) {}
+  const used = process.cpuUsage(before);
+  return (used.user + used.system) / 1000 / (Date.now() - start);
+}
+
 async function main(): Promise<void> {
+  console.log(
+    `- CPU share a busy process gets on this machine now: ${(cpuShare() * 100).toFixed(0)}% of one core`,
+  );
   const services = await standIns();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-bench-push-'));
   const app = await buildApp(
@@ -195,6 +207,9 @@ async function main(): Promise<void> {
     );
     console.log(`- connections opened: ${JSON.stringify(burstReport.connections)}`);
     console.log(`- worker counts: ${JSON.stringify(app.services.pushDelivery.counts)}`);
+    console.log(
+      `- CPU share a busy process gets on this machine now: ${(cpuShare() * 100).toFixed(0)}% of one core`,
+    );
   } finally {
     await app.close();
     await services.close();
