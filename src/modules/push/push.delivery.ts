@@ -103,6 +103,7 @@ export class PushDelivery {
       this.deps.log.warn({ err: error }, 'push queue not readable');
     }
     if (this.stopped || this.running) return;
+    if (this.timer) clearTimeout(this.timer);
     this.timer = setTimeout(() => this.kick(), delay);
     this.timer.unref();
   }
@@ -176,6 +177,8 @@ export class PushDelivery {
       }),
     );
     await this.settle(claimed, outcomes);
+    // Retries may be due before the timer set while these were in flight.
+    if (outcomes.some((outcome) => outcome.kind === 'retry') && !this.running) void this.schedule();
   }
 
   private async settle(

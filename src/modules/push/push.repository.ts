@@ -202,11 +202,22 @@ export function rescheduleDelivery(db: Db, id: string, attempts: number, due: nu
     .execute();
 }
 
-/** The earliest due time of a delivery no node holds (ms), or undefined when none waits. */
+/** When the next delivery can be claimed (ms): its due time, or the end of a lease on it. */
 export async function nextDue(db: Db): Promise<number | undefined> {
   const row = await db
     .selectFrom('push_delivery')
-    .select((eb) => eb.fn.min('due').as('due'))
+    .select((eb) =>
+      eb.fn
+        .min<number>(
+          eb
+            .case()
+            .when('lease_until', '>', eb.ref('due'))
+            .then(eb.ref('lease_until'))
+            .else(eb.ref('due'))
+            .end(),
+        )
+        .as('due'),
+    )
     .executeTakeFirst();
   return row?.due == null ? undefined : Number(row.due);
 }
