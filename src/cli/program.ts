@@ -16,6 +16,7 @@ import { partnerCommands } from './commands/partner.js';
 import { permissionCommands } from './commands/permission.js';
 import { phoneCommands } from './commands/phone.js';
 import { pushAppCommands } from './commands/push-app.js';
+import { pushFcmCommands } from './commands/push-fcm.js';
 import { sipCommands } from './commands/sip.js';
 import { userCommands } from './commands/user.js';
 import { CliContext, redactUrls, UsageError } from './context.js';
@@ -57,6 +58,7 @@ export function buildProgram(ctx: CliContext, io: AdminIo): Command {
   permissionCommands(program, ctx);
   phoneCommands(program, ctx);
   pushAppCommands(program, ctx);
+  pushFcmCommands(program, ctx);
   sipCommands(program, ctx);
   return program;
 }

@@ -49,6 +49,13 @@ export interface Config {
   readonly rtpengineControlPort: number;
   /** SECRET_KEY: 64 hex digits sealing stored secrets, the same on every node; undefined: DATA_DIR/secret.key. */
   readonly secretKey: string | undefined;
+  /** Push services (README "Configuration"): origins of FCM, the OAuth2 token endpoint and the APNs hosts. */
+  readonly pushFcmUrl: string;
+  readonly pushOauthTokenUrl: string;
+  readonly pushApnsUrl: string;
+  readonly pushApnsSandboxUrl: string;
+  /** PEM file of certificate authorities trusted for the push services besides the system's. */
+  readonly pushCaFile: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -144,7 +151,23 @@ export function loadConfig(env: Env = process.env): Config {
     kamailioEventPort: integer(env, 'KAMAILIO_EVENT_PORT', 0, 0, 65535),
     rtpengineControlPort: integer(env, 'RTPENGINE_CONTROL_PORT', 0, 0, 65535),
     secretKey: secretKey(env.SECRET_KEY),
+    pushFcmUrl: origin(env, 'PUSH_FCM_URL', 'https://fcm.googleapis.com'),
+    pushOauthTokenUrl:
+      url(env, 'PUSH_OAUTH_TOKEN_URL', ['https:', 'http:']) ?? 'https://oauth2.googleapis.com/token',
+    pushApnsUrl: origin(env, 'PUSH_APNS_URL', 'https://api.push.apple.com'),
+    pushApnsSandboxUrl: origin(env, 'PUSH_APNS_SANDBOX_URL', 'https://api.sandbox.push.apple.com'),
+    pushCaFile: env.PUSH_CA_FILE ? path.resolve(env.PUSH_CA_FILE) : undefined,
   });
+}
+
+/** An https:// (or, for local stand-ins, h2c http://) origin without a path. */
+function origin(env: Env, name: string, fallback: string): string {
+  const raw = url(env, name, ['https:', 'http:']);
+  if (raw === undefined) return fallback;
+  const parsed = new URL(raw);
+  if (parsed.pathname !== '/' || parsed.search !== '' || parsed.username !== '')
+    throw new ConfigError(`${name} must be an origin such as https://host:port, without a path`);
+  return parsed.origin;
 }
 
 /** SECRET_KEY: 32 bytes as 64 hex digits (never echoed: it is a secret). */

@@ -78,6 +78,12 @@ export class CallAreaDirectory implements CallDirectory {
       recording,
       phone: voicemail.from,
     });
+    // The owner's devices hear of it by push too (spec "Events": push event recording_new).
+    try {
+      await this.services.push.recordingNew(voicemail.owner, { recording, phone: voicemail.from });
+    } catch (error) {
+      this.log.error({ err: error, recording }, 'recording_new push not queued');
+    }
     return recording;
   }
 

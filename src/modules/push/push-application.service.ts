@@ -90,6 +90,11 @@ export class PushApplicationService {
     return repo.listApplications(this.db);
   }
 
+  /** Whether the operator registered the application id (POST /api/push: unknown-appid). */
+  async hasApplication(applicationId: string): Promise<boolean> {
+    return (await repo.findApplication(this.db, applicationId)) !== undefined;
+  }
+
   /** The credentials of an application id, for sending; undefined when it is not registered. */
   async findCredentials(applicationId: string): Promise<PushCredentials | undefined> {
     const row = await repo.findApplication(this.db, applicationId);
