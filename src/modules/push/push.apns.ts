@@ -63,11 +63,11 @@ export class ApnsSender {
   }
 
   /** The application id's provider token, renewed after PROVIDER_TOKEN_LIFETIME_MS. */
-  private providerToken(credentials: PushCredentials): string {
+  private async providerToken(credentials: PushCredentials): Promise<string> {
     const now = this.deps.now();
     const cached = this.tokens.get(credentials.application_id);
     if (cached && now - cached.issued < PROVIDER_TOKEN_LIFETIME_MS) return cached.jwt;
-    const jwt = signJwt(
+    const jwt = await signJwt(
       'ES256',
       { kid: credentials.key_id },
       { iss: credentials.team_id, iat: Math.floor(now / 1000) },
@@ -88,7 +88,7 @@ export class ApnsSender {
         method: 'POST',
         path: `/3/device/${registration.device_token}`,
         headers: {
-          authorization: `bearer ${this.providerToken(credentials)}`,
+          authorization: `bearer ${await this.providerToken(credentials)}`,
           'apns-topic': registration.apns_topic ?? defaultTopic(applicationId),
           'apns-push-type': 'background',
           'apns-priority': '5',

@@ -71,7 +71,7 @@ export class FcmSender {
 
   private async fetchAccessToken(credentials: FcmCredentials, key: string): Promise<AccessToken> {
     const issued = Math.floor(this.deps.now() / 1000);
-    const assertion = signJwt(
+    const assertion = await signJwt(
       'RS256',
       credentials.private_key_id ? { kid: credentials.private_key_id } : {},
       {
