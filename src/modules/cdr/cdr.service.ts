@@ -149,8 +149,24 @@ function toCdr(row: repo.CdrTable): Cdr {
   return cdr;
 }
 
+/** Runs inside the unit of work that records a CDR (register work for after the commit on `w`). */
+export type CdrRecordedHook = (w: UnitOfWork, cdr: Cdr) => void;
+
+/** The partner of a CDR's owner, when the record names none (the call engine names the owner only). */
+export type PartnerOfUser = (db: Db, user: string) => Promise<string | null>;
+
 export class CdrService {
-  constructor(private readonly writer: Writer) {}
+  private readonly recordedHooks: CdrRecordedHook[] = [];
+
+  constructor(
+    private readonly writer: Writer,
+    private readonly partnerOf: PartnerOfUser = async () => null,
+  ) {}
+
+  /** Registers a hook that runs for every CDR recorded (partner CDR events). */
+  onRecorded(hook: CdrRecordedHook): void {
+    this.recordedHooks.push(hook);
+  }
 
   private get db(): Db {
     return this.writer.db;
@@ -189,10 +205,14 @@ export class CdrService {
       page_count: record.page_count ?? null,
       phone: record.phone ?? null,
       owner: record.owner ?? null,
-      partner: record.partner ?? null,
+      // The owner's partner at the time of the call: the partner API lists and streams by it.
+      partner:
+        record.partner ?? (record.owner === undefined ? null : await this.partnerOf(w.trx, record.owner)),
     };
     await repo.insertCdr(w.trx, row);
-    return toCdr(row);
+    const cdr = toCdr(row);
+    for (const hook of this.recordedHooks) hook(w, cdr);
+    return cdr;
   }
 
   /** recordCdr in a write of its own. */

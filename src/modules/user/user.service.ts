@@ -132,8 +132,9 @@ export class UserService {
     return row;
   }
 
-  findUser(uuid: string): Promise<repo.UserRow | undefined> {
-    return repo.findUserByUuid(this.db, uuid);
+  /** `db`: a unit of work's transaction when called inside a write. */
+  findUser(uuid: string, db: Db = this.db): Promise<repo.UserRow | undefined> {
+    return repo.findUserByUuid(db, uuid);
   }
 
   /** The user for a username or e-mail, whatever their case. */
