@@ -21,7 +21,7 @@ import { invitationArea } from './modules/invitation/index.js';
 import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
 import { objectArea } from './modules/object/index.js';
-import { partnerApiArea, partnerArea } from './modules/partner/index.js';
+import { partnerApiArea, partnerArea, partnerStreamArea } from './modules/partner/index.js';
 import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
@@ -83,6 +83,7 @@ const AREAS: readonly Area[] = [
   callArea,
   eventArea,
   languageArea,
+  partnerStreamArea,
 ];
 
 export interface App {

@@ -6,6 +6,7 @@
  */
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import type { TelephonyEngine } from '../../telephony/telephony.js';
 import type { FeatureService } from '../feature/index.js';
 import type { PartnerPhoneBody, PhoneService } from '../phone/index.js';
 import type { RecoveryService } from '../signup/index.js';
@@ -28,6 +29,7 @@ export interface PartnerApiDeps {
   phones: PhoneService;
   recovery: Pick<RecoveryService, 'issueRecoveryCode'>;
   sessions: { closeUserSessions(user: string): Promise<void> };
+  telephony: Pick<TelephonyEngine, 'activeCalls'>;
 }
 
 export class PartnerApiService {
@@ -127,6 +129,13 @@ export class PartnerApiService {
       if (changed) w.emit([user.uuid], 'user_modify', {});
     });
     if (body.disabled === true) await sessions.closeUserSessions(user.uuid);
+  }
+
+  /** GET /api/partner/user/{uuid}/calls: calls in progress per number of the user (this node's engine). */
+  async activeCalls(partnerUuid: string, userUuid: string): Promise<Record<string, number>> {
+    const user = await this.requireOwnUser(partnerUuid, userUuid);
+    const numbers = await this.deps.phones.listNumbers({ userUuid: user.uuid });
+    return this.deps.telephony.activeCalls(numbers.map((number) => number.number));
   }
 
   /** POST /api/partner/recovery/{uuid}: a recovery code (replacing earlier ones), not mailed. */

@@ -94,6 +94,8 @@ function callerId(account: SipAccountInfo | undefined, call: IncomingCall): stri
 export class CallEngine {
   /** Calls in progress per user (the concurrency bound of feature packs). */
   private readonly active = new Map<string, number>();
+  /** Calls in progress per platform number called (GET /api/partner/user/{uuid}/calls). */
+  private readonly activeByNumber = new Map<string, number>();
 
   private constructor(
     private readonly ua: SipUserAgent,
@@ -240,19 +242,32 @@ export class CallEngine {
       return;
     }
     const owner = answer.owner;
-    await this.counted(owner, call, async () => {
-      const run: NumberCall = {
-        call,
-        owner,
-        number: dialled.number,
-        from,
-        situation: { caller: callerId(account, call), instant: Date.now() },
-        answered: null,
-        depth: 0,
-      };
-      const result = await this.answerNumber(run, answer);
-      record({ user: owner, from, to: dialled.number, kind: 'number', ...result });
-    });
+    const number = dialled.number;
+    this.activeByNumber.set(number, (this.activeByNumber.get(number) ?? 0) + 1);
+    try {
+      await this.counted(owner, call, async () => {
+        const run: NumberCall = {
+          call,
+          owner,
+          number,
+          from,
+          situation: { caller: callerId(account, call), instant: Date.now() },
+          answered: null,
+          depth: 0,
+        };
+        const result = await this.answerNumber(run, answer);
+        record({ user: owner, from, to: number, kind: 'number', ...result });
+      });
+    } finally {
+      const left = (this.activeByNumber.get(number) ?? 1) - 1;
+      if (left > 0) this.activeByNumber.set(number, left);
+      else this.activeByNumber.delete(number);
+    }
+  }
+
+  /** Calls in progress to a platform number on this node's call engine (read-only). */
+  activeCalls(number: string): number {
+    return this.activeByNumber.get(number) ?? 0;
   }
 
   /** Runs what a platform number answers with: its v2 dialplan, its IVR or its owner's legacy dialplan. */
