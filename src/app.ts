@@ -16,7 +16,7 @@ import { eventArea } from './modules/event/index.js';
 import { faxArea } from './modules/fax/index.js';
 import { featureArea } from './modules/feature/index.js';
 import { hardwareArea } from './modules/hardware/index.js';
-import { internalArea } from './modules/internal/index.js';
+import { internalArea, internalDataArea } from './modules/internal/index.js';
 import { invitationArea } from './modules/invitation/index.js';
 import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
@@ -84,6 +84,7 @@ const AREAS: readonly Area[] = [
   eventArea,
   languageArea,
   partnerStreamArea,
+  internalDataArea,
 ];
 
 export interface App {

@@ -53,3 +53,36 @@ export function listCdrs(db: Db, filter: CdrFilter, page: PageQuery, count: numb
   else query = query.where('partner', '=', filter.partner);
   return applyPage(query, { ...page, count }, { time: 'time', key: 'sort_key' }, count).execute();
 }
+
+/** Totals per service of the records dated in [from, to) (ms). */
+export function summarizeCdrs(db: Db, from: number, to: number) {
+  return db
+    .selectFrom('cdr')
+    .select((eb) => [
+      'service',
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('t_pre').as('t_pre'),
+      eb.fn.sum<number>('t_post').as('t_post'),
+      eb.fn.sum<number>('page_count').as('page_count'),
+    ])
+    .where('date', '>=', from)
+    .where('date', '<', to)
+    .groupBy('service')
+    .execute();
+}
+
+/** Totals per partner (and per owner count) of the records dated in [from, to) (ms). */
+export function summarizeCdrsByPartner(db: Db, from: number, to: number) {
+  return db
+    .selectFrom('cdr')
+    .select((eb) => [
+      'partner',
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('t_post').as('t_post'),
+      eb.fn.count<number>('owner').distinct().as('users'),
+    ])
+    .where('date', '>=', from)
+    .where('date', '<', to)
+    .groupBy('partner')
+    .execute();
+}

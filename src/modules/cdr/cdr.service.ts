@@ -149,6 +149,16 @@ function toCdr(row: repo.CdrTable): Cdr {
   return cdr;
 }
 
+/** CdrService.summarize: totals over a period; `partner` keyed by partner UUID ('' = none). */
+export interface CdrSummary {
+  count: number;
+  t_pre: number;
+  t_post: number;
+  page_count: number;
+  service: Record<string, number>;
+  partner: Record<string, { count: number; t_post: number; users: number }>;
+}
+
 /** Runs inside the unit of work that records a CDR (register work for after the commit on `w`). */
 export type CdrRecordedHook = (w: UnitOfWork, cdr: Cdr) => void;
 
@@ -237,6 +247,35 @@ export class CdrService {
       if (!last || rows.length < Math.min(left + rows.length, BATCH)) return;
       cursor = { ...cursor, start: last.sort_key };
     }
+  }
+
+  /**
+   * Totals of the records dated in [from, to) (ms) for the internal statistics: per service
+   * (count, t_pre, t_post, fax pages) and per partner (count, t_post, distinct users; key `null`
+   * for records of users without partner).
+   */
+  async summarize(from: number, to: number): Promise<CdrSummary> {
+    const [services, partners] = await Promise.all([
+      repo.summarizeCdrs(this.db, from, to),
+      repo.summarizeCdrsByPartner(this.db, from, to),
+    ]);
+    const summary: CdrSummary = { count: 0, t_pre: 0, t_post: 0, page_count: 0, service: {}, partner: {} };
+    for (const row of services) {
+      const count = Number(row.count);
+      summary.count += count;
+      summary.t_pre += Number(row.t_pre ?? 0);
+      summary.t_post += Number(row.t_post ?? 0);
+      summary.page_count += Number(row.page_count ?? 0);
+      summary.service[row.service] = count;
+    }
+    for (const row of partners) {
+      summary.partner[row.partner ?? ''] = {
+        count: Number(row.count),
+        t_post: Number(row.t_post ?? 0),
+        users: Number(row.users),
+      };
+    }
+    return summary;
   }
 
   /** streamCdrs collected. */

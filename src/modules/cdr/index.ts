@@ -9,6 +9,7 @@ export {
   type CdrRecordedHook,
   CdrService,
   type CdrServiceKind,
+  type CdrSummary,
   type NewCdr,
 } from './cdr.service.js';
 
