@@ -8,6 +8,7 @@
  * API areas it asks through the CallDirectory; it reports finished calls through recordCall.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { decideCallFilter } from '../decisions/callfilter.js';
 import {
   type CallSituation,
   type CompiledDialplan,
@@ -178,6 +179,16 @@ export class CallEngine {
     if (dialled.kind === 'invalid') {
       call.reject(404);
       return;
+    }
+    // Spec "Partner API" call filters: evaluated on every outgoing call of a SIP account; a
+    // denied call is refused with 403 (replacements change what the filter matches, not the route).
+    if (account) {
+      const filter = await this.directory.callFilter(account.owner);
+      const destination = dialled.kind === 'sip' ? dialled.username : dialled.number;
+      if (filter && !decideCallFilter(filter, destination, 'sip').allowed) {
+        call.reject(403);
+        return;
+      }
     }
     if (dialled.kind === 'sip') {
       if (!account) {
