@@ -202,13 +202,15 @@ for (const dialect of DIALECTS) {
       // Today: the users and objects made by this test.
       const today = new Date().toISOString().slice(0, 10);
       const { client: owner } = await loggedInClient(app);
-      assert.equal(
-        (await owner.call('POST', '/api/contact', { contact: { name: 'x' } })).status !== undefined,
-        true,
-      );
-      const now = (await client.call('GET', `/api/statistics/${today}`)).result as {
+      type Today = {
         users: { created: number; total: number };
+        objects: { created: Record<string, number> };
       };
+      const before = (await client.call('GET', `/api/statistics/${today}`)).result as Today;
+      const made = await owner.call('POST', '/api/contact', { firstname: 'Ada', lastname: 'L' });
+      assert.equal(made.status, 'ok');
+      const now = (await client.call('GET', `/api/statistics/${today}`)).result as Today;
+      assert.equal(now.objects.created.contact, (before.objects.created.contact ?? 0) + 1);
       assert.ok(now.users.created >= 4 && now.users.total >= now.users.created);
       for (const [url, status] of [
         ['/api/statistics/2024-05-11', 'ok'],
