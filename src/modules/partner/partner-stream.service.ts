@@ -109,7 +109,8 @@ export class PartnerStreamService {
 
   constructor(private readonly deps: PartnerStreamDeps) {
     deps.hub.observe((target, event, payload) => this.observe(target, event, payload));
-    deps.hub.onPoll((queue) => this.claim(queue.did));
+    // Only this node's subscribers claim; every other poll passes at no cost.
+    deps.hub.onPoll((queue) => (this.local.has(queue.did) ? this.claim(queue.did) : Promise.resolve()));
     deps.hub.onControl((name, payload) => {
       if (name === CLAIM_CONTROL && typeof payload.partner === 'string') this.wake(payload.partner);
     });
