@@ -19,12 +19,12 @@ import { eventArea } from './modules/event/index.js';
 import { faxArea } from './modules/fax/index.js';
 import { featureArea } from './modules/feature/index.js';
 import { hardwareArea } from './modules/hardware/index.js';
-import { internalArea } from './modules/internal/index.js';
+import { internalArea, internalDataArea } from './modules/internal/index.js';
 import { invitationArea } from './modules/invitation/index.js';
 import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
 import { objectArea } from './modules/object/index.js';
-import { partnerApiArea, partnerArea } from './modules/partner/index.js';
+import { partnerApiArea, partnerArea, partnerStreamArea } from './modules/partner/index.js';
 import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
@@ -91,6 +91,8 @@ const AREAS: readonly Area[] = [
   callArea,
   eventArea,
   languageArea,
+  partnerStreamArea,
+  internalDataArea,
 ];
 
 export interface App {

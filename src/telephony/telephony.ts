@@ -76,6 +76,8 @@ export interface TelephonyEngine {
    * phones must register again. Kamailio forgets them and reports the change.
    */
   dropRegistrations(sipUser: string): Promise<void>;
+  /** Calls in progress to each of these platform numbers on this node (0 without the engines). */
+  activeCalls(numbers: readonly string[]): Record<string, number>;
 }
 
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
@@ -152,6 +154,10 @@ export class Telephony implements TelephonyEngine {
     const now = Date.now() / 1000;
     const rows = await findLocations(this.database.db, sipUser);
     return rows.map(toRegistration).filter((registration) => registration.expires > now);
+  }
+
+  activeCalls(numbers: readonly string[]): Record<string, number> {
+    return Object.fromEntries(numbers.map((number) => [number, this.calls?.activeCalls(number) ?? 0]));
   }
 
   /** The composition root hands over what the call engine asks the API areas (src/modules/call/). */

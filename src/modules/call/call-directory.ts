@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
 import type { Db } from '../../platform/database/database.js';
+import type { CompiledCallFilter } from '../../telephony/decisions/callfilter.js';
 import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/decisions/index.js';
 import type {
   CallDirectory,
@@ -85,6 +86,10 @@ export class CallAreaDirectory implements CallDirectory {
       this.log.error({ err: error, recording }, 'recording_new push not queued');
     }
     return recording;
+  }
+
+  callFilter(user: string): Promise<CompiledCallFilter | null> {
+    return this.services.callFilters.callFilterOf(user);
   }
 
   async callLimit(user: string): Promise<number> {

@@ -32,8 +32,8 @@ declare module '../../platform/database/database.js' {
   }
 }
 
-/** Which records a list walks: one number's, one user's or one partner's. */
-export type CdrFilter = { phone: string } | { owner: string } | { partner: string };
+/** Which records a list walks: one number's (of one partner, when given), one user's or one partner's. */
+export type CdrFilter = { phone: string; partner?: string } | { owner: string } | { partner: string };
 
 export function insertCdr(db: Db, row: CdrTable): Promise<unknown> {
   return db.insertInto('cdr').values(row).execute();
@@ -46,8 +46,43 @@ export function findCdr(db: Db, id: string): Promise<CdrTable | undefined> {
 /** One page of records in sort_key order (Conventions 8; `start` is a CDR id). */
 export function listCdrs(db: Db, filter: CdrFilter, page: PageQuery, count: number): Promise<CdrTable[]> {
   let query = db.selectFrom('cdr').selectAll();
-  if ('phone' in filter) query = query.where('phone', '=', filter.phone);
-  else if ('owner' in filter) query = query.where('owner', '=', filter.owner);
+  if ('phone' in filter) {
+    query = query.where('phone', '=', filter.phone);
+    if (filter.partner !== undefined) query = query.where('partner', '=', filter.partner);
+  } else if ('owner' in filter) query = query.where('owner', '=', filter.owner);
   else query = query.where('partner', '=', filter.partner);
   return applyPage(query, { ...page, count }, { time: 'time', key: 'sort_key' }, count).execute();
+}
+
+/** Totals per service of the records dated in [from, to) (ms). */
+export function summarizeCdrs(db: Db, from: number, to: number) {
+  return db
+    .selectFrom('cdr')
+    .select((eb) => [
+      'service',
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('t_pre').as('t_pre'),
+      eb.fn.sum<number>('t_post').as('t_post'),
+      eb.fn.sum<number>('page_count').as('page_count'),
+    ])
+    .where('date', '>=', from)
+    .where('date', '<', to)
+    .groupBy('service')
+    .execute();
+}
+
+/** Totals per partner (and per owner count) of the records dated in [from, to) (ms). */
+export function summarizeCdrsByPartner(db: Db, from: number, to: number) {
+  return db
+    .selectFrom('cdr')
+    .select((eb) => [
+      'partner',
+      eb.fn.countAll<number>().as('count'),
+      eb.fn.sum<number>('t_post').as('t_post'),
+      eb.fn.count<number>('owner').distinct().as('users'),
+    ])
+    .where('date', '>=', from)
+    .where('date', '<', to)
+    .groupBy('partner')
+    .execute();
 }

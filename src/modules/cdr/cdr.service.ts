@@ -149,8 +149,34 @@ function toCdr(row: repo.CdrTable): Cdr {
   return cdr;
 }
 
+/** CdrService.summarize: totals over a period; `partner` keyed by partner UUID ('' = none). */
+export interface CdrSummary {
+  count: number;
+  t_pre: number;
+  t_post: number;
+  page_count: number;
+  service: Record<string, number>;
+  partner: Record<string, { count: number; t_post: number; users: number }>;
+}
+
+/** Runs inside the unit of work that records a CDR (register work for after the commit on `w`). */
+export type CdrRecordedHook = (w: UnitOfWork, cdr: Cdr) => void;
+
+/** The partner of a CDR's owner, when the record names none (the call engine names the owner only). */
+export type PartnerOfUser = (db: Db, user: string) => Promise<string | null>;
+
 export class CdrService {
-  constructor(private readonly writer: Writer) {}
+  private readonly recordedHooks: CdrRecordedHook[] = [];
+
+  constructor(
+    private readonly writer: Writer,
+    private readonly partnerOf: PartnerOfUser = async () => null,
+  ) {}
+
+  /** Registers a hook that runs for every CDR recorded (partner CDR events). */
+  onRecorded(hook: CdrRecordedHook): void {
+    this.recordedHooks.push(hook);
+  }
 
   private get db(): Db {
     return this.writer.db;
@@ -189,10 +215,14 @@ export class CdrService {
       page_count: record.page_count ?? null,
       phone: record.phone ?? null,
       owner: record.owner ?? null,
-      partner: record.partner ?? null,
+      // The owner's partner at the time of the call: the partner API lists and streams by it.
+      partner:
+        record.partner ?? (record.owner === undefined ? null : await this.partnerOf(w.trx, record.owner)),
     };
     await repo.insertCdr(w.trx, row);
-    return toCdr(row);
+    const cdr = toCdr(row);
+    for (const hook of this.recordedHooks) hook(w, cdr);
+    return cdr;
   }
 
   /** recordCdr in a write of its own. */
@@ -217,6 +247,35 @@ export class CdrService {
       if (!last || rows.length < Math.min(left + rows.length, BATCH)) return;
       cursor = { ...cursor, start: last.sort_key };
     }
+  }
+
+  /**
+   * Totals of the records dated in [from, to) (ms) for the internal statistics: per service
+   * (count, t_pre, t_post, fax pages) and per partner (count, t_post, distinct users; key `null`
+   * for records of users without partner).
+   */
+  async summarize(from: number, to: number): Promise<CdrSummary> {
+    const [services, partners] = await Promise.all([
+      repo.summarizeCdrs(this.db, from, to),
+      repo.summarizeCdrsByPartner(this.db, from, to),
+    ]);
+    const summary: CdrSummary = { count: 0, t_pre: 0, t_post: 0, page_count: 0, service: {}, partner: {} };
+    for (const row of services) {
+      const count = Number(row.count);
+      summary.count += count;
+      summary.t_pre += Number(row.t_pre ?? 0);
+      summary.t_post += Number(row.t_post ?? 0);
+      summary.page_count += Number(row.page_count ?? 0);
+      summary.service[row.service] = count;
+    }
+    for (const row of partners) {
+      summary.partner[row.partner ?? ''] = {
+        count: Number(row.count),
+        t_post: Number(row.t_post ?? 0),
+        users: Number(row.users),
+      };
+    }
+    return summary;
   }
 
   /** streamCdrs collected. */

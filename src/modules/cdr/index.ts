@@ -6,8 +6,10 @@ export {
   CDR_LIST_COUNT,
   CDR_SERVICES,
   type Cdr,
+  type CdrRecordedHook,
   CdrService,
   type CdrServiceKind,
+  type CdrSummary,
   type NewCdr,
 } from './cdr.service.js';
 
@@ -20,5 +22,7 @@ declare module '../../platform/area.js' {
 /** Call detail records: written by the call engine, read by the partner API (issue 13 item 8). */
 export const cdrArea = defineArea({
   name: 'cdr',
-  create: (s) => ({ cdrs: new Cdrs(s.writer) }),
+  create: (s) => ({
+    cdrs: new Cdrs(s.writer, async (db, user) => (await s.users.findUser(user, db))?.partner_uuid ?? null),
+  }),
 });

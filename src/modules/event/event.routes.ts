@@ -1,8 +1,17 @@
-/** Route of spec "Events": the GET /api/event long-poll. */
+/** Routes of spec "Events": the GET /api/event long-poll and POST/DELETE /api/event/filter. */
+import { sessionOf } from '../../platform/access.js';
+import type { EventHub } from '../../platform/events/event-hub.js';
+import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import { GetEventAnswer, GetEventQuery } from './event.schema.js';
+import { EventFilterAnswer, EventFilterBody, GetEventAnswer, GetEventQuery } from './event.schema.js';
+import type { EventService } from './event.service.js';
 
-export function eventRoutes(app: AppInstance, isClosing: () => boolean): void {
+export function eventRoutes(
+  app: AppInstance,
+  hub: EventHub,
+  events: EventService,
+  isClosing: () => boolean,
+): void {
   app.get(
     '/api/event',
     {
@@ -17,7 +26,8 @@ export function eventRoutes(app: AppInstance, isClosing: () => boolean): void {
           'behind the window gets the oldest retained events and sees the gap in the ids. Ids are ' +
           'never issued twice, also across a crash of the node (events are stored before they ' +
           'can be read). A session holds at most 4 long-polls: a fifth answers the oldest held ' +
-          'one at once with what it has ([]).',
+          'one at once with what it has ([]). A partner session subscribed to partner events ' +
+          '(GET /api/partner/user/event, /api/partner/cdr/event) takes its share of them while it polls here.',
         tags: ['event'],
         querystring: GetEventQuery,
         response: { 200: GetEventAnswer },
@@ -28,7 +38,50 @@ export function eventRoutes(app: AppInstance, isClosing: () => boolean): void {
       const next = request.query.next ?? queue.nextId;
       // A node that is shutting down answers at once rather than holding the call.
       const timeout = isClosing() ? 0 : (request.query.timeout ?? 30);
-      return { event: await queue.wait(next, timeout) };
+      if (timeout === 0) {
+        await hub.polled(queue);
+        return { event: await queue.wait(next, 0) };
+      }
+      // The wait begins first, so that whatever the poll handlers hand the session answers it.
+      const answer = queue.wait(next, timeout);
+      await hub.polled(queue);
+      return { event: await answer };
+    },
+  );
+
+  app.post(
+    '/api/event/filter',
+    {
+      config: { access: 'auth' },
+      schema: {
+        summary: 'Receive only the events named',
+        description:
+          "Body `{event: [names]}` (1 to 100 names, each `^[a-z][a-z0-9_]{0,49}$`): from now on the session's " +
+          'queue takes only events of these names; others are not kept for it (they do not use up ids). A new ' +
+          'filter replaces the old one; the filter lasts as long as the session (also across a restart of the ' +
+          'node). Answers the stored filter.',
+        tags: ['event'],
+        body: EventFilterBody,
+        response: { 200: EventFilterAnswer },
+      },
+    },
+    async (request) => ({ event: await events.setFilter(sessionOf(request), request.body.event) }),
+  );
+
+  app.delete(
+    '/api/event/filter',
+    {
+      config: { access: 'auth' },
+      schema: {
+        summary: 'Receive every event again',
+        description: 'Removes the filter of POST /api/event/filter (none set: ok too).',
+        tags: ['event'],
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await events.clearFilter(sessionOf(request));
+      return {};
     },
   );
 }

@@ -1,5 +1,5 @@
 /** Schemas of spec "Events": GET /api/event (layout per decisions.md). */
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import { envelope } from '../../platform/schema.js';
 
 export const GetEventQuery = Type.Object({
@@ -24,4 +24,22 @@ export const GetEventAnswer = envelope({
   event: Type.Array(EventSkeleton, {
     description: 'retained events with id >= next, in id order, at most 100',
   }),
+});
+
+/** Names one filter may list (a session's filter is bounded). */
+export const EVENT_FILTER_MAX = 100;
+
+export const EventFilterBody = Type.Object({
+  event: Type.Array(Type.String({ pattern: '^[a-z][a-z0-9_]{0,49}$', description: 'an event name' }), {
+    minItems: 1,
+    maxItems: EVENT_FILTER_MAX,
+    description:
+      'the event names the session receives from now on (1 to 100; DELETE lets every event in again); ' +
+      'names no event has are allowed and simply never arrive',
+  }),
+});
+export type EventFilterBody = Static<typeof EventFilterBody>;
+
+export const EventFilterAnswer = envelope({
+  event: Type.Array(Type.String(), { description: 'the filter as stored: the names, sorted, each once' }),
 });

@@ -2,14 +2,18 @@ import { defineArea } from '../../platform/area.js';
 import { PartnerService as Partners } from './partner.service.js';
 import { partnerApiRoutes } from './partner-api.routes.js';
 import { PartnerApiService } from './partner-api.service.js';
+import { partnerStreamRoutes } from './partner-stream.routes.js';
+import { PartnerStreamService } from './partner-stream.service.js';
 
 export { PARTNER_RIGHTS, type Partner, type PartnerRight, PartnerService } from './partner.service.js';
 export { PartnerApiService } from './partner-api.service.js';
+export { PartnerStreamService } from './partner-stream.service.js';
 
 declare module '../../platform/area.js' {
   interface Services {
     readonly partners: Partners;
     readonly partnerApi: PartnerApiService;
+    readonly partnerStreams: PartnerStreamService;
   }
 }
 
@@ -36,7 +40,31 @@ export const partnerApiArea = defineArea({
       sessions: s.sessions,
       // The usergroup area comes later; it is asked at call time.
       usergroups: { usergroupOf: (user) => s.usergroups.usergroupOf(user) },
+      telephony: s.telephony,
     }),
   }),
   routes: (app, s) => partnerApiRoutes(app, s.partnerApi),
+});
+
+/**
+ * Spec "Partner API" event streams and CDR lists: made after the areas whose events and records
+ * it passes on (CDRs), so it comes after them in the area list.
+ */
+export const partnerStreamArea = defineArea({
+  name: 'partner-stream',
+  create: (s, { database, log }) => ({
+    partnerStreams: new PartnerStreamService({
+      db: database.db,
+      writer: s.writer,
+      hub: s.hub,
+      partnerApi: s.partnerApi,
+      users: s.users,
+      phones: s.phones,
+      cdrs: s.cdrs,
+      log: log.child({ module: 'partner-stream' }),
+    }),
+  }),
+  routes: (app, s) => partnerStreamRoutes(app, s.partnerStreams),
+  start: (s) => s.partnerStreams.start(),
+  stop: (s) => s.partnerStreams.stop(),
 });

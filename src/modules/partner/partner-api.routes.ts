@@ -8,6 +8,7 @@ import {
   ListPartnerPhonesQuery,
   ListPartnerUsersAnswer,
   ListPartnerUsersQuery,
+  PartnerCallsAnswer,
   PartnerPhoneParams,
   PartnerUserAnswer,
   PartnerUserParams,
@@ -50,6 +51,24 @@ export function partnerApiRoutes(app: AppInstance, api: PartnerApiService): void
       },
     },
     async (request) => api.getUser(partnerOf(request), request.params.uuid),
+  );
+
+  app.get(
+    '/api/partner/user/:uuid/calls',
+    {
+      config: { access: 'partner' },
+      schema: {
+        summary: "Calls in progress on each of the user's numbers",
+        description:
+          '`{phones: {number: active_call_count}}` for every number the user holds (0 when idle), as the call ' +
+          'engine of the node that answers counts them: calls to the number that the engine is handling now ' +
+          `(ringing, announcement, IVR or bridged). ${OWN_USERS}`,
+        tags: ['partner'],
+        params: PartnerUserParams,
+        response: { 200: PartnerCallsAnswer },
+      },
+    },
+    async (request) => ({ phones: await api.activeCalls(partnerOf(request), request.params.uuid) }),
   );
 
   app.post(

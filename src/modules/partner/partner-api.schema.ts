@@ -94,3 +94,9 @@ export const ListPartnerPhonesAnswer = envelope({
     description: "the partner's pool in number order: number -> UUID of the user holding it, null while free",
   }),
 });
+
+export const PartnerCallsAnswer = envelope({
+  phones: Type.Record(Type.String(), Type.Integer({ minimum: 0 }), {
+    description: "each of the user's numbers -> calls in progress on it",
+  }),
+});

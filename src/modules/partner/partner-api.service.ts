@@ -6,6 +6,7 @@
  */
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import type { TelephonyEngine } from '../../telephony/telephony.js';
 import type { FeatureService } from '../feature/index.js';
 import type { PartnerPhoneBody, PhoneService } from '../phone/index.js';
 import type { RecoveryService } from '../signup/index.js';
@@ -30,6 +31,7 @@ export interface PartnerApiDeps {
   sessions: { closeUserSessions(user: string): Promise<void> };
   /** The user's usergroup (the usergroup area), for the partner user object. */
   usergroups?: { usergroupOf(userUuid: string): Promise<string | undefined> } | undefined;
+  telephony: Pick<TelephonyEngine, 'activeCalls'>;
 }
 
 export class PartnerApiService {
@@ -131,6 +133,13 @@ export class PartnerApiService {
       if (changed) w.emit([user.uuid], 'user_modify', {});
     });
     if (body.disabled === true) await sessions.closeUserSessions(user.uuid);
+  }
+
+  /** GET /api/partner/user/{uuid}/calls: calls in progress per number of the user (this node's engine). */
+  async activeCalls(partnerUuid: string, userUuid: string): Promise<Record<string, number>> {
+    const user = await this.requireOwnUser(partnerUuid, userUuid);
+    const numbers = await this.deps.phones.listNumbers({ userUuid: user.uuid });
+    return this.deps.telephony.activeCalls(numbers.map((number) => number.number));
   }
 
   /** POST /api/partner/recovery/{uuid}: a recovery code (replacing earlier ones), not mailed. */

@@ -212,3 +212,20 @@ export async function deleteIdcardJob(db: Db, uuid: string): Promise<boolean> {
 export function deleteIdcardJobsOfUser(db: Db, userUuid: string): Promise<unknown> {
   return db.deleteFrom('idcard_job').where('user_uuid', '=', userUuid).execute();
 }
+
+/** Users created in [from, to) (seconds), and all users created before `to`. */
+export async function countUsers(
+  db: Db,
+  from: number,
+  to: number,
+): Promise<{ created: number; total: number }> {
+  const row = await db
+    .selectFrom('user')
+    .select((eb) => [
+      eb.fn.countAll<number>().as('total'),
+      eb.fn.sum<number>(eb.case().when('created', '>=', from).then(1).else(0).end()).as('created'),
+    ])
+    .where('created', '<', to)
+    .executeTakeFirstOrThrow();
+  return { created: Number(row.created ?? 0), total: Number(row.total) };
+}

@@ -132,8 +132,14 @@ export class UserService {
     return row;
   }
 
-  findUser(uuid: string): Promise<repo.UserRow | undefined> {
-    return repo.findUserByUuid(this.db, uuid);
+  /** Users created in [from, to) (seconds) and all users created before `to` (internal statistics). */
+  countUsers(from: number, to: number): Promise<{ created: number; total: number }> {
+    return repo.countUsers(this.db, from, to);
+  }
+
+  /** `db`: a unit of work's transaction when called inside a write. */
+  findUser(uuid: string, db: Db = this.db): Promise<repo.UserRow | undefined> {
+    return repo.findUserByUuid(db, uuid);
   }
 
   /** The user for a username or e-mail, whatever their case. */

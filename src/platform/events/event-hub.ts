@@ -38,6 +38,12 @@ interface BusMessage {
 /** Handles a control message on every node (see `control`). */
 export type ControlHandler = (name: string, payload: Record<string, unknown>) => void;
 
+/** Sees every event emitted on this node, once in the cluster (not those received from other nodes). */
+export type EmitObserver = (target: EventTarget, event: string, payload: Record<string, unknown>) => void;
+
+/** Runs while a session holds a long-poll (GET /api/event), after its wait began. */
+export type PollHandler = (queue: EventQueue) => Promise<void>;
+
 const CHANNEL = 'zentrale_event';
 // pg_notify payloads must stay under 8000 bytes.
 const NOTIFY_LIMIT = 7000;
@@ -49,6 +55,8 @@ export class EventHub {
   private readonly nodeId = randomUUID();
   private cleanupTimer: NodeJS.Timeout | undefined;
   private readonly controlHandlers: ControlHandler[] = [];
+  private readonly observers: EmitObserver[] = [];
+  private readonly pollHandlers: PollHandler[] = [];
   // Outgoing and incoming bus messages, each handled after the one before (emit order).
   private publishing: Promise<void> = Promise.resolve();
   private receiving: Promise<void> = Promise.resolve();
@@ -118,12 +126,52 @@ export class EventHub {
       return;
     }
     this.deliver(target, event, time, payload, body, bytes);
+    for (const observer of this.observers) {
+      try {
+        observer(target, event, payload);
+      } catch (error) {
+        this.log.error({ err: error, event }, 'event observer failed');
+      }
+    }
     if (this.bus) {
       const message: BusMessage = { node: this.nodeId, target, event, time, payload };
       this.enqueuePublish(message).catch((error: unknown) =>
         this.log.error({ err: error, event }, 'event not passed to other nodes'),
       );
     }
+  }
+
+  /** Registers an observer of every event this node emits (e.g. to copy users' events to their partner). */
+  observe(observer: EmitObserver): void {
+    this.observers.push(observer);
+  }
+
+  /** Registers a handler that runs when a session of this node polls for events. */
+  onPoll(handler: PollHandler): void {
+    this.pollHandlers.push(handler);
+  }
+
+  /** GET /api/event calls it once the session's long-poll waits (or before a poll with timeout 0). */
+  async polled(queue: EventQueue): Promise<void> {
+    for (const handler of this.pollHandlers) {
+      try {
+        await handler(queue);
+      } catch (error) {
+        this.log.error({ err: error }, 'poll handler failed');
+      }
+    }
+  }
+
+  /** The queue of a session this node holds. */
+  queueOf(did: string): EventQueue | undefined {
+    return this.bySession.get(did);
+  }
+
+  /** Sends an event to one session of this node only (no bus); false when the node does not hold it. */
+  emitLocal(did: string, event: string, payload: Record<string, unknown>): boolean {
+    if (!this.bySession.has(did)) return false;
+    this.deliver({ sessions: [did] }, event, Math.floor(Date.now() / 1000), payload);
+    return true;
   }
 
   /** Registers a handler for control messages (runs on every node, this one included). */
@@ -167,11 +215,11 @@ export class EventHub {
   ): void {
     const queues = new Set<EventQueue>();
     for (const user of target.users ?? []) {
-      for (const queue of this.byUser.get(user) ?? []) queues.add(queue);
+      for (const queue of this.byUser.get(user) ?? []) if (queue.accepts(event)) queues.add(queue);
     }
     for (const did of target.sessions ?? []) {
       const queue = this.bySession.get(did);
-      if (queue) queues.add(queue);
+      if (queue?.accepts(event)) queues.add(queue);
     }
     if (queues.size === 0) return;
     const store = this.store;

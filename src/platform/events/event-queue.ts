@@ -49,6 +49,8 @@ export class EventQueue {
   nextId: number;
   /** The session this queue belongs to (set when the hub attaches it); the store keys events by it. */
   did = '';
+  /** POST /api/event/filter: the only event names the session receives; undefined: all. */
+  filter: ReadonlySet<string> | undefined;
   /** Ids below this one are readable (stored when the queue is stored); `next_event` of the session. */
   private visible: number;
   private retained: SessionEvent[];
@@ -105,6 +107,11 @@ export class EventQueue {
   /** `next_event`: the id of the next event the session will be able to read. */
   get nextVisible(): number {
     return this.visible;
+  }
+
+  /** Whether the session's filter lets an event of this name in. */
+  accepts(event: string): boolean {
+    return this.filter === undefined || this.filter.has(event);
   }
 
   /** Readable retained events with id >= next, oldest first, at most EVENT_BATCH_MAX. */

@@ -458,3 +458,14 @@ export function listUserLinks(db: Db, user: string, others?: readonly string[]):
   }
   return query.orderBy('time').orderBy('other_uuid').execute();
 }
+
+/** Objects created in [from, to) (seconds) per type, trashed ones included (internal statistics). */
+export function countCreatedObjects(db: Db, from: number, to: number) {
+  return db
+    .selectFrom('object')
+    .select((eb) => ['type', eb.fn.countAll<number>().as('count')])
+    .where('time', '>=', from)
+    .where('time', '<', to)
+    .groupBy('type')
+    .execute();
+}

@@ -114,6 +114,12 @@ export class ObjectStore {
   }
 
   /** Bytes of storage volume a user's objects take (`feature.used.volume`). */
+  /** Objects created in [from, to) (seconds), per type (internal statistics and usage). */
+  async countCreated(from: number, to: number): Promise<Record<string, number>> {
+    const rows = await repo.countCreatedObjects(this.db, from, to);
+    return Object.fromEntries(rows.map((row) => [row.type, Number(row.count)]));
+  }
+
   usedVolume(user: string, db: Db = this.db): Promise<number> {
     return repo.sumVolume(db, user);
   }

@@ -8,6 +8,7 @@
  * API areas it asks through the CallDirectory; it reports finished calls through recordCall.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import { decideCallFilter } from '../decisions/callfilter.js';
 import {
   type CallSituation,
   type CompiledDialplan,
@@ -94,6 +95,8 @@ function callerId(account: SipAccountInfo | undefined, call: IncomingCall): stri
 export class CallEngine {
   /** Calls in progress per user (the concurrency bound of feature packs). */
   private readonly active = new Map<string, number>();
+  /** Calls in progress per platform number called (GET /api/partner/user/{uuid}/calls). */
+  private readonly activeByNumber = new Map<string, number>();
 
   private constructor(
     private readonly ua: SipUserAgent,
@@ -177,6 +180,16 @@ export class CallEngine {
       call.reject(404);
       return;
     }
+    // Spec "Partner API" call filters: evaluated on every outgoing call of a SIP account; a
+    // denied call is refused with 403 (replacements change what the filter matches, not the route).
+    if (account) {
+      const filter = await this.directory.callFilter(account.owner);
+      const destination = dialled.kind === 'sip' ? dialled.username : dialled.number;
+      if (filter && !decideCallFilter(filter, destination, 'sip').allowed) {
+        call.reject(403);
+        return;
+      }
+    }
     if (dialled.kind === 'sip') {
       if (!account) {
         call.reject(403);
@@ -240,19 +253,32 @@ export class CallEngine {
       return;
     }
     const owner = answer.owner;
-    await this.counted(owner, call, async () => {
-      const run: NumberCall = {
-        call,
-        owner,
-        number: dialled.number,
-        from,
-        situation: { caller: callerId(account, call), instant: Date.now() },
-        answered: null,
-        depth: 0,
-      };
-      const result = await this.answerNumber(run, answer);
-      record({ user: owner, from, to: dialled.number, kind: 'number', ...result });
-    });
+    const number = dialled.number;
+    this.activeByNumber.set(number, (this.activeByNumber.get(number) ?? 0) + 1);
+    try {
+      await this.counted(owner, call, async () => {
+        const run: NumberCall = {
+          call,
+          owner,
+          number,
+          from,
+          situation: { caller: callerId(account, call), instant: Date.now() },
+          answered: null,
+          depth: 0,
+        };
+        const result = await this.answerNumber(run, answer);
+        record({ user: owner, from, to: number, kind: 'number', ...result });
+      });
+    } finally {
+      const left = (this.activeByNumber.get(number) ?? 1) - 1;
+      if (left > 0) this.activeByNumber.set(number, left);
+      else this.activeByNumber.delete(number);
+    }
+  }
+
+  /** Calls in progress to a platform number on this node's call engine (read-only). */
+  activeCalls(number: string): number {
+    return this.activeByNumber.get(number) ?? 0;
   }
 
   /** Runs what a platform number answers with: its v2 dialplan, its IVR or its owner's legacy dialplan. */

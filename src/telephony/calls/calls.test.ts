@@ -339,3 +339,27 @@ Content-Length: 0
   assert.match(log, /hello phone/);
   assert.equal(await node.app.services.telephony.notify('bob_01', { event: 'check-sync' }), 404);
 });
+
+test("the owner's call filter decides every outgoing call: denied ones are refused with 403", async (t) => {
+  const node = await telephonyNode(t);
+  const { partners, callFilters } = node.app.services;
+  const partner = await partners.createPartner('filters', 'partner-key', ['callfilter']);
+  const owner = await buildUser(node.app, { partnerUuid: partner.uuid });
+  const alice = await sipAccount(node.app, 'alice_01', owner.uuid);
+  const bob = await sipAccount(node.app, 'bob_01');
+  const a = await phone(t, node, alice, { answerMode: 'manual' });
+  const b = await phone(t, node, bob, { answerMode: 'manual' });
+  await callFilters.setFilter(partner.uuid, owner.uuid, [{ type: 'match', key: '^bob_', pass: false }]);
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', 'bob_01');
+  assert.match(JSON.stringify(await closed), /403/);
+  assert.equal(b.events.filter((event) => event.type === 'CALL_INCOMING').length, 0);
+  // Without the filter the same call rings.
+  await callFilters.deleteFilter(partner.uuid, owner.uuid);
+  const incoming = b.waitFor('CALL_INCOMING', 20_000);
+  const ended = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', 'bob_01');
+  await incoming;
+  b.command('hangup');
+  assert.match(JSON.stringify(await ended), /486/);
+});

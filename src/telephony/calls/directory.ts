@@ -3,6 +3,7 @@
  * back (STYLE.md: the engine knows no HTTP and imports no module). The composition root fills it
  * with an adapter over the areas' services (src/modules/call/).
  */
+import type { CompiledCallFilter } from '../decisions/callfilter.js';
 import type { Dialplan, Ivr, LegacyDialplan } from '../decisions/index.js';
 
 export interface SipAccountInfo {
@@ -66,6 +67,8 @@ export interface CallDirectory {
   storeVoicemail(voicemail: Voicemail): Promise<string>;
   /** Concurrent calls the user may have (feature packs, quota `calls`). */
   callLimit(user: string): Promise<number>;
+  /** The user's call filter (spec "Partner API"), compiled; null when the user has none. */
+  callFilter(user: string): Promise<CompiledCallFilter | null>;
   /** Reports a finished call to the CDR service (filled when the CDR area lands). */
   recordCall(record: CallRecord): Promise<void>;
 }

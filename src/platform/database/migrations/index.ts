@@ -17,6 +17,7 @@ import * as invitationEmail from './0014-invitation-email.js';
 import * as partner from './0015-partner.js';
 import * as attachedVolume from './0016-attached-volume.js';
 import * as partnerGroups from './0021-partner-groups.js';
+import * as partnerStreams from './0022-partner-streams.js';
 import * as push from './0024-push.js';
 
 export const migrations: Record<string, Migration> = {
@@ -37,5 +38,6 @@ export const migrations: Record<string, Migration> = {
   '0015-partner': partner,
   '0016-attached-volume': attachedVolume,
   '0021-partner-groups': partnerGroups,
+  '0022-partner-streams': partnerStreams,
   '0024-push': push,
 };
