@@ -11,7 +11,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { watch } from '../../../test/blf.js';
 import { type Account, numberWithDialplan, phone, sipAccount } from '../../../test/calls.js';
 import { build, DIALECTS, type Dialect } from '../../../test/helper.js';
-import { freePortRange, freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
+import { freePort } from '../../../test/sip-peers.js';
+import { freePortRange, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import { SipService } from '../../modules/sip/index.js';
 import { sine } from '../../platform/content/test-inputs.js';
@@ -19,7 +20,7 @@ import { sine } from '../../platform/content/test-inputs.js';
 requireTelephonyPackages();
 
 async function node(t: TestContext, dialect: Dialect) {
-  const sipPort = await freeUdpPort();
+  const sipPort = await freePort(); // Kamailio listens on UDP and TCP
   const [min, max] = await freePortRange(40);
   const app = await build(t, {
     dialect,
