@@ -143,7 +143,8 @@ modparam("pua_dialoginfo", "pubruri_callee_avp", "$avp(blf_callee)")
 modparam("pua_dialoginfo", "pubruri_caller_dlg_var", "blf_caller")
 modparam("pua_dialoginfo", "pubruri_callee_dlg_var", "blf_callee")
 modparam("pua_dialoginfo", "include_localremote", 0)
-modparam("pua_dialoginfo", "override_lifetime", 43200)
+# A state outlives a Kamailio killed mid-call by at most this long (s).
+modparam("pua_dialoginfo", "override_lifetime", 3600)
 
 request_route {
   if (!mf_process_maxfwd_header("10")) {
