@@ -326,7 +326,7 @@ const app = await buildApp(
   loadConfig({
     ...process.env,
     DATA_DIR: path.join(work, 'zentrale'),
-    LOG_LEVEL: 'silent',
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     SESSION_RATE_LIMIT: '0',
     TELEPHONY: 'on',
     SIP_PORT: String(sipPort),
@@ -369,11 +369,15 @@ console.log(`REGISTER ratio stack / Kamailio alone: ${(stackRate / aloneRate).to
 
 // ---- (2) + (3) call setup at --rate per second, the API idle and under that load
 const number = '+4930999000';
+// Quotas that do not limit the benchmark: concurrent calls of the number's owner and the caller's.
+await app.services.features.createPack('bench', { quota: { calls: 1000, sip: 99 } });
+await app.services.features.assignPack(owner.uuid, 'bench');
 await numberWithDialplan(
   app,
   number,
   (announcement) => [{ play: { announcement } }],
   sine(1000, 8000, 30, 0.3),
+  (numberOwner) => app.services.features.assignPack(numberOwner, 'bench'),
 );
 // The announcement plays 30 s: the call is held by the caller, who hangs up after --hold.
 const idleP99 = await api(apiUrl, 'idle');
