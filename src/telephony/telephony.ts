@@ -250,6 +250,7 @@ export class Telephony implements TelephonyEngine {
         domains: [config.sipDomainCurrent, config.sipDomainLegacy],
         dbUrl: kamailioDbUrl(config),
         usrlocDbMode: config.databaseUrl ? 3 : 1,
+        presenceDbMode: config.databaseUrl ? 3 : 2,
         carrierHost: config.carrierUri ? contactAddress(config.carrierUri).replace(/:\d+$/, '') : undefined,
         authSecret: randomBytes(16).toString('hex'),
         authFailureLimit: AUTH_FAILURE_LIMIT,

@@ -19,6 +19,12 @@ export interface KamailioSettings {
   readonly dbUrl: string;
   /** 1: write-through (one node, SQLite); 3: database only (nodes share PostgreSQL). */
   readonly usrlocDbMode: 1 | 3;
+  /**
+   * Presence (BLF) subscriptions: 2 write-back (one node, SQLite), 3 database only with no
+   * presentity cache (nodes share PostgreSQL: a state published on one node reaches the
+   * watchers of every node).
+   */
+  readonly presenceDbMode: 2 | 3;
   /** Host of CARRIER_URI: requests from it come in unauthenticated, marked as carrier. */
   readonly carrierHost: string | undefined;
   readonly authSecret: string;
@@ -75,6 +81,11 @@ loadmodule "htable.so"
 loadmodule "sqlops.so"
 loadmodule "nathelper.so"
 loadmodule "evapi.so"
+loadmodule "dialog.so"
+loadmodule "presence.so"
+loadmodule "presence_dialoginfo.so"
+loadmodule "pua.so"
+loadmodule "pua_dialoginfo.so"
 ${s.dbUrl.startsWith('sqlite') ? `modparam("db_sqlite", "db_set_journal_mode", ${str(`${s.dbUrl.slice('sqlite://'.length)}=WAL;`)})` : ''}
 
 modparam("tm", "fr_timer", 5000)
@@ -107,6 +118,34 @@ modparam("htable", "htable", "banned=>size=10;autoexpire=${s.banSeconds};")
 modparam("evapi", "bind_addr", "127.0.0.1:${s.eventPort}")
 modparam("evapi", "max_clients", 4)
 
+# BLF (spec POST /api/sip/{sip-user}/blf; RFC 4235 dialog event package). Calls to and from
+# a platform number that some account watches are tracked as dialogs; pua_dialoginfo
+# PUBLISHes their states (early, confirmed, terminated) for sip:<number>@${firstDomain} to this
+# Kamailio, whose presence module keeps them and NOTIFYs the subscribed phones.
+modparam("dialog", "default_timeout", 43200)
+modparam("presence", "db_url", ${str(s.dbUrl)})
+modparam("presence", "server_address", ${str(`sip:${s.sipHost}:${s.sipPort}`)})
+modparam("presence", "subs_db_mode", ${s.presenceDbMode})
+modparam("presence", "publ_cache", ${s.presenceDbMode === 3 ? 0 : 1})
+modparam("presence", "max_expires", 3600)
+modparam("presence", "min_expires", 60)
+# Row locks need a transaction that presence does not open on PostgreSQL; with notifier
+# processes, 5.6 reads in-dialog SUBSCRIBEs with a lock outside one (500): the worker that
+# takes a PUBLISH sends its NOTIFYs itself.
+modparam("presence", "db_table_lock_type", 0)
+modparam("presence", "notifier_processes", 0)
+modparam("presence_dialoginfo", "force_dummy_dialog", 1)
+modparam("pua", "db_url", ${str(s.dbUrl)})
+modparam("pua", "outbound_proxy", ${str(`sip:${s.sipHost}:${s.sipPort}`)})
+modparam("pua_dialoginfo", "use_pubruri_avps", 1)
+modparam("pua_dialoginfo", "pubruri_caller_avp", "$avp(blf_caller)")
+modparam("pua_dialoginfo", "pubruri_callee_avp", "$avp(blf_callee)")
+modparam("pua_dialoginfo", "pubruri_caller_dlg_var", "blf_caller")
+modparam("pua_dialoginfo", "pubruri_callee_dlg_var", "blf_callee")
+modparam("pua_dialoginfo", "include_localremote", 0)
+# A state outlives a Kamailio killed mid-call by at most this long (s).
+modparam("pua_dialoginfo", "override_lifetime", 3600)
+
 request_route {
   if (!mf_process_maxfwd_header("10")) {
     sl_send_reply("483", "Too Many Hops");
@@ -121,7 +160,9 @@ request_route {
   }
   force_rport();
 
+  if (is_method("PUBLISH")) route(PUBLISH);
   if ($si == "127.0.0.1" && $sp == ${s.appPort}) route(FROM_APP);
+  if (is_method("SUBSCRIBE")) route(SUBSCRIBE);
 
   if (has_totag()) {
     if (loose_route()) route(RELAY);
@@ -158,6 +199,90 @@ ${
   consume_credentials();
   append_hf("X-Zentrale-Account: $au\\r\\n");
   route(TO_APP);
+}
+
+# $var(number): the E.164 number that the user part $var(part) dials (+49..., 0049...), else "".
+route[NUMBER] {
+  $var(number) = "";
+  if ($var(part) =~ "^[+][0-9]{3,20}$") {
+    $var(number) = $var(part);
+  } else if ($var(part) =~ "^00[0-9]{3,20}$") {
+    $var(number) = "+" + $(var(part){s.substr,2,0});
+  }
+}
+
+# A new call from or to a number that an account watches: tracked as a dialog whose states
+# pua_dialoginfo publishes for that number (no AVP, no PUBLISH for that side).
+route[BLF_DIALOG] {
+  if (!is_method("INVITE") || has_totag()) return;
+  $var(part) = $rU;
+  route(NUMBER);
+  if ($var(number) != "") {
+    sql_query("zentrale", "select count(*) from sip_blf where number='$var(number)'", "bc");
+    if ($dbr(bc=>[0,0]) > 0) $avp(blf_callee) = "sip:" + $var(number) + "@${firstDomain}";
+    sql_result_free("bc");
+  }
+  $var(part) = $fU;
+  route(NUMBER);
+  if ($var(number) != "") {
+    sql_query("zentrale", "select count(*) from sip_blf where number='$var(number)'", "br");
+    if ($dbr(br=>[0,0]) > 0) $avp(blf_caller) = "sip:" + $var(number) + "@${firstDomain}";
+    sql_result_free("br");
+  }
+  if ($avp(blf_callee) != $null || $avp(blf_caller) != $null) dlg_manage();
+}
+
+# Dialog states come only from this Kamailio's own pua: a PUBLISH from anywhere else is refused.
+route[PUBLISH] {
+  if ($si != ${str(s.sipHost)} || $sp != ${s.sipPort}) {
+    sl_send_reply("403", "Forbidden");
+    exit;
+  }
+  if (!t_newtran()) {
+    sl_reply_error();
+    exit;
+  }
+  handle_publish();
+  t_release();
+  exit;
+}
+
+# BLF subscriptions (Event: dialog) of an authenticated account, only to the numbers it
+# subscribed through POST /api/sip/{sip-user}/blf; refreshes and unsubscriptions go by their
+# dialog (presence matches Call-ID and tags).
+route[SUBSCRIBE] {
+  if (!has_totag()) {
+    $var(user) = $fU;
+    $var(domain) = $fd;
+    route(AUTH);
+    consume_credentials();
+    if ($hdr(Event) != "dialog") {
+      append_to_reply("Allow-Events: dialog\\r\\n");
+      sl_send_reply("489", "Bad Event");
+      exit;
+    }
+    $var(part) = $rU;
+    route(NUMBER);
+    $var(allowed) = 0;
+    if ($var(number) != "") {
+      sql_query("zentrale", "select count(*) from sip_blf b join sip_account a on a.uuid = b.account where a.username = '$au' and b.number = '$var(number)'", "bs");
+      $var(allowed) = $dbr(bs=>[0,0]);
+      sql_result_free("bs");
+    }
+    if ($var(allowed) == 0) {
+      sl_send_reply("403", "Not Subscribed");
+      exit;
+    }
+    # One presentity per number, whichever form or domain the phone used.
+    $ru = "sip:" + $var(number) + "@${firstDomain}";
+  }
+  if (!t_newtran()) {
+    sl_reply_error();
+    exit;
+  }
+  handle_subscribe();
+  t_release();
+  exit;
 }
 
 route[REGISTER] {
@@ -217,6 +342,7 @@ route[AUTH] {
 }
 
 route[TO_APP] {
+  route(BLF_DIALOG);
   record_route();
   $du = "sip:127.0.0.1:${s.appPort}";
   route(RELAY);
@@ -235,6 +361,7 @@ route[FROM_APP] {
   }
   t_check_trans();
   $var(domain) = $rd;
+  route(BLF_DIALOG);
   if (uri == myself || ${domainTest}) {
     if (!lookup("location")) {
       sl_send_reply("480", "Temporarily Unavailable");

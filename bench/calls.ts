@@ -1,0 +1,413 @@
+/**
+ * Benchmark of calls through the whole stack (`npm run bench:calls`; docs/benchmarks.md
+ * "Calls through the whole stack"; issue 15 "Performance"), side by side in one run:
+ *
+ * (1) REGISTER with digest authentication: SIPp (-au [field0] -ap, an injection CSV of
+ *     `--accounts` accounts) against Kamailio alone with a minimal registrar configuration
+ *     (auth_db over an SQLite subscriber table, usrloc in memory), then against the Kamailio
+ *     that Zentrale starts (its whole configuration, its database, the location table written
+ *     through). Measured: successful registrations per second, failures.
+ * (2) Call setup through Zentrale: SIPp calls a platform number whose dialplan plays an
+ *     announcement (Kamailio authenticates the INVITE and routes it to Zentrale's user agent,
+ *     which answers with its media endpoint), `--rate` new calls per second, each held
+ *     `--hold` ms. Measured: INVITE (authenticated) -> 200 OK p50/p99 (SIPp's response-time
+ *     file, 1 ms resolution) and failed calls.
+ * (3) The API's latency: open-loop GET /api/session at `--api-rate` per second, once idle and
+ *     once while (2) runs. Measured: p50/p99.
+ *
+ * The machine is shared: the load average is printed beside every figure.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import Database from 'better-sqlite3';
+import { buildApp } from '../src/app.js';
+import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
+import { loadConfig } from '../src/platform/config.js';
+import { sine } from '../src/platform/content/test-inputs.js';
+import { newUuid } from '../src/platform/ids.js';
+import { sipDigests } from '../src/telephony/index.js';
+import { numberWithDialplan } from '../test/calls.js';
+import { freePort } from '../test/sip-peers.js';
+import { openLoop, percentile } from './open-loop.js';
+
+const { values } = parseArgs({
+  options: {
+    accounts: { type: 'string', default: '1000' },
+    registers: { type: 'string', default: '20000' },
+    'register-rate': { type: 'string', default: '20000' },
+    rate: { type: 'string', default: '100' },
+    calls: { type: 'string', default: '3000' },
+    hold: { type: 'string', default: '2000' },
+    'api-rate': { type: 'string', default: '200' },
+    'api-seconds': { type: 'string', default: '10' },
+    /** A PostgreSQL database URL: the node runs on it (usrloc database-only) instead of SQLite. */
+    postgres: { type: 'string' },
+  },
+});
+const ACCOUNTS = Number(values.accounts);
+const REGISTERS = Number(values.registers);
+const PASSWORD = 'bench-password-1';
+const MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
+
+const load = () => `load ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`;
+const work = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-bench-calls-'));
+// SIPUSER names (`<name>_NN`): 100 accounts per user name.
+const names = Array.from(
+  { length: ACCOUNTS },
+  (_, i) => `bench${Math.floor(i / 100)}_${String(i % 100).padStart(2, '0')}`,
+);
+
+function registerScenario(domain: string): string {
+  const request = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+REGISTER sip:${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:[field0]@${domain}>;tag=[pid]r[call_number]
+To: <sip:[field0]@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} REGISTER
+Contact: <sip:[field0]@[local_ip]:[local_port]>
+${auth ? '[authentication]\n' : ''}Expires: 600
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?><scenario name="register">${request(1, false)}<recv response="401" auth="true"/>${request(2, true)}<recv response="200"/></scenario>`;
+}
+
+interface SippRun {
+  code: number;
+  seconds: number;
+  successful: number;
+  failed: number;
+  /** Response times (ms) of the rtd mark, ascending. */
+  times: number[];
+}
+
+async function sipp(dir: string, target: string, args: string[], timeoutSeconds: number): Promise<SippRun> {
+  fs.mkdirSync(dir, { recursive: true });
+  const started = performance.now();
+  const child = spawn(
+    'sipp',
+    [
+      target,
+      ...['-i', '127.0.0.1', '-p', String(await freePort()), '-mp', String(await freePort())],
+      ...['-trace_stat', '-stf', 'stat.csv', '-fd', '1', '-nostdin', '-timeout', `${timeoutSeconds}s`],
+      ...(process.env.BENCH_KEEP ? ['-trace_err'] : []),
+      ...args,
+    ],
+    { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'] },
+  );
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-2000);
+  });
+  const code = await new Promise<number>((resolve) => child.on('exit', (status) => resolve(status ?? 1)));
+  const seconds = (performance.now() - started) / 1000;
+  if (code !== 0 && code !== 1) process.stderr.write(`sipp exit ${code}: ${stderr}\n`);
+  const lines = fs.readFileSync(path.join(dir, 'stat.csv'), 'utf8').trim().split('\n');
+  const header = lines[0]!.split(';');
+  const last = lines.at(-1)!.split(';');
+  const column = (name: string) => Number(last[header.indexOf(name)]);
+  const rtt = fs.readdirSync(dir).find((name) => name.endsWith('_rtt.csv'));
+  const times = rtt
+    ? fs
+        .readFileSync(path.join(dir, rtt), 'utf8')
+        .split('\n')
+        .slice(1)
+        .map((line) => Number(line.split(';')[1]))
+        .filter((value) => Number.isFinite(value))
+        .sort((a, b) => a - b)
+    : [];
+  return {
+    code,
+    seconds,
+    successful: column('SuccessfulCall(C)'),
+    failed: column('FailedCall(C)'),
+    times,
+  };
+}
+
+async function register(label: string, port: number, domain: string): Promise<number> {
+  const dir = path.join(work, `register-${label}`);
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, 'register.xml'), registerScenario(domain));
+  fs.writeFileSync(path.join(dir, 'accounts.csv'), `SEQUENTIAL\n${names.join('\n')}\n`);
+  const rate = Number(values['register-rate']);
+  const run = await sipp(
+    dir,
+    `127.0.0.1:${port}`,
+    [
+      ...['-sf', 'register.xml', '-inf', 'accounts.csv', '-au', '[field0]', '-ap', PASSWORD],
+      ...['-r', String(rate), '-l', '2000', '-m', String(REGISTERS), '-recv_timeout', '5000'],
+    ],
+    120,
+  );
+  const perSecond = run.successful / run.seconds;
+  console.log(
+    `REGISTER ${label}: ${run.successful} registered, ${run.failed} failed in ${run.seconds.toFixed(1)} s: ` +
+      `${perSecond.toFixed(0)}/s (${ACCOUNTS} accounts, SIPp at up to ${rate}/s); ${load()}`,
+  );
+  return perSecond;
+}
+
+/** Kamailio with the least a registrar with digest authentication needs, on its own database. */
+async function kamailioAlone(): Promise<{ port: number; stop: () => Promise<void> }> {
+  const dir = path.join(work, 'minimal');
+  fs.mkdirSync(dir, { recursive: true });
+  const dbFile = path.join(dir, 'minimal.db');
+  const db = new Database(dbFile);
+  db.exec(`CREATE TABLE version (table_name VARCHAR(32) NOT NULL, table_version INTEGER DEFAULT 0 NOT NULL);
+    CREATE TABLE subscriber (id INTEGER PRIMARY KEY, username VARCHAR(64), domain VARCHAR(64), ha1 VARCHAR(128), ha1b VARCHAR(128));
+    CREATE INDEX subscriber_username ON subscriber (username);`);
+  const insert = db.prepare('INSERT INTO subscriber (username, domain, ha1, ha1b) VALUES (?, ?, ?, ?)');
+  for (const name of names) {
+    const { ha1, ha1b } = sipDigests(name, 'bench.local', PASSWORD);
+    insert.run(name, 'bench.local', ha1, ha1b);
+  }
+  db.close();
+  const port = await freePort();
+  const cfg = path.join(dir, 'kamailio.cfg');
+  fs.writeFileSync(
+    cfg,
+    `#!KAMAILIO
+debug=1
+log_stderror=yes
+children=4
+auto_aliases=no
+listen=udp:127.0.0.1:${port}
+mpath="${MODULES}"
+loadmodule "tm.so"
+loadmodule "sl.so"
+loadmodule "pv.so"
+loadmodule "maxfwd.so"
+loadmodule "sanity.so"
+loadmodule "textops.so"
+loadmodule "db_sqlite.so"
+loadmodule "usrloc.so"
+loadmodule "registrar.so"
+loadmodule "auth.so"
+loadmodule "auth_db.so"
+modparam("usrloc", "db_mode", 0)
+modparam("auth_db", "db_url", "sqlite://${dbFile}")
+modparam("auth_db", "calculate_ha1", 0)
+modparam("auth_db", "password_column", "ha1")
+modparam("auth_db", "use_domain", 0)
+modparam("auth_db", "version_table", 0)
+request_route {
+  if (!mf_process_maxfwd_header("10")) { sl_send_reply("483", "Too Many Hops"); exit; }
+  if (!sanity_check()) exit;
+  if (!is_method("REGISTER")) { sl_send_reply("404", "Not Here"); exit; }
+  if (!auth_check("bench.local", "subscriber", "0")) { auth_challenge("bench.local", "1"); exit; }
+  if (!save("location")) sl_reply_error();
+  exit;
+}
+`,
+  );
+  const log = fs.openSync(path.join(dir, 'kamailio.log'), 'w');
+  const child = spawn('kamailio', ['-f', cfg, '-DD', '-E', '-m', '64', '-M', '8'], {
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
+  await new Promise((resolve) => setTimeout(resolve, 2000));
+  return {
+    port,
+    stop: async () => {
+      for (const signal of ['SIGTERM', 'SIGKILL'] as const) {
+        try {
+          if (child.pid) process.kill(-child.pid, signal);
+        } catch {
+          // ended
+        }
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    },
+  };
+}
+
+function callScenario(number: string, user: string, domain: string, hold: number): string {
+  const invite = (
+    cseq: number,
+    auth: boolean,
+  ) => `<send retrans="500" ${auth ? 'start_rtd="setup"' : ''}><![CDATA[
+INVITE sip:${number}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
+To: <sip:${number}@${domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} INVITE
+Contact: <sip:${user}@[local_ip]:[local_port]>
+${auth ? '[authentication]\n' : ''}Max-Forwards: 70
+Content-Type: application/sdp
+Content-Length: [len]
+
+v=0
+o=user1 53655765 2353687637 IN IP[local_ip_type] [local_ip]
+s=-
+c=IN IP[media_ip_type] [media_ip]
+t=0 0
+m=audio [media_port] RTP/AVP 0 101
+a=rtpmap:0 PCMU/8000
+a=rtpmap:101 telephone-event/8000
+]]></send>`;
+  const ack = (cseq: number) => `<send><![CDATA[
+ACK sip:${number}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
+To: <sip:${number}@${domain}>[peer_tag_param]
+[routes]
+Call-ID: [call_id]
+CSeq: ${cseq} ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>`;
+  return `<?xml version="1.0" encoding="ISO-8859-1" ?><scenario name="call">
+${invite(1, false)}
+<recv response="100" optional="true"/>
+<recv response="407" auth="true"/>
+<send><![CDATA[
+ACK sip:${number}@${domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
+To: <sip:${number}@${domain}>[peer_tag_param]
+Call-ID: [call_id]
+CSeq: 1 ACK
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+${invite(2, true)}
+<recv response="100" optional="true"/>
+<recv response="180" optional="true"/>
+<recv response="183" optional="true"/>
+<recv response="200" rtd="setup" rrs="true"/>
+${ack(2)}
+<pause milliseconds="${hold}"/>
+<send retrans="500"><![CDATA[
+BYE [next_url] SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
+To: <sip:${number}@${domain}>[peer_tag_param]
+[routes]
+Call-ID: [call_id]
+CSeq: 3 BYE
+Max-Forwards: 70
+Content-Length: 0
+
+]]></send>
+<recv response="200"/>
+</scenario>`;
+}
+
+async function api(url: string, label: string): Promise<number> {
+  const result = await openLoop(url, {
+    rate: Number(values['api-rate']),
+    seconds: Number(values['api-seconds']),
+    connections: 20,
+  });
+  const p99 = percentile(result.latencies, 99) / 1000;
+  console.log(
+    `API ${label}: GET /api/session at ${result.rate}/s, ${result.requests} answers: ` +
+      `p50 ${(percentile(result.latencies, 50) / 1000).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms; ${load()}`,
+  );
+  return p99;
+}
+
+// ---- (1) REGISTER: Kamailio alone, then the whole stack
+const sipPort = await freePort();
+const alone = await kamailioAlone();
+const aloneRate = await register('Kamailio alone (minimal config)', alone.port, 'bench.local');
+await alone.stop();
+
+const app = await buildApp(
+  loadConfig({
+    ...process.env,
+    DATA_DIR: path.join(work, 'zentrale'),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    SESSION_RATE_LIMIT: '0',
+    TELEPHONY: 'on',
+    SIP_PORT: String(sipPort),
+    RTP_PORT_MIN: '40000',
+    RTP_PORT_MAX: '44999',
+    PORT: '0',
+    PUBLIC_URL: 'http://127.0.0.1:8080',
+    ...(values.postgres ? { DATABASE_URL: values.postgres } : {}),
+  }),
+);
+await app.server.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.server.address();
+const apiUrl = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/api/session`;
+const domain = app.config.sipDomainCurrent;
+const owner = await app.services.users.createUser({
+  username: 'benchowner',
+  password: 'bench-password',
+  firstname: 'Bench',
+  lastname: 'Mark',
+  email: 'bench@example.com',
+});
+for (const name of names) {
+  await insertSipAccount(app.database.db, {
+    uuid: newUuid(),
+    owner: owner.uuid,
+    username: name,
+    domain,
+    password: PASSWORD,
+    ...sipDigests(name, domain, PASSWORD),
+    description: '',
+    created: Math.floor(Date.now() / 1000),
+  });
+}
+const stackRate = await register(
+  'through Zentrale (its Kamailio, database, location written through)',
+  sipPort,
+  domain,
+);
+console.log(`REGISTER ratio stack / Kamailio alone: ${(stackRate / aloneRate).toFixed(2)} (target >= 0.8)`);
+
+// ---- (2) + (3) call setup at --rate per second, the API idle and under that load
+const number = '+4930999000';
+// Quotas that do not limit the benchmark: concurrent calls of the number's owner and the caller's.
+await app.services.features.createPack('bench', { quota: { calls: 1000, sip: 99 } });
+await app.services.features.assignPack(owner.uuid, 'bench');
+await numberWithDialplan(
+  app,
+  number,
+  (announcement) => [{ play: { announcement } }],
+  sine(1000, 8000, 30, 0.3),
+  (numberOwner) => app.services.features.assignPack(numberOwner, 'bench'),
+);
+// The announcement plays 30 s: the call is held by the caller, who hangs up after --hold.
+const idleP99 = await api(apiUrl, 'idle');
+const rate = Number(values.rate);
+const calls = Number(values.calls);
+const callDir = path.join(work, 'calls');
+fs.mkdirSync(callDir, { recursive: true });
+fs.writeFileSync(
+  path.join(callDir, 'call.xml'),
+  callScenario(number, names[0]!, domain, Number(values.hold)),
+);
+const callRun = sipp(
+  callDir,
+  `127.0.0.1:${sipPort}`,
+  [
+    ...['-sf', 'call.xml', '-au', names[0]!, '-ap', PASSWORD, '-r', String(rate), '-m', String(calls)],
+    ...['-l', String(rate * 10), '-trace_rtt', '-rtt_freq', '1', '-recv_timeout', '10000'],
+  ],
+  Math.ceil(calls / rate) + 60,
+);
+await new Promise((resolve) => setTimeout(resolve, 5000)); // calls ramp up to rate x hold
+const loadedP99 = await api(apiUrl, `under ${rate} new calls/s`);
+const setup = await callRun;
+console.log(
+  `call setup through Zentrale at ${rate}/s (held ${values.hold} ms, up to ${(rate * Number(values.hold)) / 1000} at once): ` +
+    `${setup.successful} completed, ${setup.failed} failed; authenticated INVITE -> 200 ` +
+    `p50 ${percentile(Float64Array.from(setup.times), 50).toFixed(0)} ms, p99 ${percentile(Float64Array.from(setup.times), 99).toFixed(0)} ms ` +
+    `(${setup.times.length} samples; target p99 < 50 ms); ${load()}`,
+);
+console.log(`API p99 under call load / idle: ${(loadedP99 / idleP99).toFixed(2)} (target <= 2)`);
+
+await app.close();
+if (!process.env.BENCH_KEEP) fs.rmSync(work, { recursive: true, force: true });
