@@ -4,7 +4,7 @@
  * each an owner; the device protocol authenticates with `verifyDevice`.
  */
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { DESCRIPTION, KEY } from '../../platform/formats.js';
 import { isUuidV1, newUuid, nowSeconds } from '../../platform/ids.js';
@@ -28,6 +28,16 @@ export interface NewDevice {
   description?: string | undefined;
 }
 
+/** A device's owner changes (assigned, unassigned, device created with an owner or deleted). */
+export interface OwnerChange {
+  device: Device;
+  before: string | null;
+  after: string | null;
+}
+
+/** Runs inside the changing unit of work (the box area keeps its box objects with it). */
+export type OwnerListener = (w: UnitOfWork, change: OwnerChange) => Promise<void>;
+
 function toDevice(row: repo.DeviceTable): Device {
   return { uuid: row.uuid, owner: row.owner_uuid, description: row.description, created: row.created };
 }
@@ -37,6 +47,9 @@ function checkKey(key: string): void {
 }
 
 export class DeviceService {
+  private readonly ownerListeners: OwnerListener[] = [];
+  private readonly deletedListeners: ((uuid: string) => Promise<void>)[] = [];
+
   constructor(
     private readonly writer: Writer,
     private readonly users: UserService,
@@ -44,6 +57,21 @@ export class DeviceService {
 
   private get db(): Db {
     return this.writer.db;
+  }
+
+  /** Registers a listener for owner changes (runs in the changing unit of work). */
+  onOwnerChanged(listener: OwnerListener): void {
+    this.ownerListeners.push(listener);
+  }
+
+  /** Registers a listener run after a device was deleted (its sessions end). */
+  onDeleted(listener: (uuid: string) => Promise<void>): void {
+    this.deletedListeners.push(listener);
+  }
+
+  private async ownerChanged(w: UnitOfWork, change: OwnerChange): Promise<void> {
+    if (change.before === change.after) return;
+    for (const listener of this.ownerListeners) await listener(w, change);
   }
 
   /** Registers a device; already-exist for a known UUID, wrong-user for an unknown owner. */
@@ -62,10 +90,11 @@ export class DeviceService {
       description,
       created: nowSeconds(),
     };
-    await this.writer.write(async ({ trx }) => {
-      if (await repo.findDevice(trx, row.uuid))
+    await this.writer.write(async (w) => {
+      if (await repo.findDevice(w.trx, row.uuid))
         throw new ApiError('already-exist', `device ${row.uuid} exists`);
-      await repo.insertDevice(trx, row);
+      await repo.insertDevice(w.trx, row);
+      await this.ownerChanged(w, { device: toDevice(row), before: null, after: row.owner_uuid });
     });
     return toDevice(row);
   }
@@ -89,14 +118,25 @@ export class DeviceService {
   /** Gives the device an owner, or none (null). */
   async setOwner(uuid: string, ownerUuid: string | null): Promise<Device> {
     if (ownerUuid) await this.requireUser(ownerUuid);
-    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { owner_uuid: ownerUuid })))
-      throw new ApiError('wrong-device', `no device ${uuid}`);
-    return (await this.findDevice(uuid))!;
+    return this.writer.write(async (w) => {
+      const row = await repo.findDevice(w.trx, uuid.toLowerCase());
+      if (!row) throw new ApiError('wrong-device', `no device ${uuid}`);
+      await repo.updateDevice(w.trx, row.uuid, { owner_uuid: ownerUuid });
+      const device = toDevice({ ...row, owner_uuid: ownerUuid });
+      await this.ownerChanged(w, { device, before: row.owner_uuid, after: ownerUuid });
+      return device;
+    });
   }
 
   async deleteDevice(uuid: string): Promise<void> {
-    if (!(await repo.deleteDevice(this.db, uuid.toLowerCase())))
-      throw new ApiError('wrong-device', `no device ${uuid}`);
+    const lower = uuid.toLowerCase();
+    await this.writer.write(async (w) => {
+      const row = await repo.findDevice(w.trx, lower);
+      if (!row) throw new ApiError('wrong-device', `no device ${uuid}`);
+      await this.ownerChanged(w, { device: toDevice(row), before: row.owner_uuid, after: null });
+      await repo.deleteDevice(w.trx, lower);
+    });
+    for (const listener of this.deletedListeners) await listener(lower);
   }
 
   /** The device whose UUID and key match, or undefined; takes the same time either way. */
