@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { boxArea } from './modules/box/index.js';
 import { callArea } from './modules/call/index.js';
 import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
@@ -83,6 +84,7 @@ const AREAS: readonly Area[] = [
   callArea,
   eventArea,
   languageArea,
+  boxArea,
 ];
 
 export interface App {
