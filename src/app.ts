@@ -27,6 +27,7 @@ import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
 import { recordingArea } from './modules/recording/index.js';
+import { sensorArea } from './modules/sensor/index.js';
 import { sessionArea } from './modules/session/index.js';
 import { signupArea } from './modules/signup/index.js';
 import { sipArea } from './modules/sip/index.js';
@@ -85,6 +86,7 @@ const AREAS: readonly Area[] = [
   eventArea,
   languageArea,
   boxArea,
+  sensorArea,
 ];
 
 export interface App {
