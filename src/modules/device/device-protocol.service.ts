@@ -70,6 +70,8 @@ export interface TaskOptions {
   timeout?: number;
   /** False for a task the device does not answer (reload with force): resolves `{}` once the device took it. */
   answered?: boolean;
+  /** Nobody awaits the answer: the wait keeps no process alive (the operator tool exits). */
+  detached?: boolean;
   /** Receives every intermediate answer (POST /api/device/task/{id}?intermediate). */
   onIntermediate?: (answer: TaskAnswer) => void;
 }
@@ -217,13 +219,40 @@ export class DeviceProtocolService {
     if (isIP(input.ip_addr) === 0) throw new ApiError('wrong-syntax', 'bad ip_addr: an IPv4 or IPv6 address');
     const device = await this.deps.devices.verifyDevice(input.device, input.key);
     if (!device) throw new ApiError('wrong-auth');
+    const opened = await this.openSession(device.uuid, input, from);
+    if (device.license !== null) this.sendLicense(device.uuid, device.license);
+    return opened;
+  }
+
+  /**
+   * The license task: at each login of a device with a license, and when the operator changes it
+   * while the device is online (reaches the device from another process only through
+   * PostgreSQL; on SQLite at its next login). Nobody awaits the answer (`{}`); failures are logged.
+   */
+  sendLicense(device: string, license: string | null): void {
+    const fields = { ...(license === null ? {} : { license }), valid: license !== null };
+    this.runTask(device, 'license', fields, { detached: true }).catch((error: unknown) =>
+      this.deps.log.info({ err: error, device }, 'license task not answered'),
+    );
+  }
+
+  /**
+   * The session of a device whose key was checked (login), or that an in-process caller vouches
+   * for (the benchmark opens thousands without paying argon2id each): closes the device's
+   * previous session, records the connection, box_offline/box_online.
+   */
+  async openSession(
+    deviceUuid: string,
+    input: Omit<DeviceLogin, 'device' | 'key'>,
+    from: SessionOrigin,
+  ): Promise<{ session: SessionContext; timeout: number }> {
     const { sessions, db } = this.deps;
     const session = await sessions.createSession(from);
-    await sessions.authenticateDevice(session, device.uuid);
-    await sessions.closeDeviceSessions(device.uuid, session.did);
+    await sessions.authenticateDevice(session, deviceUuid);
+    await sessions.closeDeviceSessions(deviceUuid, session.did);
     const timeout = input.timeout ?? DEFAULT_TASK_TIMEOUT;
     const row: repo.DeviceConnectionTable = {
-      device_uuid: device.uuid,
+      device_uuid: deviceUuid,
       did: session.did,
       server: this.deps.publicUrl,
       hw_version: input.hw_version,
@@ -234,12 +263,11 @@ export class DeviceProtocolService {
       since: nowSeconds(),
       next_task: 0,
     };
-    const previous = await repo.findConnection(db, device.uuid);
-    if (previous && (await repo.deleteConnection(db, device.uuid, previous.did)))
-      this.emitOffline(device.uuid);
+    const previous = await repo.findConnection(db, deviceUuid);
+    if (previous && (await repo.deleteConnection(db, deviceUuid, previous.did))) this.emitOffline(deviceUuid);
     await repo.putConnection(db, row);
-    this.links.set(device.uuid, {
-      device: device.uuid,
+    this.links.set(deviceUuid, {
+      device: deviceUuid,
       did: session.did,
       timeout,
       nextTask: 0,
@@ -341,7 +369,9 @@ export class DeviceProtocolService {
     fields: Record<string, unknown>,
     options: TaskOptions = {},
   ): Promise<TaskAnswer> {
-    if (!(await repo.findConnection(this.deps.db, device))) throw new ApiError('box-offline');
+    // A session this node holds needs no look-up; else the connection row tells whether any node does.
+    if (!this.links.has(device) && !(await repo.findConnection(this.deps.db, device)))
+      throw new ApiError('box-offline');
     const ref = randomUUID();
     const timeout = options.timeout ?? DEFAULT_ANSWER_TIMEOUT;
     const answer = new Promise<TaskAnswer>((resolve, reject) => {
@@ -356,6 +386,8 @@ export class DeviceProtocolService {
           reject(new ApiError('fail', `the box did not answer ${task} within ${timeout} s`));
         }, timeout * 1000),
       });
+      // A task nobody awaits (the license the operator tool sends) keeps no process alive.
+      if (options.detached) this.pending.get(ref)?.timer.unref();
     });
     await this.deps.hub.control(TASK_NEW, {
       device,

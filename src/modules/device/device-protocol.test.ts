@@ -168,5 +168,29 @@ for (const dialect of DIALECTS) {
       await rejectsWith(app.services.deviceProtocol.runTask(uuid, 'license', {}, { timeout: 0.05 }), 'fail');
       assert.equal((await client.call('POST', '/api/device/task/0', {})).status, 'wrong-task');
     });
+
+    test('license: sent at login to a device with a license, and when the operator changes it', async (t) => {
+      const app = await build(t, { dialect });
+      const { devices } = app.services;
+      const { uuid } = await devices.createDevice({ key: KEY });
+      await devices.setLicense(uuid, 'LIC-0001');
+      await rejectsWith(devices.setLicense(uuid, 'x'.repeat(10_001)), 'wrong-syntax');
+      await rejectsWith(devices.setLicense(newUuid(), 'LIC'), 'wrong-device');
+      const { client } = await deviceClient(app, uuid);
+      const [first] = (await client.call('GET', '/api/device/task')).task as Record<string, unknown>[];
+      assert.equal(first?.task, 'license');
+      assert.equal(first?.license, 'LIC-0001');
+      assert.equal(first?.valid, true);
+      assert.equal((await client.call('POST', '/api/device/task/0', {})).status, 'ok');
+      await devices.setLicense(uuid, null);
+      const [cleared] = (await client.call('GET', '/api/device/task?next=1')).task as Record<
+        string,
+        unknown
+      >[];
+      assert.equal(cleared?.task, 'license');
+      assert.equal(cleared?.valid, false);
+      assert.equal('license' in (cleared ?? {}), false);
+      assert.equal((await devices.findDevice(uuid))?.license, null);
+    });
   });
 }

@@ -7,6 +7,8 @@ export interface DeviceTable {
   owner_uuid: string | null;
   description: string;
   created: number;
+  /** The operator's license text for the device (the license task), or null. */
+  license: string | null;
 }
 
 declare module '../../platform/database/database.js' {

@@ -12,12 +12,17 @@ import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './device.repository.js';
 
+/** Longest license text. */
+export const LICENSE_MAX = 10_000;
+
 export interface Device {
   uuid: string;
   /** UUID of the owning user, or null. */
   owner: string | null;
   description: string;
   created: number;
+  /** The operator's license text, or null (spec Device API, license task). */
+  license: string | null;
 }
 
 export interface NewDevice {
@@ -39,7 +44,13 @@ export interface OwnerChange {
 export type OwnerListener = (w: UnitOfWork, change: OwnerChange) => Promise<void>;
 
 function toDevice(row: repo.DeviceTable): Device {
-  return { uuid: row.uuid, owner: row.owner_uuid, description: row.description, created: row.created };
+  return {
+    uuid: row.uuid,
+    owner: row.owner_uuid,
+    description: row.description,
+    created: row.created,
+    license: row.license ?? null,
+  };
 }
 
 function checkKey(key: string): void {
@@ -49,6 +60,7 @@ function checkKey(key: string): void {
 export class DeviceService {
   private readonly ownerListeners: OwnerListener[] = [];
   private readonly deletedListeners: ((uuid: string) => Promise<void>)[] = [];
+  private readonly licenseListeners: ((device: Device) => Promise<void>)[] = [];
 
   constructor(
     private readonly writer: Writer,
@@ -67,6 +79,22 @@ export class DeviceService {
   /** Registers a listener run after a device was deleted (its sessions end). */
   onDeleted(listener: (uuid: string) => Promise<void>): void {
     this.deletedListeners.push(listener);
+  }
+
+  /** Registers a listener run after a device's license changed (the device is told). */
+  onLicenseChanged(listener: (device: Device) => Promise<void>): void {
+    this.licenseListeners.push(listener);
+  }
+
+  /** Sets (or with null removes) a device's license: at most 10,000 characters. */
+  async setLicense(uuid: string, license: string | null): Promise<Device> {
+    if (license !== null && (license.length === 0 || license.length > LICENSE_MAX))
+      throw new ApiError('wrong-syntax', `bad license: 1 to ${LICENSE_MAX} characters`);
+    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { license })))
+      throw new ApiError('wrong-device', `no device ${uuid}`);
+    const device = (await this.findDevice(uuid))!;
+    for (const listener of this.licenseListeners) await listener(device);
+    return device;
   }
 
   private async ownerChanged(w: UnitOfWork, change: OwnerChange): Promise<void> {
@@ -89,6 +117,7 @@ export class DeviceService {
       owner_uuid: input.owner ?? null,
       description,
       created: nowSeconds(),
+      license: null,
     };
     await this.writer.write(async (w) => {
       if (await repo.findDevice(w.trx, row.uuid))

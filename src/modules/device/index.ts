@@ -33,6 +33,10 @@ export const deviceArea = defineArea({
       log,
     });
     devices.onDeleted((uuid) => deviceProtocol.disconnect(uuid));
+    devices.onLicenseChanged(async (device) => {
+      if (await deviceProtocol.connection(device.uuid))
+        deviceProtocol.sendLicense(device.uuid, device.license);
+    });
     return { devices, deviceProtocol };
   },
   routes: (app, s, { config, isClosing }) => routes(app, s.deviceProtocol, config.publicUrl, isClosing),

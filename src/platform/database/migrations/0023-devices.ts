@@ -1,12 +1,14 @@
 /**
  * Device API (spec "Device API", "Device task delivery"), boxes and sensors (listed without
- * a shape): the device session each device holds (a box is online while it has one), the
+ * a shape): a device's license, the device session each device holds (a box is online while it has one), the
  * sensors heard through CSP radio packets (sensor objects keyed by their radio address per
  * owner) and the sensors' data history.
  */
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // The license the operator gives a device (zentrale-admin device set-license): the license task.
+  await db.schema.alterTable('device').addColumn('license', 'text').execute();
   // One row per device that holds a device session: which session, on which node, what the
   // device reported at login, and the next task id of that session (ids survive a restart).
   await db.schema
@@ -59,4 +61,5 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('sensor_data').execute();
   await db.schema.dropTable('sensor_address').execute();
   await db.schema.dropTable('device_connection').execute();
+  await db.schema.alterTable('device').dropColumn('license').execute();
 }
