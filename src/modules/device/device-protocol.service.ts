@@ -518,8 +518,8 @@ export class DeviceProtocolService {
     for (const listener of this.offlineListeners) listener(device);
   }
 
-  /** Ends device sessions that hold no poll and made no call for twice their blocking time. */
-  private expireIdle(): void {
+  /** Ends device sessions that hold no poll and made no call for twice their blocking time (every 30 s). */
+  expireIdle(): void {
     const now = Date.now();
     for (const link of [...this.links.values()]) {
       if (link.waiter) continue;

@@ -192,5 +192,23 @@ for (const dialect of DIALECTS) {
       assert.equal('license' in (cleared ?? {}), false);
       assert.equal((await devices.findDevice(uuid))?.license, null);
     });
+
+    test('a device session without a poll or call for twice its blocking time (at least 120 s) ends', async (t) => {
+      const app = await build(t, { dialect });
+      const { uuid } = await app.services.devices.createDevice({ key: KEY });
+      const { client } = await deviceClient(app, uuid, { timeout: 15 });
+      const session = app.services.sessions.findBySid(client.sid!)!;
+      session.lastSeen = Date.now() - 100_000;
+      app.services.deviceProtocol.expireIdle();
+      assert.ok(app.services.sessions.findBySid(client.sid!), 'within 120 s it stays');
+      session.lastSeen = Date.now() - 121_000;
+      app.services.deviceProtocol.expireIdle();
+      assert.equal(app.services.sessions.findBySid(client.sid!), undefined);
+      assert.equal((await client.call('GET', '/api/device/task')).status, 'no-session');
+      for (;;) {
+        if (!(await app.services.deviceProtocol.connection(uuid))) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    });
   });
 }
