@@ -13,7 +13,13 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFI
 const now = () => performance.timeOrigin + performance.now();
 const latencies: number[] = [];
 let errors = 0;
+const errorKinds = new Map<string, number>();
 let running = true;
+
+function failed(kind: string): void {
+  errors += 1;
+  errorKinds.set(kind, (errorKinds.get(kind) ?? 0) + 1);
+}
 
 function request(port: number, method: string, path: string, sid: string, body?: string) {
   return new Promise<string>((resolve, reject) => {
@@ -47,21 +53,21 @@ async function device(port: number, sid: string): Promise<void> {
     let answer: { status: string; task?: { id: number; sent?: number }[] };
     try {
       answer = JSON.parse(await request(port, 'GET', `/api/device/task?next=${next}`, sid));
-    } catch {
-      errors += 1;
+    } catch (error) {
+      failed(`poll: ${(error as NodeJS.ErrnoException).code ?? String(error)}`);
       continue;
     }
     const arrived = now();
     if (answer.status !== 'ok') {
-      errors += 1;
+      failed(`poll status ${answer.status}`);
       return;
     }
     for (const task of answer.task ?? []) {
       if (typeof task.sent === 'number') latencies.push(arrived - task.sent);
       next = task.id + 1;
-      request(port, 'POST', `/api/device/task/${task.id}`, sid, '{}').catch(() => {
-        errors += 1;
-      });
+      request(port, 'POST', `/api/device/task/${task.id}`, sid, '{}').catch((error: NodeJS.ErrnoException) =>
+        failed(`answer: ${error.code ?? String(error)}`),
+      );
     }
   }
 }
@@ -94,7 +100,7 @@ serveCommands(
           const answer = JSON.parse(await request(port, 'POST', '/api/device/session', '', body)) as {
             status: string;
           };
-          if (answer.status !== 'ok') errors += 1;
+          if (answer.status !== 'ok') failed(`login status ${answer.status}`);
           times.push(now() - started);
         }
       };
@@ -103,7 +109,7 @@ serveCommands(
     },
     collect() {
       const taken = latencies.splice(0);
-      return { latencies: taken, errors };
+      return { latencies: taken, errors, kinds: Object.fromEntries(errorKinds) };
     },
   },
   async () => {

@@ -90,10 +90,12 @@ try {
     failed: number;
   };
   await sleep(200);
-  const { latencies, errors } = (await client.request({ cmd: 'collect' })) as {
+  const { latencies, errors, kinds } = (await client.request({ cmd: 'collect' })) as {
     latencies: number[];
     errors: number;
+    kinds: Record<string, number>;
   };
+  if (errors > 0) console.log(`client errors by kind: ${JSON.stringify(kinds)}`);
   const ms = (value: number) => `${value.toFixed(1)} ms`;
   console.log(
     `tasks: ${tasks} (${concurrency} at a time, ${run.failed} failed, ${errors} client errors); delivery ` +
