@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { announcementArea } from './modules/announcement/index.js';
+import { boxArea } from './modules/box/index.js';
 import { callArea } from './modules/call/index.js';
 import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
@@ -29,6 +30,7 @@ import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
 import { recordingArea } from './modules/recording/index.js';
+import { sensorArea } from './modules/sensor/index.js';
 import { sessionArea } from './modules/session/index.js';
 import { signupArea } from './modules/signup/index.js';
 import { sipArea } from './modules/sip/index.js';
@@ -93,6 +95,8 @@ const AREAS: readonly Area[] = [
   languageArea,
   partnerStreamArea,
   internalDataArea,
+  boxArea,
+  sensorArea,
 ];
 
 export interface App {

@@ -98,7 +98,9 @@ export type ZentraleStatus =
   | 'wrong-pack'
   | 'wrong-device'
   | 'wrong-partner'
-  | 'wrong-permission';
+  | 'wrong-permission'
+  // a task for a box that holds no device session (boxes: listed without a shape)
+  | 'box-offline';
 
 export type ApiStatus = GenericStatus | WrongResourceStatus | CallStatus | ZentraleStatus;
 
@@ -180,6 +182,7 @@ const STATUS_TABLE: Record<ApiStatus, true> = {
   'wrong-device': true,
   'wrong-partner': true,
   'wrong-permission': true,
+  'box-offline': true,
 };
 
 /** Whether `value` is one of the spec statuses (not `ok`). */

@@ -10,6 +10,7 @@ import {
   resolveUser,
   secretValue,
   table,
+  UsageError,
   usernames,
   uuidV1,
 } from '../context.js';
@@ -110,6 +111,25 @@ export function deviceCommands(program: Command, ctx: CliContext): void {
       ctx.run(async (s) => {
         const [shown] = await devicesJson(s, [await s.devices.setOwner(uuid, null)]);
         return { json: shown, text: `device ${uuid} has no owner now` };
+      }),
+    );
+
+  device
+    .command('set-license')
+    .description('give a device a license (sent to it as the license task), or remove it')
+    .argument('<uuid>', 'device UUID', uuidV1)
+    .option('--license <text>', 'the license text, 1 to 10,000 characters')
+    .option('--clear', 'remove the license')
+    .action((uuid: string, opts: { license?: string; clear?: boolean }) =>
+      ctx.run(async (s) => {
+        if ((opts.license === undefined) === (opts.clear === undefined))
+          throw new UsageError('give either --license or --clear');
+        const changed = await s.devices.setLicense(uuid, opts.clear ? null : opts.license!);
+        const [shown] = await devicesJson(s, [changed]);
+        return {
+          json: shown,
+          text: opts.clear ? `license of device ${uuid} removed` : `license of device ${uuid} set`,
+        };
       }),
     );
 

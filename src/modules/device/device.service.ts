@@ -4,7 +4,7 @@
  * each an owner; the device protocol authenticates with `verifyDevice`.
  */
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { DESCRIPTION, KEY } from '../../platform/formats.js';
 import { isUuidV1, newUuid, nowSeconds } from '../../platform/ids.js';
@@ -12,12 +12,17 @@ import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './device.repository.js';
 
+/** Longest license text. */
+export const LICENSE_MAX = 10_000;
+
 export interface Device {
   uuid: string;
   /** UUID of the owning user, or null. */
   owner: string | null;
   description: string;
   created: number;
+  /** The operator's license text, or null (spec Device API, license task). */
+  license: string | null;
 }
 
 export interface NewDevice {
@@ -28,8 +33,24 @@ export interface NewDevice {
   description?: string | undefined;
 }
 
+/** A device's owner changes (assigned, unassigned, device created with an owner or deleted). */
+export interface OwnerChange {
+  device: Device;
+  before: string | null;
+  after: string | null;
+}
+
+/** Runs inside the changing unit of work (the box area keeps its box objects with it). */
+export type OwnerListener = (w: UnitOfWork, change: OwnerChange) => Promise<void>;
+
 function toDevice(row: repo.DeviceTable): Device {
-  return { uuid: row.uuid, owner: row.owner_uuid, description: row.description, created: row.created };
+  return {
+    uuid: row.uuid,
+    owner: row.owner_uuid,
+    description: row.description,
+    created: row.created,
+    license: row.license ?? null,
+  };
 }
 
 function checkKey(key: string): void {
@@ -37,6 +58,10 @@ function checkKey(key: string): void {
 }
 
 export class DeviceService {
+  private readonly ownerListeners: OwnerListener[] = [];
+  private readonly deletedListeners: ((uuid: string) => Promise<void>)[] = [];
+  private readonly licenseListeners: ((device: Device) => Promise<void>)[] = [];
+
   constructor(
     private readonly writer: Writer,
     private readonly users: UserService,
@@ -44,6 +69,37 @@ export class DeviceService {
 
   private get db(): Db {
     return this.writer.db;
+  }
+
+  /** Registers a listener for owner changes (runs in the changing unit of work). */
+  onOwnerChanged(listener: OwnerListener): void {
+    this.ownerListeners.push(listener);
+  }
+
+  /** Registers a listener run after a device was deleted (its sessions end). */
+  onDeleted(listener: (uuid: string) => Promise<void>): void {
+    this.deletedListeners.push(listener);
+  }
+
+  /** Registers a listener run after a device's license changed (the device is told). */
+  onLicenseChanged(listener: (device: Device) => Promise<void>): void {
+    this.licenseListeners.push(listener);
+  }
+
+  /** Sets (or with null removes) a device's license: at most 10,000 characters. */
+  async setLicense(uuid: string, license: string | null): Promise<Device> {
+    if (license !== null && (license.length === 0 || license.length > LICENSE_MAX))
+      throw new ApiError('wrong-syntax', `bad license: 1 to ${LICENSE_MAX} characters`);
+    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { license })))
+      throw new ApiError('wrong-device', `no device ${uuid}`);
+    const device = (await this.findDevice(uuid))!;
+    for (const listener of this.licenseListeners) await listener(device);
+    return device;
+  }
+
+  private async ownerChanged(w: UnitOfWork, change: OwnerChange): Promise<void> {
+    if (change.before === change.after) return;
+    for (const listener of this.ownerListeners) await listener(w, change);
   }
 
   /** Registers a device; already-exist for a known UUID, wrong-user for an unknown owner. */
@@ -61,11 +117,13 @@ export class DeviceService {
       owner_uuid: input.owner ?? null,
       description,
       created: nowSeconds(),
+      license: null,
     };
-    await this.writer.write(async ({ trx }) => {
-      if (await repo.findDevice(trx, row.uuid))
+    await this.writer.write(async (w) => {
+      if (await repo.findDevice(w.trx, row.uuid))
         throw new ApiError('already-exist', `device ${row.uuid} exists`);
-      await repo.insertDevice(trx, row);
+      await repo.insertDevice(w.trx, row);
+      await this.ownerChanged(w, { device: toDevice(row), before: null, after: row.owner_uuid });
     });
     return toDevice(row);
   }
@@ -89,14 +147,25 @@ export class DeviceService {
   /** Gives the device an owner, or none (null). */
   async setOwner(uuid: string, ownerUuid: string | null): Promise<Device> {
     if (ownerUuid) await this.requireUser(ownerUuid);
-    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { owner_uuid: ownerUuid })))
-      throw new ApiError('wrong-device', `no device ${uuid}`);
-    return (await this.findDevice(uuid))!;
+    return this.writer.write(async (w) => {
+      const row = await repo.findDevice(w.trx, uuid.toLowerCase());
+      if (!row) throw new ApiError('wrong-device', `no device ${uuid}`);
+      await repo.updateDevice(w.trx, row.uuid, { owner_uuid: ownerUuid });
+      const device = toDevice({ ...row, owner_uuid: ownerUuid });
+      await this.ownerChanged(w, { device, before: row.owner_uuid, after: ownerUuid });
+      return device;
+    });
   }
 
   async deleteDevice(uuid: string): Promise<void> {
-    if (!(await repo.deleteDevice(this.db, uuid.toLowerCase())))
-      throw new ApiError('wrong-device', `no device ${uuid}`);
+    const lower = uuid.toLowerCase();
+    await this.writer.write(async (w) => {
+      const row = await repo.findDevice(w.trx, lower);
+      if (!row) throw new ApiError('wrong-device', `no device ${uuid}`);
+      await this.ownerChanged(w, { device: toDevice(row), before: row.owner_uuid, after: null });
+      await repo.deleteDevice(w.trx, lower);
+    });
+    for (const listener of this.deletedListeners) await listener(lower);
   }
 
   /** The device whose UUID and key match, or undefined; takes the same time either way. */

@@ -58,6 +58,10 @@ interface LiveSession extends SessionContext {
 
 const FLUSH_INTERVAL_MS = 60_000;
 const CLOSE_USER_SESSIONS = 'close_user_sessions';
+const CLOSE_DEVICE_SESSIONS = 'close_device_sessions';
+
+/** Called when a session of this node ends (closed, expired, replaced, moved to a new sid). */
+export type SessionClosedListener = (session: SessionContext) => void;
 
 function principals(session: SessionContext): string[] {
   const id =
@@ -95,12 +99,21 @@ export class SessionService implements SessionResolver {
   private secret: Buffer = Buffer.alloc(0);
   private flushTimer: NodeJS.Timeout | undefined;
   private lastFlush = Date.now();
+  private readonly closedListeners: SessionClosedListener[] = [];
 
   constructor(private readonly deps: SessionServiceDeps) {
     deps.hub.onControl((name, payload) => {
+      const keep = typeof payload.keep === 'string' ? payload.keep : undefined;
       if (name === CLOSE_USER_SESSIONS && typeof payload.user === 'string')
-        this.closeLocalSessionsOf(payload.user, typeof payload.keep === 'string' ? payload.keep : undefined);
+        this.closeLocalSessionsOf(payload.user, keep);
+      if (name === CLOSE_DEVICE_SESSIONS && typeof payload.device === 'string')
+        this.closeLocalDeviceSessions(payload.device, keep);
     });
+  }
+
+  /** Registers a listener for sessions of this node that end (the device protocol's tasks). */
+  onSessionClosed(listener: SessionClosedListener): void {
+    this.closedListeners.push(listener);
   }
 
   /** Loads this node's sessions and starts the activity flush and idle expiry. */
@@ -319,6 +332,24 @@ export class SessionService implements SessionResolver {
     await repo.deleteUserSessions(this.deps.db, userUuid, keepDid);
   }
 
+  /**
+   * Device API: a new device session closes the device's other sessions, on every node;
+   * `keepDid` names the new one.
+   */
+  async closeDeviceSessions(deviceUuid: string, keepDid: string): Promise<void> {
+    await this.deps.hub.control(CLOSE_DEVICE_SESSIONS, { device: deviceUuid, keep: keepDid });
+    for (const row of await repo.listDeviceSessions(this.deps.db, deviceUuid))
+      if (row.did !== keepDid) await repo.deleteSession(this.deps.db, row.did);
+  }
+
+  private closeLocalDeviceSessions(deviceUuid: string, keepDid?: string): void {
+    for (const session of [...this.bySid.values()]) {
+      if (session.deviceUuid !== deviceUuid || session.did === keepDid) continue;
+      this.unregister(session);
+      session.queue.releaseWaiters();
+    }
+  }
+
   private closeLocalSessionsOf(userUuid: string, keepDid?: string): void {
     for (const session of [...this.bySid.values()]) {
       if (session.userUuid !== userUuid || session.did === keepDid) continue;
@@ -499,9 +530,10 @@ export class SessionService implements SessionResolver {
   }
 
   private unregister(session: SessionContext): void {
-    this.bySid.delete(session.sid);
+    const known = this.bySid.delete(session.sid);
     this.byDid.delete(session.did);
     this.deps.hub.detach(session.did, session.queue, principals(session));
+    if (known) for (const listener of this.closedListeners) listener(session);
   }
 
   private countNewSession(address: string): void {

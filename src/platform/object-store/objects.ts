@@ -21,6 +21,8 @@ export interface ObjectContext {
 }
 
 export interface NewObject {
+  /** A given version 1 UUID (an object standing for something that has one: a box); else a new one. */
+  uuid?: string;
   type: string;
   owner: string;
   description?: string;
@@ -49,7 +51,7 @@ export async function createObject(
   w: UnitOfWork,
   input: NewObject,
 ): Promise<repo.ObjectRow> {
-  const uuid = newUuid();
+  const uuid = input.uuid ?? newUuid();
   const now = nowSeconds();
   const description = input.description ?? '';
   const data = JSON.stringify(input.data ?? {});

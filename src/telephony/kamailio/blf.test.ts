@@ -16,6 +16,7 @@ import { freePortRange, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import { SipService } from '../../modules/sip/index.js';
 import { sine } from '../../platform/content/test-inputs.js';
+import { loadSecretBox } from '../../platform/sealing.js';
 
 requireTelephonyPackages();
 
@@ -44,6 +45,7 @@ function sipWithUsergroup(app: App): SipService {
     telephony: s.telephony,
     log: app.server.log,
     usergroups: { usergroupOf: async () => 'group' },
+    box: loadSecretBox(app.config),
   });
 }
 

@@ -19,6 +19,7 @@ import * as attachedVolume from './0016-attached-volume.js';
 import * as presence from './0020-presence.js';
 import * as partnerGroups from './0021-partner-groups.js';
 import * as partnerStreams from './0022-partner-streams.js';
+import * as devices from './0023-devices.js';
 import * as push from './0024-push.js';
 
 export const migrations: Record<string, Migration> = {
@@ -41,5 +42,6 @@ export const migrations: Record<string, Migration> = {
   '0020-presence': presence,
   '0021-partner-groups': partnerGroups,
   '0022-partner-streams': partnerStreams,
+  '0023-devices': devices,
   '0024-push': push,
 };

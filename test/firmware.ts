@@ -1,0 +1,92 @@
+/**
+ * A device as its firmware behaves, run as a process of its own by test/devices.process.test.ts:
+ * logs in with its UUID and key (SERVER, DEVICE, KEY), sends one CSP radio packet, then
+ * long-polls its tasks and answers them: reload and csp with status ok (csp with rssi and lqi),
+ * license with {}, upgrade with an intermediate answer per batch and a final one. Logs in again
+ * on no-session; retries while the server is away (a restart). Prints each task it handled
+ * ("task <id> <name>") on stdout; SIGTERM closes the session and ends it.
+ */
+const server = process.env.SERVER!;
+const device = process.env.DEVICE!;
+const key = process.env.KEY!;
+let sid = '';
+let stopping = false;
+
+async function call(method: string, route: string, body?: unknown): Promise<Record<string, unknown>> {
+  const response = await fetch(server + route, {
+    method,
+    headers: {
+      ...(sid ? { authorization: `Bearer ${sid}` } : {}),
+      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  return (await response.json()) as Record<string, unknown>;
+}
+
+async function login(): Promise<void> {
+  sid = '';
+  const answer = await call('POST', '/api/device/session', {
+    device,
+    key,
+    hw_version: 'proc-hw',
+    sw_version: 'proc-sw',
+    ip_addr: '198.51.100.7',
+    mac_addr: '02:00:00:00:00:01',
+    timeout: 15,
+  });
+  if (answer.status !== 'ok') throw new Error(`login: ${answer.status}`);
+  sid = answer.sid as string;
+  console.log(`session ${sid.length}`);
+}
+
+async function answer(task: { id: number; task: string; [field: string]: unknown }): Promise<void> {
+  const route = `/api/device/task/${task.id}`;
+  if (task.task === 'upgrade') {
+    for (const batch of ['batch01', 'batch02'])
+      await call('POST', `${route}?intermediate`, { status: 'ok', batch });
+    await call('POST', route, { status: 'ok' });
+  } else if (task.task === 'csp') {
+    await call('POST', route, { status: 'ok', rssi: -48, lqi: 201 });
+  } else if (task.task === 'reload') {
+    if (task.force !== true) await call('POST', route, { status: 'ok' });
+  } else {
+    await call('POST', route, {});
+  }
+  console.log(`task ${task.id} ${task.task}`);
+}
+
+process.on('SIGTERM', () => {
+  stopping = true;
+  call('DELETE', '/api/device/session').finally(() => process.exit(0));
+});
+
+await login();
+// One reading: temperature 20.00 °C from sensor 0xcafe0001.
+const packet = Buffer.from([1, 0xca, 0xfe, 0, 1, 1, 0x01, 0x07, 0xd0]).toString('base64');
+const sent = await call('POST', '/api/device/csp', {
+  packet,
+  time: Math.floor(Date.now() / 1000),
+  rssi: -70,
+  lqi: 90,
+});
+console.log(`csp ${sent.status}`);
+let next = 0;
+while (!stopping) {
+  let polled: Record<string, unknown>;
+  try {
+    polled = await call('GET', `/api/device/task?next=${next}`);
+  } catch {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    continue;
+  }
+  if (polled.status === 'no-session') {
+    await login();
+    next = 0;
+    continue;
+  }
+  for (const task of (polled.task ?? []) as { id: number; task: string }[]) {
+    next = task.id + 1;
+    await answer(task);
+  }
+}
