@@ -58,7 +58,7 @@ async function answer(task: { id: number; task: string; [field: string]: unknown
 
 process.on('SIGTERM', () => {
   stopping = true;
-  call('DELETE', '/api/device/session').finally(() => process.exit(0));
+  void call('DELETE', '/api/device/session').finally(() => process.exit(0));
 });
 
 await login();
