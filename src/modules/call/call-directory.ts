@@ -198,10 +198,13 @@ export class CallAreaDirectory implements CallDirectory {
   }
 
   async legEnded(id: string, end: LegEnd): Promise<void> {
+    const running = await repo.findRunningCall(this.db, id);
+    if (!running) return;
+    const partner = await this.partnerOf(running.owner);
     await this.services.writer.write(async (w) => {
       const row = await repo.findRunningCall(w.trx, id);
       if (!row) return;
-      await this.writeCdr(w, row, end);
+      await this.writeCdr(w, row, end, partner);
       await repo.deleteRunningCall(w.trx, id);
     });
     this.log.debug({ call: id }, 'call recorded');
@@ -214,10 +217,11 @@ export class CallAreaDirectory implements CallDirectory {
   async closeOrphanLegs(node: string, staleBefore: number, ownToo: boolean): Promise<number> {
     const rows = await repo.listOrphans(this.db, ownToo ? node : null, staleBefore);
     for (const row of rows) {
+      const partner = await this.partnerOf(row.owner);
       await this.services.writer.write(async (w) => {
         // Another node may have closed it meanwhile.
         if (!(await repo.findRunningCall(w.trx, row.id))) return;
-        await this.writeCdr(w, row, { answered: row.answered, end: Math.max(row.heartbeat, row.date) });
+        await this.writeCdr(w, row, { answered: row.answered, end: Math.max(row.heartbeat, row.date) }, partner);
         await repo.deleteRunningCall(w.trx, row.id);
       });
     }
@@ -229,8 +233,12 @@ export class CallAreaDirectory implements CallDirectory {
    * t_pre runs from the start to the answer (or the end), t_post from the answer to the end,
    * all in ms as `date`. The owner's partner is recorded for the partner's lists.
    */
-  private async writeCdr(w: UnitOfWork, row: repo.RunningCallTable, end: LegEnd): Promise<void> {
-    const user = row.owner ? await this.services.users.findUser(row.owner) : undefined;
+  private async writeCdr(
+    w: UnitOfWork,
+    row: repo.RunningCallTable,
+    end: LegEnd,
+    owner: { exists: boolean; partner: string | null },
+  ): Promise<void> {
     const party = PHONE.test(row.number) || SIPUSER.test(row.number) ? row.number : undefined;
     const answered = end.answered === null ? null : Math.max(row.date, end.answered);
     const finished = Math.max(row.date, end.end);
@@ -246,8 +254,14 @@ export class CallAreaDirectory implements CallDirectory {
       t_post: answered === null ? 0 : finished - answered,
       recording_id: end.recording ?? undefined,
       phone: row.phone && PHONE.test(row.phone) ? row.phone : undefined,
-      owner: user ? row.owner! : undefined,
-      partner: user?.partner_uuid ?? undefined,
+      owner: owner.exists ? row.owner! : undefined,
+      partner: owner.partner ?? undefined,
     });
+  }
+
+  /** Whether the leg's owner still exists, and its partner (read before the write: one connection on SQLite). */
+  private async partnerOf(owner: string | null): Promise<{ exists: boolean; partner: string | null }> {
+    const user = owner ? await this.services.users.findUser(owner) : undefined;
+    return { exists: user !== undefined, partner: user?.partner_uuid ?? null };
   }
 }
