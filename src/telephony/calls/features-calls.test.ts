@@ -214,7 +214,7 @@ test('callback: cti_via is called first, then `to`, bridged; `from` is the calle
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
   const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930777004', { userUuid: user.uuid });
+  await app.services.phones.addNumber('+4930777004', { userUuid: user.uuid }, false);
   await app.services.phones.setSwitches('+4930777004', { dialplan_enable: true });
   await app.services.dialplans.updateLegacyDialplan(user.uuid, { cti_via: '+4940100' });
   carrier.answer('+4940100', { tone: 600 });
