@@ -75,8 +75,16 @@ export async function phone(t: TestContext, node: Node, account: Account, option
 }
 
 /** What baresip heard during its calls (sndfile's decoded dump). */
-export function heard(peer: Baresip): { frequency: number; share: number; rms: number }[] {
-  const dump = fs.readdirSync(peer.dir).find((name) => name.endsWith('-dec.wav'));
+export function heard(
+  peer: Baresip,
+  which: 'first' | 'last' = 'first',
+): { frequency: number; share: number; rms: number }[] {
+  const dumps = fs
+    .readdirSync(peer.dir)
+    .filter((name) => name.endsWith('-dec.wav'))
+    .sort((x, y) => fs.statSync(path.join(peer.dir, x)).mtimeMs - fs.statSync(path.join(peer.dir, y)).mtimeMs);
+  // The dump of the first call, or of the latest one (each call writes its own).
+  const dump = which === 'first' ? dumps[0] : dumps[dumps.length - 1];
   assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);
   const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
   return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
