@@ -82,7 +82,9 @@ export function heard(
   const dumps = fs
     .readdirSync(peer.dir)
     .filter((name) => name.endsWith('-dec.wav'))
-    .sort((x, y) => fs.statSync(path.join(peer.dir, x)).mtimeMs - fs.statSync(path.join(peer.dir, y)).mtimeMs);
+    .sort(
+      (x, y) => fs.statSync(path.join(peer.dir, x)).mtimeMs - fs.statSync(path.join(peer.dir, y)).mtimeMs,
+    );
   // The dump of the first call, or of the latest one (each call writes its own).
   const dump = which === 'first' ? dumps[0] : dumps[dumps.length - 1];
   assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);

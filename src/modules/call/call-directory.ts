@@ -221,7 +221,12 @@ export class CallAreaDirectory implements CallDirectory {
       await this.services.writer.write(async (w) => {
         // Another node may have closed it meanwhile.
         if (!(await repo.findRunningCall(w.trx, row.id))) return;
-        await this.writeCdr(w, row, { answered: row.answered, end: Math.max(row.heartbeat, row.date) }, partner);
+        await this.writeCdr(
+          w,
+          row,
+          { answered: row.answered, end: Math.max(row.heartbeat, row.date) },
+          partner,
+        );
         await repo.deleteRunningCall(w.trx, row.id);
       });
     }

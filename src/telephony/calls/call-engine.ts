@@ -912,6 +912,12 @@ export class CallEngine {
               ? this.waitRinging(run, ringFor, reverse.signal)
               : Promise.resolve({ status: 480, answered: null, ended: Promise.resolve() });
         outcome = await ringing;
+        const left = ringFor * 1000 - (Date.now() - started);
+        if (reverse && !reverse.arrived() && outcome.status !== 200 && outcome.status !== 0 && left > 0) {
+          // The other targets failed: the caller keeps waiting for the reverse call until the ring timeout.
+          const waited = await this.waitRinging(run, left / 1000, reverse.signal);
+          if (waited.status === 0) outcome = waited;
+        }
         const joined = reverse?.arrived();
         if (joined) {
           if (run.leg && !run.call.ended && outcome.status !== 200)
@@ -1021,12 +1027,13 @@ export class CallEngine {
       // The reverse caller gave up meanwhile.
     }
     if (!leg || call.ended) {
-      await record.end();
+      void record.end();
       return this.finish(run, 480);
     }
     record.answered();
     await connectLegs(callerLeg, leg);
-    await record.end();
+    // Written after the caller's record, its parent, which ends once this returns.
+    void record.end();
     return { answer: run.answered, status: 200, recording: null };
   }
 
