@@ -130,12 +130,13 @@ export class CallAreaDirectory implements CallDirectory {
     return (await this.services.features.quotaOf(user)).quota.calls;
   }
 
-  async outgoingIdentity(user: string): Promise<OutgoingIdentity> {
+  async outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity> {
     const legacy = await this.services.dialplans.getLegacyDialplan(user);
     const numbers = await this.services.phones.listNumbers({ userUuid: user });
-    const callerId = legacy.clip_number ?? numbers[0]?.number;
-    // The number calls go out as: clip_number when it is the user's, else the first number.
-    const own = numbers.find((number) => number.number === legacy.clip_number) ?? numbers[0];
+    const shown = as ?? legacy.clip_number;
+    const callerId = shown ?? numbers[0]?.number;
+    // The number calls go out as: the one shown when it is the user's, else the first number.
+    const own = numbers.find((number) => number.number === shown) ?? numbers[0];
     const asserted = (own?.settings as StoredSettings | undefined)?.p_asserted_identity;
     return {
       callerId,

@@ -276,7 +276,10 @@ export class DialplanService {
    * the saved phone, or undefined when none is pending (or it expired). With `caller` (a call
    * from outside), only a request whose filter is that number matches.
    */
-  takeCallThrough(user: string, caller?: string, now = nowSeconds()): Promise<string | undefined> {
+  async takeCallThrough(user: string, caller?: string, now = nowSeconds()): Promise<string | undefined> {
+    // Read first: every call from outside to a number asks, and almost none has a request.
+    const pending = await repo.findCallThrough(this.deps.db, user);
+    if (!pending || (caller !== undefined && pending.filter !== caller)) return undefined;
     return this.deps.writer.write(async (w) => {
       const row = await repo.findCallThrough(w.trx, user);
       if (!row) return undefined;

@@ -133,6 +133,12 @@ interface CallerIdentity {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** An action's ring time: unset is the default; below 1 means until the network gives up (spec). */
+function ringSeconds(timeout: number | undefined): number {
+  if (timeout === undefined) return DEFAULT_RING_SECONDS;
+  return timeout >= 1 ? timeout : MAX_RING_SECONDS;
+}
+
 /** The caller id a number owner's dialplan matches against: a number, or the account name. */
 function callerId(account: SipAccountInfo | undefined, call: IncomingCall): string | null {
   if (account) return account.clir ? null : (account.callerId ?? account.username);
@@ -574,7 +580,7 @@ export class CallEngine {
         await parent.end();
         return;
       }
-      const asserted = identity.assertedIdentity;
+      const asserted = (await this.directory.outgoingIdentity(user, request.from)).assertedIdentity;
       const viaLeg = await MediaLeg.originate(this.ua, this.media, {
         uri: via.uri,
         ...this.identity(request.from, false, asserted),
@@ -699,12 +705,15 @@ export class CallEngine {
     timeout: number,
     keep = false,
     cancel?: AbortSignal,
+    clip?: string,
   ): Promise<BridgeOutcome> {
+    // The targets see the caller, or the action's clip_number (dialplan v2).
+    const shown = clip ?? run.from;
     const options = {
       groups,
       timeout,
-      from: `sip:${run.from}@${this.options.host}`,
-      fromDisplay: run.from,
+      from: `sip:${shown}@${this.options.host}`,
+      fromDisplay: shown,
       keepCallerOnFailure: keep,
     };
     if (run.ringtone && !run.call.ended) await this.playRingtone(run, run.ringtone);
@@ -732,8 +741,13 @@ export class CallEngine {
   }
 
   /** Rings and waits for the end of the connected call. */
-  private async connect(run: NumberCall, groups: BridgeTarget[][], timeout: number): Promise<Outcome> {
-    const outcome = await this.ring(run, groups, timeout);
+  private async connect(
+    run: NumberCall,
+    groups: BridgeTarget[][],
+    timeout: number,
+    clip?: string,
+  ): Promise<Outcome> {
+    const outcome = await this.ring(run, groups, timeout, false, undefined, clip);
     await outcome.ended;
     if (run.leg) return { answer: run.answered, status: 200, recording: null };
     return { answer: outcome.answered, status: outcome.status, recording: null };
@@ -776,13 +790,16 @@ export class CallEngine {
             : orderTargets(action.params.targets, action.name);
         for (const { target, timeout } of list as { target: string; timeout?: number }[]) {
           const uri = await this.targetUri(target, run.owner, 'dialplan');
-          if (uri) targets.push({ uri, timeout });
+          // Spec: a timeout below 1 means until the network gives up.
+          if (uri)
+            targets.push({ uri, timeout: timeout !== undefined && timeout >= 1 ? timeout : undefined });
         }
         if (targets.length === 0) return this.finish(run, 480);
         return this.connect(
           run,
           action.name === 'parallel' ? [targets] : targets.map((target) => [target]),
-          action.params.timeout ?? DEFAULT_RING_SECONDS,
+          ringSeconds(action.params.timeout),
+          action.params.clip_number,
         );
       }
       case 'pin':

@@ -120,8 +120,8 @@ export interface CallDirectory {
   storeVoicemail(voicemail: Voicemail): Promise<string>;
   /** Concurrent calls the user may have (feature packs, quota `calls`). */
   callLimit(user: string): Promise<number>;
-  /** How the user's calls leave the platform. */
-  outgoingIdentity(user: string): Promise<OutgoingIdentity>;
+  /** How the user's calls leave the platform; with `as` (one of the user's numbers), calling as that number. */
+  outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity>;
   /** The user's partner call filter on an outgoing call (allowed when there is none). */
   callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict>;
   /**
