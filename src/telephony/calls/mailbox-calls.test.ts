@@ -88,11 +88,9 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
   await sleep(500);
   assert.equal(mailbox.to('box@example.com').length, 1, 'no second mail');
   assert.equal((await recordings()).length, before, 'no recording');
-  const atA = heard(a);
-  assert.ok(
-    windowsOf(atA, 1400) >= 40,
-    `the announcement played both times: ${windowsOf(atA, 1400)} windows`,
-  );
+  // The second call's own dump: the announcement, then Zentrale hung up.
+  const atA = heard(a, 'last');
+  assert.ok(windowsOf(atA, 1400) >= 20, `the announcement played: ${windowsOf(atA, 1400)} windows`);
 });
 
 test('the dialplan ringtone: while the target rings the caller hears the announcement mixed with the ring tone, then the target', async (t) => {
