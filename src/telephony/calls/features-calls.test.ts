@@ -23,6 +23,7 @@ import { buildUser, loggedInClient } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import type { Cdr } from '../../modules/cdr/index.js';
+import { newUuid } from '../../platform/ids.js';
 
 requireTelephonyPackages();
 
@@ -244,4 +245,42 @@ test('callback: cti_via is called first, then `to`, bridged; `from` is the calle
   assert.equal(child.parent, parent.id);
   assert.equal(child.root, parent.id);
   assert.ok(parent.t_post >= child.t_post && child.t_post >= 1000, JSON.stringify(cdrs));
+});
+
+test('a restart closes the calls the last run left running: their CDRs are written when the engine starts again', async (t) => {
+  const node = await telephonyNode(t);
+  const { app } = node;
+  const user = await buildUser(app);
+  const engine = app.services.telephony.calls!;
+  const started = Date.now() - 30_000;
+  // What a node that stopped without ending its calls leaves behind (the engine writes this row per leg).
+  const leftOver = {
+    id: newUuid(),
+    node: engine.node,
+    owner: user.uuid,
+    service: 'call',
+    direction: 'out',
+    number: '+4940999',
+    phone: null,
+    parent: null,
+    date: started,
+    answered: started + 3000,
+    heartbeat: started + 20_000,
+  };
+  await app.database.db.insertInto('running_call').values(leftOver).execute();
+  await app.services.telephony.stop();
+  await app.services.telephony.start();
+  assert.ok(app.services.telephony.calls, 'the engine runs again');
+  const [cdr] = await cdrsOf(app, user.uuid, 1);
+  assert.ok(cdr, 'the left-over call has its CDR');
+  assert.deepEqual(
+    [cdr.id, cdr.b_number, cdr.date, cdr.t_pre, cdr.t_post],
+    [leftOver.id, '+4940999', started, 3000, 17_000],
+  );
+  assert.equal(await app.database.db.selectFrom('running_call').select('id').executeTakeFirst(), undefined);
+  // New calls work after the restart.
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4990000');
+  assert.match(JSON.stringify(await closed), /403/);
 });
