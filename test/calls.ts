@@ -17,10 +17,11 @@ import {
   addSipAccount,
   type Baresip,
   type BaresipOptions,
+  freePort,
   startBaresip,
   type TestSipAccount,
 } from './sip-peers.js';
-import { freePortRange, freeUdpPort } from './sipp.js';
+import { freePortRange } from './sipp.js';
 
 export interface Node {
   app: App;
@@ -28,7 +29,8 @@ export interface Node {
 }
 
 export async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
-  const sipPort = await freeUdpPort();
+  // Kamailio listens on UDP and TCP.
+  const sipPort = await freePort();
   const [min, max] = await freePortRange(40);
   const app = await build(t, {
     env: {
