@@ -394,6 +394,11 @@ export class CallEngine {
       }
       return this.toCarrier(call, account, number);
     }
+    if (account && !(await this.directory.callFilter(account.owner, number, 'sip')).allowed) {
+      // The caller's partner filter covers calls to platform numbers too.
+      call.reject(403);
+      return;
+    }
     if (answer.kind === 'disabled' || !answer.owner) {
       call.reject(480);
       return;
