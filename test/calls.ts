@@ -17,10 +17,11 @@ import {
   addSipAccount,
   type Baresip,
   type BaresipOptions,
+  freePort,
   startBaresip,
   type TestSipAccount,
 } from './sip-peers.js';
-import { freePortRange, freeUdpPort } from './sipp.js';
+import { freePortRange } from './sipp.js';
 
 export interface Node {
   app: App;
@@ -28,7 +29,8 @@ export interface Node {
 }
 
 export async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
-  const sipPort = await freeUdpPort();
+  // Kamailio listens on UDP and TCP.
+  const sipPort = await freePort();
   const [min, max] = await freePortRange(40);
   const app = await build(t, {
     env: {
@@ -75,8 +77,18 @@ export async function phone(t: TestContext, node: Node, account: Account, option
 }
 
 /** What baresip heard during its calls (sndfile's decoded dump). */
-export function heard(peer: Baresip): { frequency: number; share: number; rms: number }[] {
-  const dump = fs.readdirSync(peer.dir).find((name) => name.endsWith('-dec.wav'));
+export function heard(
+  peer: Baresip,
+  which: 'first' | 'last' = 'first',
+): { frequency: number; share: number; rms: number }[] {
+  const dumps = fs
+    .readdirSync(peer.dir)
+    .filter((name) => name.endsWith('-dec.wav'))
+    .sort(
+      (x, y) => fs.statSync(path.join(peer.dir, x)).mtimeMs - fs.statSync(path.join(peer.dir, y)).mtimeMs,
+    );
+  // The dump of the first call, or of the latest one (each call writes its own).
+  const dump = which === 'first' ? dumps[0] : dumps[dumps.length - 1];
   assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);
   const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
   return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(

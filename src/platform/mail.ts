@@ -26,6 +26,14 @@ export type MailContent =
   | { kind: 'password-recovery'; username: string; code: string; validMinutes: number }
   | { kind: 'email-change'; username: string; code: string; validMinutes: number };
 
+/** A mail composed by its area (Mailer.sendNotice). */
+export interface MailNotice {
+  subject: string;
+  text: string;
+  language: MailLanguage;
+  attachments?: { filename: string; content: Uint8Array; contentType: string }[];
+}
+
 export interface RenderedMail {
   subject: string;
   text: string;
@@ -230,6 +238,31 @@ export class Mailer {
       if (this.outbox) await this.writeEml(info.message as Buffer);
     } catch (error) {
       this.log.warn({ err: error, kind: content.kind }, 'mail not sent');
+      throw new ApiError('email-failure', 'the e-mail could not be sent');
+    }
+  }
+
+  /**
+   * Sends a notice another area composed (the voicemail notification: text, an attachment),
+   * through the same transport and outbox; email-failure when it cannot be handed over.
+   */
+  async sendNotice(to: string, notice: MailNotice): Promise<void> {
+    try {
+      const info = await this.transport.sendMail({
+        from: this.from,
+        to,
+        subject: notice.subject,
+        text: notice.text,
+        headers: { 'Content-Language': notice.language },
+        attachments: (notice.attachments ?? []).map((file) => ({
+          filename: file.filename,
+          content: Buffer.from(file.content),
+          contentType: file.contentType,
+        })),
+      });
+      if (this.outbox) await this.writeEml(info.message as Buffer);
+    } catch (error) {
+      this.log.warn({ err: error }, 'notice not sent');
       throw new ApiError('email-failure', 'the e-mail could not be sent');
     }
   }

@@ -23,3 +23,17 @@ export function freeUdpPort(address = '127.0.0.1'): Promise<number> {
     });
   });
 }
+
+/** A port free for both UDP and TCP (a SIP listener takes both), other than `exclude`. */
+export async function freeUdpTcpPort(address = '127.0.0.1', exclude: number[] = []): Promise<number> {
+  for (;;) {
+    const port = await freeUdpPort(address);
+    if (exclude.includes(port)) continue;
+    const tcpFree = await new Promise<boolean>((resolve) => {
+      const server = net.createServer();
+      server.once('error', () => resolve(false));
+      server.listen(port, address, () => server.close(() => resolve(true)));
+    });
+    if (tcpFree) return port;
+  }
+}

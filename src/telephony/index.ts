@@ -16,10 +16,16 @@ declare module '../platform/area.js' {
 }
 
 export type {
+  CallbackRequest,
   CallDirectory,
-  CallRecord,
+  CallService,
+  FilterService,
+  FilterVerdict,
+  LegEnd,
   NotifyRequest,
   NumberAnswer,
+  OutgoingIdentity,
+  RunningLeg,
   SipAccountInfo,
   Voicemail,
 } from './calls/index.js';

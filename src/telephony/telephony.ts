@@ -17,7 +17,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { ApiError } from '../platform/errors.js';
-import { freeTcpPort, freeUdpPort } from '../platform/ports.js';
+import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
 import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
@@ -211,10 +211,14 @@ export class Telephony implements TelephonyEngine {
 
   private async launch(kamailio: string, rtpengine: string): Promise<void> {
     const { config } = this;
+    // The UA listens on UDP and TCP: free for both, and apart from the port Kamailio's evapi takes.
+    const app = config.sipAppPort || (await freeUdpTcpPort(config.sipHost, [config.kamailioEventPort]));
+    let kamailioEvent = config.kamailioEventPort;
+    while (!kamailioEvent || kamailioEvent === app) kamailioEvent = await freeTcpPort();
     const ports: TelephonyPorts = {
       sip: config.sipPort,
-      app: config.sipAppPort || (await freeUdpPort()),
-      kamailioEvent: config.kamailioEventPort || (await freeTcpPort()),
+      app,
+      kamailioEvent,
       rtpengineControl: config.rtpengineControlPort || (await freeUdpPort()),
     };
     this.ports = ports;

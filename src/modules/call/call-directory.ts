@@ -1,22 +1,35 @@
 /**
  * The call engine's directory (src/telephony/calls/directory.ts) over the API areas: SIP
- * accounts, numbers with their answering path, announcements, recordings, feature packs. The
- * engine asks through this one interface and imports no module.
+ * accounts, numbers with their answering path, announcements, recordings, feature packs, call
+ * filters, the call features' state (dialplan area), the voicemail mail, and the CDRs of the
+ * legs (spec "Call detail record (CDR)") with the running-legs table that lets a restart close
+ * them. The engine asks through this one interface and imports no module.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
 import type { Db } from '../../platform/database/database.js';
-import type { CompiledCallFilter } from '../../telephony/decisions/callfilter.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
+import { decideCallFilter } from '../../telephony/decisions/callfilter.js';
 import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/decisions/index.js';
 import type {
+  CallbackRequest,
   CallDirectory,
-  CallRecord,
+  FilterService,
+  FilterVerdict,
+  LegEnd,
   NumberAnswer,
+  OutgoingIdentity,
+  RunningLeg,
   SipAccountInfo,
   Voicemail,
 } from '../../telephony/index.js';
 import type { StoredSettings } from '../phone/index.js';
 import { findSipAccountByUsername } from '../sip/index.js';
+import * as repo from './call.repository.js';
+import { voicemailMail } from './voicemail-mail.js';
+
+const PHONE = /^\+[0-9]{3,20}$/;
+const SIPUSER = /^[a-z0-9]{2,20}_[0-9]{2}$/;
 
 export class CallAreaDirectory implements CallDirectory {
   constructor(
@@ -29,7 +42,14 @@ export class CallAreaDirectory implements CallDirectory {
     const row = await findSipAccountByUsername(this.db, username);
     if (!row) return undefined;
     const [first] = await this.services.phones.listNumbers({ userUuid: row.owner });
-    return { username: row.username, domain: row.domain, owner: row.owner, callerId: first?.number };
+    const { clip_number, clir_enable } = await this.services.dialplans.getLegacyDialplan(row.owner);
+    return {
+      username: row.username,
+      domain: row.domain,
+      owner: row.owner,
+      callerId: clip_number ?? first?.number,
+      clir: clir_enable === true,
+    };
   }
 
   async numberAnswer(number: string): Promise<NumberAnswer | undefined> {
@@ -39,15 +59,17 @@ export class CallAreaDirectory implements CallDirectory {
     const settings = found.settings as StoredSettings;
     const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
     if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
+    const announcementOnly = settings.play_announcement_only === true;
     if (route.kind === 'dialplan') {
       return {
         kind: 'dialplan',
         owner,
+        announcementOnly,
         dialplan: await this.services.dialplans.getDialplan(owner, route.uuid),
       };
     }
-    if (route.kind === 'ivr') return { kind: 'ivr', owner, ivr: route.uuid };
-    return { kind: 'legacy', owner };
+    if (route.kind === 'ivr') return { kind: 'ivr', owner, announcementOnly, ivr: route.uuid };
+    return { kind: 'legacy', owner, announcementOnly };
   }
 
   ivrs(user: string): Promise<ReadonlyMap<string, Ivr>> {
@@ -68,6 +90,11 @@ export class CallAreaDirectory implements CallDirectory {
     }
   }
 
+  /**
+   * The recording (recording_new), then the notification e-mail when the number has a
+   * notification_email: caller, number and time, with the message as WAV attached when
+   * notification_attachment is set. A mail that fails is logged; the recording stays.
+   */
   async storeVoicemail(voicemail: Voicemail): Promise<string> {
     const recording = await this.services.recordings.createRecording(voicemail.owner, {
       from: voicemail.from,
@@ -79,6 +106,23 @@ export class CallAreaDirectory implements CallDirectory {
       recording,
       phone: voicemail.from,
     });
+    const number = await this.services.phones.findNumber(voicemail.to);
+    const settings = (number?.settings ?? {}) as StoredSettings;
+    if (settings.notification_email) {
+      const user = await this.services.users.findUser(voicemail.owner);
+      const notice = voicemailMail({
+        language: user?.language === 'en' ? 'en' : 'de',
+        from: voicemail.from,
+        to: voicemail.to,
+        recording,
+        seconds: Math.max(0, (voicemail.wav.length - 44) / 16000),
+        time: new Date(),
+        wav: settings.notification_attachment ? voicemail.wav : undefined,
+      });
+      await this.services.mailer
+        .sendNotice(settings.notification_email, notice)
+        .catch((error: unknown) => this.log.warn({ err: error, recording }, 'voicemail mail not sent'));
+    }
     // The owner's devices hear of it by push too (spec "Events": push event recording_new).
     try {
       await this.services.push.recordingNew(voicemail.owner, { recording, phone: voicemail.from });
@@ -88,33 +132,148 @@ export class CallAreaDirectory implements CallDirectory {
     return recording;
   }
 
-  callFilter(user: string): Promise<CompiledCallFilter | null> {
-    return this.services.callFilters.callFilterOf(user);
-  }
-
   async callLimit(user: string): Promise<number> {
     return (await this.services.features.quotaOf(user)).quota.calls;
   }
 
-  /**
-   * One CDR per call (spec "Call detail record"): calls to a platform number are incoming for
-   * its owner (a_number = the caller, phone = the number); calls from a SIP account are
-   * outgoing (b_number = what was dialled). Durations in ms, as the CDR's date.
-   */
-  async recordCall(record: CallRecord): Promise<void> {
-    const incoming = record.kind === 'number';
-    const answered = record.answer ?? record.end;
-    await this.services.writer.write((w) =>
-      this.services.cdrs.recordCdr(w, {
-        date: record.start * 1000,
-        service: 'call',
-        ...(incoming ? { a_number: record.from, phone: record.to } : { b_number: record.to }),
-        t_pre: Math.max(0, answered - record.start) * 1000,
-        t_post: record.answer === null ? 0 : Math.max(0, record.end - record.answer) * 1000,
-        recording_id: record.recording ?? undefined,
-        owner: record.user ?? undefined,
+  async outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity> {
+    const legacy = await this.services.dialplans.getLegacyDialplan(user);
+    const numbers = await this.services.phones.listNumbers({ userUuid: user });
+    const shown = as ?? legacy.clip_number;
+    const callerId = shown ?? numbers[0]?.number;
+    // The number calls go out as: the one shown when it is the user's, else the first number.
+    const own = numbers.find((number) => number.number === shown) ?? numbers[0];
+    const asserted = (own?.settings as StoredSettings | undefined)?.p_asserted_identity;
+    return {
+      callerId,
+      clir: legacy.clir_enable === true,
+      dialPrefix: legacy.dial_prefix,
+      assertedIdentity: asserted,
+    };
+  }
+
+  async callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict> {
+    const filter = await this.services.callFilters.callFilterOf(user);
+    if (!filter) return { allowed: true, destination };
+    const decision = decideCallFilter(filter, destination, service);
+    return { allowed: decision.allowed, destination: decision.destination };
+  }
+
+  takeCallThrough(user: string, caller?: string): Promise<string | undefined> {
+    return this.services.dialplans.takeCallThrough(user, caller);
+  }
+
+  async takeCallback(user: string): Promise<CallbackRequest | undefined> {
+    const row = await this.services.dialplans.takeCallbackRequest(user);
+    return row && { from: row.from_phone, to: row.to_phone, via: row.via };
+  }
+
+  async callReverseStarted(owner: string, from: string, to: string): Promise<void> {
+    await this.services.writer.write((w) => this.services.dialplans.startCallReverse(w, owner, from, to));
+  }
+
+  async callReverseFilter(owner: string): Promise<string | undefined> {
+    return (await this.services.dialplans.findCallReverse(owner))?.filter ?? undefined;
+  }
+
+  async callReverseStopped(owner: string, from: string, to: string): Promise<void> {
+    await this.services.writer.write((w) => this.services.dialplans.stopCallReverse(w, owner, from, to));
+  }
+
+  // ---- legs and their CDRs
+
+  async legStarted(leg: RunningLeg): Promise<void> {
+    await this.services.writer.write(({ trx }) =>
+      repo.insertRunningCall(trx, {
+        id: leg.id,
+        node: leg.node,
+        owner: leg.owner,
+        service: leg.service,
+        direction: leg.direction,
+        number: leg.number,
+        phone: leg.phone ?? null,
+        parent: leg.parent ?? null,
+        date: leg.date,
+        answered: null,
+        heartbeat: leg.date,
       }),
     );
-    this.log.debug({ call: record.callId }, 'call recorded');
+  }
+
+  async legAnswered(id: string, answered: number): Promise<void> {
+    await this.services.writer.write(({ trx }) => repo.setAnswered(trx, id, answered));
+  }
+
+  async legEnded(id: string, end: LegEnd): Promise<void> {
+    const running = await repo.findRunningCall(this.db, id);
+    if (!running) return;
+    const partner = await this.partnerOf(running.owner);
+    await this.services.writer.write(async (w) => {
+      const row = await repo.findRunningCall(w.trx, id);
+      if (!row) return;
+      await this.writeCdr(w, row, end, partner);
+      await repo.deleteRunningCall(w.trx, id);
+    });
+    this.log.debug({ call: id }, 'call recorded');
+  }
+
+  async heartbeat(node: string, now: number): Promise<void> {
+    await this.services.writer.write(({ trx }) => repo.touchNode(trx, node, now));
+  }
+
+  async closeOrphanLegs(node: string, staleBefore: number, ownToo: boolean): Promise<number> {
+    const rows = await repo.listOrphans(this.db, ownToo ? node : null, staleBefore);
+    for (const row of rows) {
+      const partner = await this.partnerOf(row.owner);
+      await this.services.writer.write(async (w) => {
+        // Another node may have closed it meanwhile.
+        if (!(await repo.findRunningCall(w.trx, row.id))) return;
+        await this.writeCdr(
+          w,
+          row,
+          { answered: row.answered, end: Math.max(row.heartbeat, row.date) },
+          partner,
+        );
+        await repo.deleteRunningCall(w.trx, row.id);
+      });
+    }
+    return rows.length;
+  }
+
+  /**
+   * One CDR per leg: `in` legs carry a_number (the caller), `out` legs b_number (the callee);
+   * t_pre runs from the start to the answer (or the end), t_post from the answer to the end,
+   * all in ms as `date`. The owner's partner is recorded for the partner's lists.
+   */
+  private async writeCdr(
+    w: UnitOfWork,
+    row: repo.RunningCallTable,
+    end: LegEnd,
+    owner: { exists: boolean; partner: string | null },
+  ): Promise<void> {
+    const party = PHONE.test(row.number) || SIPUSER.test(row.number) ? row.number : undefined;
+    const answered = end.answered === null ? null : Math.max(row.date, end.answered);
+    const finished = Math.max(row.date, end.end);
+    const parent =
+      row.parent && (await this.services.cdrs.exists(w.trx, row.parent)) ? row.parent : undefined;
+    await this.services.cdrs.recordCdr(w, {
+      id: row.id,
+      date: row.date,
+      service: row.service as 'call',
+      ...(row.direction === 'in' ? { a_number: party } : { b_number: party }),
+      parent,
+      t_pre: (answered ?? finished) - row.date,
+      t_post: answered === null ? 0 : finished - answered,
+      recording_id: end.recording ?? undefined,
+      phone: row.phone && PHONE.test(row.phone) ? row.phone : undefined,
+      owner: owner.exists ? row.owner! : undefined,
+      partner: owner.partner ?? undefined,
+    });
+  }
+
+  /** Whether the leg's owner still exists, and its partner (read before the write: one connection on SQLite). */
+  private async partnerOf(owner: string | null): Promise<{ exists: boolean; partner: string | null }> {
+    const user = owner ? await this.services.users.findUser(owner) : undefined;
+    return { exists: user !== undefined, partner: user?.partner_uuid ?? null };
   }
 }

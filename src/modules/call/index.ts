@@ -10,7 +10,19 @@ export { CallAreaDirectory } from './call-directory.js';
 export const callArea = defineArea({
   name: 'call',
   create: (s, { database, log }) => {
-    s.telephony.useDirectory(new CallAreaDirectory(s, database.db, log.child({ module: 'call' })));
+    const callLog = log.child({ module: 'call' });
+    s.telephony.useDirectory(new CallAreaDirectory(s, database.db, callLog));
+    // POST /api/dialplan/callback is carried out by this node's engine once recorded.
+    s.dialplans.onCallbackRequest((user) => {
+      const calls = s.telephony.calls;
+      if (!calls) {
+        callLog.warn({ user }, 'callback recorded while the call engine is not running');
+        return;
+      }
+      void calls
+        .callback(user)
+        .catch((error: unknown) => callLog.error({ err: error, user }, 'callback failed'));
+    });
     return {};
   },
 });

@@ -225,6 +225,11 @@ export class CdrService {
     return cdr;
   }
 
+  /** Whether a CDR with this id is recorded (a parent to name). */
+  async exists(db: Db, id: string): Promise<boolean> {
+    return (await repo.findCdr(db, id)) !== undefined;
+  }
+
   /** recordCdr in a write of its own. */
   record(record: NewCdr): Promise<Cdr> {
     return this.writer.write((w) => this.recordCdr(w, record));

@@ -153,6 +153,10 @@ export function saveCallbackRequest(db: Db, row: CallbackRequestTable): Promise<
     .execute();
 }
 
+export function deleteCallbackRequest(db: Db, user: string): Promise<unknown> {
+  return db.deleteFrom('callback_request').where('user_uuid', '=', user).execute();
+}
+
 export function findCallReverse(db: Db, user: string): Promise<CallReverseTable | undefined> {
   return db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user).executeTakeFirst();
 }

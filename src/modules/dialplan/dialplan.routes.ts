@@ -174,7 +174,14 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
           `overwrites); each pool holds at most ${MAX_POOL_ENTRIES} entries (too-large). Action none is not ` +
           'allowed for timeout and unavailable (wrong-syntax). The announcement must be readable ' +
           "(wrong-announcement); sip, unavailable.sip, busy.sip and sip_pool.add must be the caller's SIP " +
-          'accounts (wrong-sip).',
+          'accounts (wrong-sip). On calls: digits dialled from a SIP account without `+` or `00` are a short ' +
+          'number, dial_prefix is put in front (without dial_prefix they are refused with 404); clip_number is the ' +
+          "caller id of the user's outgoing calls (else the user's first number); clir_enable withholds it " +
+          "(From anonymous, Privacy: id; P-Asserted-Identity, from the number's partner setting " +
+          'p_asserted_identity, still goes to the carrier) and makes calls to platform numbers anonymous. The ' +
+          'announcement plays to callers while the targets ring (over the ring tone with mix_ringtone; Zentrale ' +
+          'answers the call for it) and is the mailbox announcement of `record`. callreverse_enable adds ' +
+          'call-reverse to what rings: see POST /api/dialplan/callreverse.',
         tags: ['dialplan'],
         body: LegacyDialplanBody,
         response: { 200: Empty },
@@ -194,7 +201,12 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
         summary: 'Start, reset or clear the call-through (spec "Call-through")',
         description:
           'With `phone`: the one pending request of the user is saved (again: reset) with the optional `filter`; ' +
-          `it is dropped after ${CALLTHROUGH_LIFETIME} seconds. Without phone: the request is cleared.`,
+          `it is dropped after ${CALLTHROUGH_LIFETIME} seconds. Without phone: the request is cleared. The call ` +
+          "engine uses it once: `*98` dialled from one of the user's SIP accounts, or a call from outside whose " +
+          "caller id is `filter` to one of the user's numbers, is connected to `phone` (E.164, or digits that " +
+          "dial_prefix completes) through the carrier, with the user's caller id, after the partner's call " +
+          'filter (service call_through; denied: 403). `*98` with nothing pending is refused with 404. Two CDRs ' +
+          '(service call_through): the incoming leg and, as its child, the leg to `phone`.',
         tags: ['dialplan'],
         body: CallThroughBody,
         response: { 200: Empty },
@@ -214,10 +226,14 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
         summary: 'Request a callback',
         description:
           "wrong-phone: `from` is not one of the caller's numbers or its dialplan_enable is unset; access-denied: " +
-          'the number is locked (not yet released by the operator), or the call filter of the partner refuses a ' +
-          'callback (service callback) to `to`; no-via: the legacy dialplan has no cti_via. ' +
-          'The request (one pending per user; a new one replaces it) is recorded for the call engine with ' +
-          'cti_via, clip_number and clir_enable.',
+          'the number is locked (not yet released by the operator); no-via: the legacy dialplan has no cti_via. ' +
+          'The request (one pending per user; a new one replaces it) is recorded and carried out at once by ' +
+          "this node's call engine: cti_via is called (60 s ring time); once answered, `to` (E.164, or digits " +
+          'dial_prefix completes) is called and both are connected. `from` is the caller id on both legs ' +
+          '(P-Asserted-Identity from its partner setting); clir_enable withholds it on the `to` leg. The call ' +
+          'filter (service callback) is asked for both legs; the concurrent-call quota counts the callback as one ' +
+          'call. Two CDRs (service call_back): the cti_via leg, and the `to` leg as its child. A leg that fails ' +
+          'ends the callback (the request is used up).',
         tags: ['dialplan'],
         body: CallbackBody,
         response: { 200: Empty },
@@ -235,7 +251,15 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
       config: { access: 'user' },
       schema: {
         summary: 'Set the filter of the signalled call-reverse process',
-        description: 'no-callreverse while no process was signalled (dialplan_callreverse_start).',
+        description:
+          'no-callreverse while no process was signalled (dialplan_callreverse_start). A process starts when a ' +
+          'call reaches a number answered by the legacy dialplan with callreverse_enable: Zentrale answers the ' +
+          'caller (ring tone), the other targets ring, and dialplan_callreverse_start {owner, phone_from, ' +
+          'phone_to} goes to the owner. A call from outside whose caller id is the filter set here, to one of ' +
+          "the owner's numbers, is then connected to the waiting caller (the other targets stop ringing). The " +
+          'process ends (dialplan_callreverse_stop, same payload) when the caller is connected elsewhere, hangs ' +
+          'up or the ring time passes; one process per user (a newer call takes over). CDR: the reverse call ' +
+          "is a call_reverse record, a child of the caller's.",
         tags: ['dialplan'],
         body: CallReverseBody,
         response: { 200: Empty },

@@ -103,7 +103,15 @@ function applyLegacyChange(current: LegacyDialplan, body: LegacyDialplanBody): L
 }
 
 export class DialplanService {
+  /** Who carries out recorded callbacks (the call area hands the call engine over). */
+  #callbackListener: ((user: string) => void) | undefined;
+
   constructor(private readonly deps: DialplanServiceDeps) {}
+
+  /** The call engine is told of each recorded callback request after its commit. */
+  onCallbackRequest(listener: (user: string) => void): void {
+    this.#callbackListener = listener;
+  }
 
   // ---- dialplan v2
 
@@ -272,6 +280,38 @@ export class DialplanService {
         clir: legacy.clir_enable ? 1 : 0,
         created: nowSeconds(),
       });
+      w.afterCommit(() => this.#callbackListener?.(user));
+    });
+  }
+
+  /**
+   * For the call engine: takes the user's pending call-through (one-shot, spec "Call-through"):
+   * the saved phone, or undefined when none is pending (or it expired). With `caller` (a call
+   * from outside), only a request whose filter is that number matches.
+   */
+  async takeCallThrough(user: string, caller?: string, now = nowSeconds()): Promise<string | undefined> {
+    // Read first: every call from outside to a number asks, and almost none has a request.
+    const pending = await repo.findCallThrough(this.deps.db, user);
+    if (!pending || (caller !== undefined && pending.filter !== caller)) return undefined;
+    return this.deps.writer.write(async (w) => {
+      const row = await repo.findCallThrough(w.trx, user);
+      if (!row) return undefined;
+      if (row.expires <= now) {
+        await repo.deleteCallThrough(w.trx, user);
+        return undefined;
+      }
+      if (caller !== undefined && row.filter !== caller) return undefined;
+      await repo.deleteCallThrough(w.trx, user);
+      return row.phone;
+    });
+  }
+
+  /** For the call engine: takes the user's recorded callback request (one-shot). */
+  takeCallbackRequest(user: string) {
+    return this.deps.writer.write(async (w) => {
+      const row = await repo.findCallbackRequest(w.trx, user);
+      if (row) await repo.deleteCallbackRequest(w.trx, user);
+      return row;
     });
   }
 
@@ -298,11 +338,13 @@ export class DialplanService {
       filter: null,
       started: nowSeconds(),
     });
+    w.emit([user], 'dialplan_callreverse_start', { owner: user, phone_from: from, phone_to: to });
   }
 
   /** The process ended (dialplan_callreverse_stop). */
-  async stopCallReverse(w: UnitOfWork, user: string): Promise<void> {
+  async stopCallReverse(w: UnitOfWork, user: string, from: string, to: string): Promise<void> {
     await repo.deleteCallReverse(w.trx, user);
+    w.emit([user], 'dialplan_callreverse_stop', { owner: user, phone_from: from, phone_to: to });
   }
 
   findCallReverse(user: string) {

@@ -448,7 +448,9 @@ for (const dialect of DIALECTS) {
         status(await client.call('POST', '/api/dialplan/callreverse', { filter: 'x' })),
         'wrong-syntax',
       );
-      await app.services.writer.write((w) => dialplans.stopCallReverse(w, user.uuid));
+      await app.services.writer.write((w) =>
+        dialplans.stopCallReverse(w, user.uuid, '+4989123', '+4930700001'),
+      );
       assert.equal(status(await reverse(client)), 'no-callreverse');
     });
   });

@@ -7,8 +7,9 @@
  * decideLegacyDialplan) say what happens; this file carries it out. What it needs of the
  * API areas it asks through the CallDirectory; it reports finished calls through recordCall.
  */
+import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
-import { decideCallFilter } from '../decisions/callfilter.js';
+import { newUuid } from '../../platform/ids.js';
 import {
   type CallSituation,
   type CompiledDialplan,
@@ -24,16 +25,31 @@ import {
   stepPin,
   walkIvr,
 } from '../decisions/index.js';
-import { MediaEngine, pcmFromWav, recordingToWav } from '../media/index.js';
+import {
+  type AudioSource,
+  MediaEngine,
+  MixSource,
+  PcmSource,
+  pcmFromWav,
+  recordingToWav,
+  ringTone,
+} from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
 import { type IncomingCall, type Remote, SipUserAgent } from '../sip/index.js';
 import { parseNameAddr } from '../sip/message.js';
 import { type BridgeOutcome, type BridgeTarget, bridge } from './bridge.js';
-import { parseDialled, uriUser } from './dial.js';
-import type { CallDirectory, CallRecord, NumberAnswer, SipAccountInfo } from './directory.js';
+import { completeShort, parseDialled, uriUser } from './dial.js';
+import type {
+  CallDirectory,
+  FilterService,
+  NumberAnswer,
+  OutgoingIdentity,
+  RunningLeg,
+  SipAccountInfo,
+} from './directory.js';
 import { DtmfInput } from './dtmf-input.js';
-import { relay } from './relay.js';
+import { connectLegs, relay } from './relay.js';
 
 export interface CallEngineOptions {
   /** Where the UA listens (SIP_HOST) and its port (SIP_APP_PORT). */
@@ -66,7 +82,19 @@ const MAX_REDIRECTS = 5;
 /** Longest voicemail. */
 export const MAX_VOICEMAIL_SECONDS = 120;
 
-type Outcome = Pick<CallRecord, 'answer' | 'status' | 'recording'>;
+/** How long a callback's legs ring before they are given up. */
+const CALLBACK_RING_SECONDS = 60;
+/** How often this node tells that its running legs are alive; legs silent 4 times as long are closed. */
+const HEARTBEAT_MS = 30_000;
+
+/** What a number call ended with, for its CDR. */
+interface Outcome {
+  /** Seconds since the epoch when the caller's leg was answered; null: never. */
+  readonly answer: number | null;
+  /** Final SIP status of the call (200 when answered; 0: the caller gave up). */
+  readonly status: number;
+  readonly recording: string | null;
+}
 
 /** A call to a platform number while it runs. */
 interface NumberCall {
@@ -76,18 +104,44 @@ interface NumberCall {
   readonly number: string;
   readonly from: string;
   readonly situation: CallSituation;
+  /** play_announcement_only of the number answering. */
+  readonly announcementOnly: boolean;
+  /** What the caller hears while targets ring (dialplan ringtone, legacy announcement). */
+  ringtone?: { readonly announcement: string; readonly mix: boolean };
   /** Zentrale's own leg, once Zentrale answered the call (announcement, IVR, pin). */
   leg?: MediaLeg;
   answered: number | null;
   /** Platform numbers entered through redirects. */
   readonly depth: number;
+  /** The caller's CDR (the parent of a call-reverse leg). */
+  readonly record?: TrackedLeg;
+}
+
+/** A leg being recorded: its CDR is written once when `end` is called. */
+interface TrackedLeg {
+  readonly id: string;
+  answered(at?: number): void;
+  end(recording?: string | null): Promise<void>;
+}
+
+/** The From, display and headers of a call leaving the platform for a user (OutgoingIdentity). */
+interface CallerIdentity {
+  readonly from: string;
+  readonly fromDisplay?: string;
+  readonly headers: [string, string][];
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** An action's ring time: unset is the default; below 1 means until the network gives up (spec). */
+function ringSeconds(timeout: number | undefined): number {
+  if (timeout === undefined) return DEFAULT_RING_SECONDS;
+  return timeout >= 1 ? timeout : MAX_RING_SECONDS;
+}
+
 /** The caller id a number owner's dialplan matches against: a number, or the account name. */
 function callerId(account: SipAccountInfo | undefined, call: IncomingCall): string | null {
-  if (account) return account.callerId ?? account.username;
+  if (account) return account.clir ? null : (account.callerId ?? account.username);
   const user = uriUser(parseNameAddr(call.from)?.uri ?? '');
   return user === '' || /^anonymous$/i.test(user) ? null : user;
 }
@@ -95,6 +149,11 @@ function callerId(account: SipAccountInfo | undefined, call: IncomingCall): stri
 export class CallEngine {
   /** Calls in progress per user (the concurrency bound of feature packs). */
   private readonly active = new Map<string, number>();
+  /** This engine instance in the running-legs table: host, Kamailio's address and port. */
+  readonly node: string;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  /** Call-reverse processes waiting for the filter number's call, by owner. */
+  private readonly reversing = new Map<string, (call: IncomingCall) => boolean>();
   /** Calls in progress per platform number called (GET /api/partner/user/{uuid}/calls). */
   private readonly activeByNumber = new Map<string, number>();
 
@@ -104,12 +163,21 @@ export class CallEngine {
     private readonly directory: CallDirectory,
     private readonly options: CallEngineOptions,
   ) {
+    this.node = `${os.hostname()}/${options.proxy.address}:${options.proxy.port}`;
     ua.onInvite((call) => {
       this.handle(call).catch((error: unknown) => {
         options.log.error({ err: error, callId: call.callId }, 'call failed');
         call.reject(500);
       });
     });
+    this.heartbeatTimer = setInterval(() => {
+      const now = Date.now();
+      void directory
+        .heartbeat(this.node, now)
+        .then(() => directory.closeOrphanLegs(this.node, now - 4 * HEARTBEAT_MS, false))
+        .catch((error: unknown) => options.log.warn({ err: error }, 'call heartbeat failed'));
+    }, HEARTBEAT_MS);
+    this.heartbeatTimer.unref();
   }
 
   static async start(directory: CallDirectory, options: CallEngineOptions): Promise<CallEngine> {
@@ -124,7 +192,15 @@ export class CallEngine {
       portMin: options.mediaPorts?.min,
       portMax: options.mediaPorts?.max,
     });
-    return new CallEngine(ua, media, directory, options);
+    const engine = new CallEngine(ua, media, directory, options);
+    // Calls this node carried when it stopped without ending them get their CDRs now.
+    try {
+      const closed = await directory.closeOrphanLegs(engine.node, Date.now() - 4 * HEARTBEAT_MS, true);
+      if (closed > 0) options.log.info({ closed }, 'calls left running by the last start were closed');
+    } catch (error) {
+      options.log.error({ err: error }, 'closing calls left running failed');
+    }
+    return engine;
   }
 
   /** Calls in progress (legs of this node's UA). */
@@ -149,9 +225,133 @@ export class CallEngine {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.heartbeatTimer);
     await this.ua.close();
     this.media.close();
   }
+
+  // ---- CDRs
+
+  /**
+   * Starts recording a leg (spec "Call detail record"): the running row is written without
+   * delaying the call; `end` writes the CDR after the parent's.
+   */
+  private track(
+    leg: Omit<RunningLeg, 'id' | 'node' | 'date'> & { date?: number },
+    parent?: TrackedLeg & { written?: Promise<void> },
+  ): TrackedLeg & { written: Promise<void> } {
+    const { directory, options } = this;
+    const id = newUuid();
+    const date = leg.date ?? Date.now();
+    const warn = (error: unknown) => options.log.error({ err: error, leg: id }, 'CDR write failed');
+    let chain = directory
+      .legStarted({ ...leg, id, node: this.node, date, parent: parent?.id ?? leg.parent })
+      .catch(warn);
+    let answered: number | null = null;
+    let ended = false;
+    let done!: () => void;
+    const written = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    return {
+      id,
+      written,
+      answered(at = Date.now()) {
+        if (answered !== null || ended) return;
+        answered = at;
+        chain = chain.then(() => directory.legAnswered(id, at)).catch(warn);
+      },
+      async end(recording = null) {
+        if (ended) return written;
+        ended = true;
+        const end = Date.now();
+        await chain;
+        if (parent?.written) await parent.written;
+        await directory.legEnded(id, { answered, end, recording }).catch(warn);
+        done();
+      },
+    };
+  }
+
+  // ---- concurrency
+
+  /** Takes one of the user's concurrent calls; undefined beyond the feature packs' bound. */
+  private async acquire(user: string): Promise<(() => void) | undefined> {
+    const limit = await this.directory.callLimit(user);
+    const current = this.active.get(user) ?? 0;
+    if (current >= limit) return undefined;
+    this.active.set(user, current + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.active.get(user) ?? 1) - 1;
+      if (left > 0) this.active.set(user, left);
+      else this.active.delete(user);
+    };
+  }
+
+  /** Runs `body` as one of the user's calls; beyond the user's bound the call gets 486. */
+  private async counted(user: string, call: IncomingCall, body: () => Promise<void>): Promise<void> {
+    const release = await this.acquire(user);
+    if (!release) {
+      call.reject(486, 'Call Limit Reached');
+      return;
+    }
+    try {
+      await body();
+    } finally {
+      release();
+    }
+  }
+
+  // ---- calls leaving the platform
+
+  /** From and headers for a call leaving the platform as `callerNumber` (clir: withheld). */
+  private identity(
+    callerNumber: string | undefined,
+    clir: boolean,
+    asserted: string | undefined,
+  ): CallerIdentity {
+    const domain = this.options.host;
+    const headers: [string, string][] = [];
+    if (asserted) headers.push(['P-Asserted-Identity', `<sip:${asserted}@${domain}>`]);
+    if (clir) {
+      headers.push(['Privacy', 'id']);
+      return { from: 'sip:anonymous@anonymous.invalid', fromDisplay: 'Anonymous', headers };
+    }
+    return { from: `sip:${callerNumber ?? 'anonymous'}@${domain}`, headers };
+  }
+
+  /**
+   * Where a number outside the platform is reached for `user`, after the partner's call filter
+   * (`service`): the carrier URI, `denied` (403), or undefined without CARRIER_URI.
+   */
+  private async outside(
+    user: string,
+    number: string,
+    service: FilterService,
+  ): Promise<{ uri: string; number: string } | 'denied' | undefined> {
+    const verdict = await this.directory.callFilter(user, number, service);
+    if (!verdict.allowed) return 'denied';
+    const dialled = parseDialled(verdict.destination);
+    if (dialled.kind === 'sip') {
+      const account = await this.directory.sipAccount(dialled.username);
+      return account && { uri: `sip:${account.username}@${account.domain}`, number: account.username };
+    }
+    if (dialled.kind !== 'number' || !this.options.carrierUri) return undefined;
+    return { uri: carrierTarget(this.options.carrierUri, dialled.number), number: dialled.number };
+  }
+
+  /** A phone a user's call feature names (callthrough, callback): E.164, or short with dial_prefix. */
+  private featureNumber(phone: string, identity: OutgoingIdentity): string | undefined {
+    const dialled = parseDialled(phone);
+    if (dialled.kind === 'number') return dialled.number;
+    if (dialled.kind === 'short') return completeShort(dialled.digits, identity.dialPrefix);
+    return undefined;
+  }
+
+  // ---- incoming INVITEs
 
   private async handle(call: IncomingCall): Promise<void> {
     const { proxy } = this.options;
@@ -168,84 +368,37 @@ export class CallEngine {
       return;
     }
     const dialled = parseDialled(uriUser(call.request.uri), fromCarrier);
-    const start = nowSeconds();
-    const record = (partial: Omit<CallRecord, 'callId' | 'start' | 'end'>) => {
-      void this.directory
-        .recordCall({ callId: call.callId, start, end: nowSeconds(), ...partial })
-        .catch((error: unknown) => this.options.log.error({ err: error }, 'recordCall failed'));
-    };
     const from = callerId(account, call) ?? 'anonymous';
 
     if (dialled.kind === 'invalid') {
       call.reject(404);
       return;
     }
-    // Spec "Partner API" call filters: evaluated on every outgoing call of a SIP account; a
-    // denied call is refused with 403 (replacements change what the filter matches, not the route).
-    if (account) {
-      const filter = await this.directory.callFilter(account.owner);
-      const destination = dialled.kind === 'sip' ? dialled.username : dialled.number;
-      if (filter && !decideCallFilter(filter, destination, 'sip').allowed) {
-        call.reject(403);
-        return;
-      }
+    if (account && (dialled.kind === 'sip' || dialled.kind === 'callthrough'))
+      return this.fromAccount(call, account, dialled);
+    let number = dialled.kind === 'number' ? dialled.number : undefined;
+    if (account && dialled.kind === 'short') {
+      // dial_prefix completes a short number (spec POST /api/dialplan).
+      const { dialPrefix } = await this.directory.outgoingIdentity(account.owner);
+      number = completeShort(dialled.digits, dialPrefix);
     }
-    if (dialled.kind === 'sip') {
+    if (number === undefined) {
+      call.reject(404);
+      return;
+    }
+
+    const answer = await this.directory.numberAnswer(number);
+    if (!answer) {
+      // Not a platform number: the carrier, for SIP accounts only.
       if (!account) {
         call.reject(403);
         return;
       }
-      const callee = await this.directory.sipAccount(dialled.username);
-      if (!callee) {
-        call.reject(404);
-        return;
-      }
-      await this.counted(account.owner, call, async () => {
-        const outcome = await bridge(this.ua, this.options.rtpengine, call, {
-          groups: [[{ uri: `sip:${callee.username}@${callee.domain}` }]],
-          timeout: 180,
-          from: `sip:${account.username}@${account.domain}`,
-          fromDisplay: account.username,
-        });
-        await outcome.ended;
-        record({
-          user: account.owner,
-          from,
-          to: callee.username,
-          kind: 'sip',
-          answer: outcome.answered,
-          status: outcome.status,
-          recording: null,
-        });
-      });
-      return;
+      return this.toCarrier(call, account, number);
     }
-
-    const answer = await this.directory.numberAnswer(dialled.number);
-    if (!answer) {
-      // Not a platform number: the carrier, for SIP accounts only.
-      if (!account || !this.options.carrierUri) {
-        call.reject(403);
-        return;
-      }
-      const carrier = this.options.carrierUri;
-      await this.counted(account.owner, call, async () => {
-        const outcome = await bridge(this.ua, this.options.rtpengine, call, {
-          groups: [[{ uri: carrierTarget(carrier, dialled.number) }]],
-          timeout: 180,
-          from: `sip:${account.callerId ?? account.username}@${account.domain}`,
-        });
-        await outcome.ended;
-        record({
-          user: account.owner,
-          from,
-          to: dialled.number,
-          kind: 'carrier',
-          answer: outcome.answered,
-          status: outcome.status,
-          recording: null,
-        });
-      });
+    if (account && !(await this.directory.callFilter(account.owner, number, 'sip')).allowed) {
+      // The caller's partner filter covers calls to platform numbers too.
+      call.reject(403);
       return;
     }
     if (answer.kind === 'disabled' || !answer.owner) {
@@ -253,21 +406,32 @@ export class CallEngine {
       return;
     }
     const owner = answer.owner;
-    const number = dialled.number;
+    const caller = callerId(account, call);
+    if (fromCarrier && caller) {
+      // A call from outside may be the one a call feature waits for (spec "Call-through", callreverse).
+      const waiting = this.reversing.get(owner);
+      if (waiting && (await this.directory.callReverseFilter(owner)) === caller && waiting(call)) return;
+      const phone = await this.directory.takeCallThrough(owner, caller);
+      if (phone) return this.callThrough(call, owner, caller, phone, number);
+    }
     this.activeByNumber.set(number, (this.activeByNumber.get(number) ?? 0) + 1);
     try {
       await this.counted(owner, call, async () => {
+        const leg = this.track({ owner, service: 'call', direction: 'in', number: from, phone: number });
         const run: NumberCall = {
           call,
           owner,
           number,
           from,
-          situation: { caller: callerId(account, call), instant: Date.now() },
+          situation: { caller, instant: Date.now() },
+          announcementOnly: answer.announcementOnly === true,
           answered: null,
           depth: 0,
+          record: leg,
         };
         const result = await this.answerNumber(run, answer);
-        record({ user: owner, from, to: number, kind: 'number', ...result });
+        if (result.answer !== null) leg.answered(result.answer * 1000);
+        await leg.end(result.recording);
       });
     } finally {
       const left = (this.activeByNumber.get(number) ?? 1) - 1;
@@ -281,11 +445,215 @@ export class CallEngine {
     return this.activeByNumber.get(number) ?? 0;
   }
 
+  /** A SIP account dialled another account by name, a short number or a feature code. */
+  private async fromAccount(
+    call: IncomingCall,
+    account: SipAccountInfo,
+    dialled: { kind: 'sip'; username: string } | { kind: 'callthrough' },
+  ): Promise<void> {
+    if (dialled.kind === 'callthrough') {
+      const phone = await this.directory.takeCallThrough(account.owner);
+      if (!phone) {
+        call.reject(404, 'No Call-Through Pending');
+        return;
+      }
+      return this.callThrough(call, account.owner, account.username, phone, undefined);
+    }
+    const verdict = await this.directory.callFilter(account.owner, dialled.username, 'sip');
+    if (!verdict.allowed) {
+      call.reject(403);
+      return;
+    }
+    const callee = await this.directory.sipAccount(dialled.username);
+    if (!callee) {
+      call.reject(404);
+      return;
+    }
+    await this.counted(account.owner, call, async () => {
+      const out = this.track({
+        owner: account.owner,
+        service: 'call',
+        direction: 'out',
+        number: callee.username,
+        phone: account.callerId,
+      });
+      const incoming = this.track(
+        { owner: callee.owner, service: 'call', direction: 'in', number: account.username },
+        out,
+      );
+      const outcome = await bridge(this.ua, this.options.rtpengine, call, {
+        groups: [[{ uri: `sip:${callee.username}@${callee.domain}` }]],
+        timeout: 180,
+        from: `sip:${account.username}@${account.domain}`,
+        fromDisplay: account.username,
+      });
+      if (outcome.answered !== null) {
+        out.answered();
+        incoming.answered();
+      }
+      await outcome.ended;
+      await out.end();
+      await incoming.end();
+    });
+  }
+
+  /** A SIP account's call to a number outside: dial_prefix done, clip/clir/PAI, call filter, quota. */
+  private async toCarrier(call: IncomingCall, account: SipAccountInfo, number: string): Promise<void> {
+    const identity = await this.directory.outgoingIdentity(account.owner);
+    const target = await this.outside(account.owner, number, 'sip');
+    if (target === 'denied' || !target) {
+      call.reject(403);
+      return;
+    }
+    await this.counted(account.owner, call, async () => {
+      const leg = this.track({
+        owner: account.owner,
+        service: 'call',
+        direction: 'out',
+        number: target.number,
+        phone: identity.callerId,
+      });
+      const caller = this.identity(identity.callerId, identity.clir, identity.assertedIdentity);
+      const outcome = await bridge(this.ua, this.options.rtpengine, call, {
+        groups: [[{ uri: target.uri }]],
+        timeout: 180,
+        ...caller,
+      });
+      if (outcome.answered !== null) leg.answered();
+      await outcome.ended;
+      await leg.end();
+    });
+  }
+
+  /**
+   * Call-through (spec "Call-through"): the caller (`*98` from the user's SIP account, or the
+   * filter number calling the user's number) is connected to the saved phone.
+   */
+  private async callThrough(
+    call: IncomingCall,
+    owner: string,
+    caller: string,
+    phone: string,
+    calledNumber: string | undefined,
+  ): Promise<void> {
+    const identity = await this.directory.outgoingIdentity(owner);
+    const number = this.featureNumber(phone, identity);
+    const target = number && (await this.outside(owner, number, 'call_through'));
+    if (!target || target === 'denied') {
+      call.reject(target === 'denied' ? 403 : 404);
+      return;
+    }
+    await this.counted(owner, call, async () => {
+      const incoming = this.track({
+        owner,
+        service: 'call_through',
+        direction: 'in',
+        number: caller,
+        phone: calledNumber,
+      });
+      const out = this.track(
+        { owner, service: 'call_through', direction: 'out', number: target.number, phone: identity.callerId },
+        incoming,
+      );
+      const outcome = await bridge(this.ua, this.options.rtpengine, call, {
+        groups: [[{ uri: target.uri }]],
+        timeout: 180,
+        ...this.identity(identity.callerId, identity.clir, identity.assertedIdentity),
+      });
+      if (outcome.answered !== null) {
+        incoming.answered();
+        out.answered();
+      }
+      await outcome.ended;
+      await incoming.end();
+      await out.end();
+    });
+  }
+
+  /**
+   * Callback (POST /api/dialplan/callback): the user's cti_via is called first; once it
+   * answered, `to` is called and both are bridged (relayed by Zentrale's endpoints). `from` is
+   * the caller number on both legs; clir_enable withholds it on the `to` leg. Two CDRs:
+   * the cti_via leg is the parent of the `to` leg. Resolves when the callback ended.
+   */
+  async callback(user: string): Promise<void> {
+    const request = await this.directory.takeCallback(user);
+    if (!request) return;
+    const identity = await this.directory.outgoingIdentity(user);
+    const release = await this.acquire(user);
+    if (!release) {
+      this.options.log.info({ user }, 'callback refused: concurrent call limit');
+      return;
+    }
+    try {
+      const via = await this.outside(user, request.via, 'callback');
+      const toNumber = this.featureNumber(request.to, identity);
+      const parent = this.track({
+        owner: user,
+        service: 'call_back',
+        direction: 'out',
+        number: request.via,
+        phone: request.from,
+      });
+      if (!via || via === 'denied' || !toNumber) {
+        await parent.end();
+        return;
+      }
+      const asserted = (await this.directory.outgoingIdentity(user, request.from)).assertedIdentity;
+      const viaLeg = await MediaLeg.originate(this.ua, this.media, {
+        uri: via.uri,
+        ...this.identity(request.from, false, asserted),
+      });
+      const timer = setTimeout(() => void viaLeg.hangup(), CALLBACK_RING_SECONDS * 1000);
+      const result = await viaLeg.result;
+      clearTimeout(timer);
+      if (result.status < 200 || result.status >= 300 || viaLeg.call.ended) {
+        await parent.end();
+        return;
+      }
+      parent.answered();
+      const to = await this.outside(user, toNumber, 'callback');
+      const child = this.track(
+        {
+          owner: user,
+          service: 'call_back',
+          direction: 'out',
+          number: to && to !== 'denied' ? to.number : toNumber,
+          phone: request.from,
+        },
+        parent,
+      );
+      if (!to || to === 'denied') {
+        await viaLeg.hangup();
+        await parent.end();
+        await child.end();
+        return;
+      }
+      const outcome = await relay(this.ua, this.media, viaLeg, {
+        groups: [[{ uri: to.uri }]],
+        timeout: CALLBACK_RING_SECONDS,
+        ...this.identity(request.from, identity.clir, asserted),
+      });
+      if (outcome.status === 200) {
+        child.answered();
+        await outcome.ended;
+      } else await viaLeg.hangup().catch(() => {});
+      await parent.end();
+      await child.end();
+    } finally {
+      release();
+    }
+  }
+
   /** Runs what a platform number answers with: its v2 dialplan, its IVR or its owner's legacy dialplan. */
   private answerNumber(run: NumberCall, answer: NumberAnswer): Promise<Outcome> {
     switch (answer.kind) {
-      case 'dialplan':
+      case 'dialplan': {
+        const ringtone = answer.dialplan.ringtone;
+        if (ringtone?.announcement)
+          run.ringtone = { announcement: ringtone.announcement, mix: ringtone.mix === true };
         return this.runDialplan(run, compileDialplan(answer.dialplan), 0);
+      }
       case 'ivr':
         return this.runIvr(run, answer.ivr);
       case 'legacy':
@@ -294,25 +662,6 @@ export class CallEngine {
         return Promise.resolve(this.finish(run, 480));
     }
   }
-
-  /** Runs `body` as one of the user's calls; beyond the user's bound the call gets 486. */
-  private async counted(user: string, call: IncomingCall, body: () => Promise<void>): Promise<void> {
-    const limit = await this.directory.callLimit(user);
-    const current = this.active.get(user) ?? 0;
-    if (current >= limit) {
-      call.reject(486);
-      return;
-    }
-    this.active.set(user, current + 1);
-    try {
-      await body();
-    } finally {
-      const left = (this.active.get(user) ?? 1) - 1;
-      if (left > 0) this.active.set(user, left);
-      else this.active.delete(user);
-    }
-  }
-
   /** Ends a number call: hangs up when Zentrale answered it, else rejects it with `status`. */
   private finish(run: NumberCall, status: number, recording: string | null = null): Outcome {
     if (run.leg) {
@@ -349,7 +698,8 @@ export class CallEngine {
     const leg = await this.answered(run);
     if (!leg) return { answer: null, status: run.call.ended ? 0 : 488, recording: null };
     await this.play(run, leg, announcement);
-    if (run.call.ended) return this.finish(run, 200);
+    // play_announcement_only: no message after the announcement.
+    if (run.call.ended || run.announcementOnly) return this.finish(run, 200);
     const recorder = leg.endpoint.record(MAX_VOICEMAIL_SECONDS);
     run.call.onEnd(() => recorder.stop('stopped'));
     const heard = await recorder.done;
@@ -373,23 +723,50 @@ export class CallEngine {
     groups: BridgeTarget[][],
     timeout: number,
     keep = false,
+    cancel?: AbortSignal,
+    clip?: string,
   ): Promise<BridgeOutcome> {
+    // The targets see the caller, or the action's clip_number (dialplan v2).
+    const shown = clip ?? run.from;
     const options = {
       groups,
       timeout,
-      from: `sip:${run.from}@${this.options.host}`,
-      fromDisplay: run.from,
+      from: `sip:${shown}@${this.options.host}`,
+      fromDisplay: shown,
       keepCallerOnFailure: keep,
     };
+    if (run.ringtone && !run.call.ended) await this.playRingtone(run, run.ringtone);
     if (!run.leg) return bridge(this.ua, this.options.rtpengine, run.call, options);
-    const outcome = await relay(this.ua, this.media, run.leg, options);
+    const outcome = await relay(this.ua, this.media, run.leg, { ...options, cancel });
     if (outcome.status !== 200 && !keep) void run.leg.hangup().catch(() => {});
     return outcome;
   }
 
+  /**
+   * The dialplan's ringtone (spec: "played during connection"): Zentrale answers the call and
+   * plays the announcement in a loop while the targets ring, over the ring tone with `mix`; the
+   * relay replaces it once a target answers. Without audio the caller hears the ring tone alone.
+   */
+  private async playRingtone(
+    run: NumberCall,
+    ringtone: { announcement: string; mix: boolean },
+  ): Promise<void> {
+    const wav = await this.directory.announcementWav(run.owner, ringtone.announcement);
+    const leg = await this.answered(run);
+    if (!leg) return;
+    let source: AudioSource = wav ? new PcmSource(pcmFromWav(wav), true) : ringTone();
+    if (wav && ringtone.mix) source = new MixSource(source, ringTone());
+    void leg.endpoint.play(source);
+  }
+
   /** Rings and waits for the end of the connected call. */
-  private async connect(run: NumberCall, groups: BridgeTarget[][], timeout: number): Promise<Outcome> {
-    const outcome = await this.ring(run, groups, timeout);
+  private async connect(
+    run: NumberCall,
+    groups: BridgeTarget[][],
+    timeout: number,
+    clip?: string,
+  ): Promise<Outcome> {
+    const outcome = await this.ring(run, groups, timeout, false, undefined, clip);
     await outcome.ended;
     if (run.leg) return { answer: run.answered, status: 200, recording: null };
     return { answer: outcome.answered, status: outcome.status, recording: null };
@@ -431,14 +808,17 @@ export class CallEngine {
             ? action.params.targets.map((target) => ({ target }))
             : orderTargets(action.params.targets, action.name);
         for (const { target, timeout } of list as { target: string; timeout?: number }[]) {
-          const uri = await this.targetUri(target);
-          if (uri) targets.push({ uri, timeout });
+          const uri = await this.targetUri(target, run.owner, 'dialplan');
+          // Spec: a timeout below 1 means until the network gives up.
+          if (uri)
+            targets.push({ uri, timeout: timeout !== undefined && timeout >= 1 ? timeout : undefined });
         }
         if (targets.length === 0) return this.finish(run, 480);
         return this.connect(
           run,
           action.name === 'parallel' ? [targets] : targets.map((target) => [target]),
-          action.params.timeout ?? DEFAULT_RING_SECONDS,
+          ringSeconds(action.params.timeout),
+          action.params.clip_number,
         );
       }
       case 'pin':
@@ -532,7 +912,7 @@ export class CallEngine {
     const answer = await this.directory.numberAnswer(phone);
     if (answer && answer.kind !== 'disabled' && answer.owner && run.depth < MAX_REDIRECTS)
       return this.answerNumber({ ...run, owner: answer.owner, number: phone, depth: run.depth + 1 }, answer);
-    const uri = await this.targetUri(phone);
+    const uri = await this.targetUri(phone, run.owner, 'ivr');
     if (!uri) return this.finish(run, 480);
     return this.connect(run, [[{ uri }]], DEFAULT_RING_SECONDS);
   }
@@ -545,19 +925,49 @@ export class CallEngine {
   private async runLegacy(run: NumberCall): Promise<Outcome> {
     const dialplan = await this.directory.legacyDialplan(run.owner);
     let decision = decideLegacyDialplan(dialplan, 'call');
+    if (dialplan.announcement)
+      run.ringtone = { announcement: dialplan.announcement, mix: dialplan.mix_ringtone === true };
     if (decision.situation === 'call' && decision.targets.length > 0) {
-      const targets = await this.legacyTargets(decision.targets);
+      const targets = await this.legacyTargets(run, decision.targets);
+      const reverse = decision.targets.some((target) => 'callreverse' in target)
+        ? await this.startCallReverse(run)
+        : undefined;
       const started = Date.now();
       const ringFor = decision.ringTimeout ?? MAX_RING_SECONDS;
-      const outcome =
-        targets.length > 0
-          ? await this.ring(run, [targets], ringFor, true)
-          : { status: 480, answered: null, ended: Promise.resolve() };
+      let outcome: BridgeOutcome;
+      try {
+        if (reverse && !run.ringtone) {
+          // The reverse call is joined to the caller's leg: Zentrale answers with the ring tone.
+          const leg = await this.answered(run);
+          if (leg) void leg.endpoint.play(ringTone());
+        }
+        const ringing =
+          targets.length > 0
+            ? this.ring(run, [targets], ringFor, true, reverse?.signal)
+            : reverse
+              ? this.waitRinging(run, ringFor, reverse.signal)
+              : Promise.resolve({ status: 480, answered: null, ended: Promise.resolve() });
+        outcome = await ringing;
+        const left = ringFor * 1000 - (Date.now() - started);
+        if (reverse && !reverse.arrived() && outcome.status !== 200 && outcome.status !== 0 && left > 0) {
+          // The other targets failed: the caller keeps waiting for the reverse call until the ring timeout.
+          const waited = await this.waitRinging(run, left / 1000, reverse.signal);
+          if (waited.status === 0) outcome = waited;
+        }
+        const joined = reverse?.arrived();
+        if (joined) {
+          if (run.leg && !run.call.ended && outcome.status !== 200)
+            return await this.joinReverse(run, run.leg, joined);
+          joined.reject(486);
+        }
+      } finally {
+        await reverse?.stop();
+      }
       if (outcome.status === 200) {
         await outcome.ended;
-        return { answer: outcome.answered, status: 200, recording: null };
+        return { answer: run.leg ? run.answered : outcome.answered, status: 200, recording: null };
       }
-      if (outcome.status === 0 || run.call.ended) return { answer: null, status: 0, recording: null };
+      if (outcome.status === 0 || run.call.ended) return { answer: run.answered, status: 0, recording: null };
       const timedOut =
         decision.ringTimeout !== undefined && Date.now() - started >= decision.ringTimeout * 1000 - 500;
       decision = decideLegacyDialplan(
@@ -574,38 +984,112 @@ export class CallEngine {
         return this.voicemail(run, dialplan.announcement);
       case 'redirect':
       case 'sip': {
-        const targets = await this.legacyTargets(decision.targets);
+        const targets = await this.legacyTargets(run, decision.targets);
         if (targets.length === 0) return this.finish(run, 480);
         return this.connect(run, [targets], MAX_RING_SECONDS);
       }
     }
   }
 
-  /** A legacy dialplan's targets as URIs (call-reverse is not rung by the engine). */
-  private async legacyTargets(targets: readonly LegacyTarget[]): Promise<BridgeTarget[]> {
+  /** A legacy dialplan's targets as URIs (call-reverse is a process, not a URI: startCallReverse). */
+  private async legacyTargets(run: NumberCall, targets: readonly LegacyTarget[]): Promise<BridgeTarget[]> {
     const uris: BridgeTarget[] = [];
     for (const target of targets) {
       const uri =
         'sip' in target
-          ? await this.targetUri(target.sip)
+          ? await this.targetUri(target.sip, run.owner, 'dialplan')
           : 'phone' in target
-            ? await this.targetUri(target.phone)
+            ? await this.targetUri(target.phone, run.owner, 'dialplan')
             : undefined;
       if (uri) uris.push({ uri });
     }
     return uris;
   }
 
-  /** A dialplan target: a SIP account by name, else a number through the carrier. */
-  private async targetUri(target: string): Promise<string | undefined> {
+  /** Waits like an unanswered ring: until `cancel`, the caller gives up or `seconds` pass (480). */
+  private waitRinging(run: NumberCall, seconds: number, cancel: AbortSignal): Promise<BridgeOutcome> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        resolve({ status: run.call.ended ? 0 : 480, answered: null, ended: Promise.resolve() });
+      };
+      const timer = setTimeout(done, seconds * 1000);
+      cancel.addEventListener('abort', done);
+      run.call.onEnd(done);
+    });
+  }
+
+  /**
+   * Call-reverse (spec POST /api/dialplan/callreverse; legacy callreverse_enable): the owner
+   * hears of the call (dialplan_callreverse_start), sets the number it will call from, and that
+   * number's call to one of the owner's numbers is joined to the waiting caller. `signal` aborts
+   * the other targets' ringing once it arrived; `stop` ends the process (dialplan_callreverse_stop).
+   */
+  private async startCallReverse(run: NumberCall) {
+    const controller = new AbortController();
+    let taken: IncomingCall | undefined;
+    const take = (call: IncomingCall) => {
+      if (taken || controller.signal.aborted || run.call.ended) return false;
+      taken = call;
+      controller.abort();
+      return true;
+    };
+    this.reversing.set(run.owner, take);
+    await this.directory.callReverseStarted(run.owner, run.from, run.number);
+    return {
+      signal: controller.signal,
+      arrived: () => taken,
+      stop: async () => {
+        if (this.reversing.get(run.owner) === take) this.reversing.delete(run.owner);
+        if (!controller.signal.aborted) controller.abort();
+        await this.directory
+          .callReverseStopped(run.owner, run.from, run.number)
+          .catch((error: unknown) => this.options.log.warn({ err: error }, 'callreverse stop failed'));
+      },
+    };
+  }
+
+  /** The reverse call is answered and joined to the waiting caller; its CDR is a call_reverse child of the caller's. */
+  private async joinReverse(run: NumberCall, callerLeg: MediaLeg, call: IncomingCall): Promise<Outcome> {
+    const caller = callerId(undefined, call) ?? 'anonymous';
+    const record = this.track(
+      { owner: run.owner, service: 'call_reverse', direction: 'in', number: caller, phone: run.number },
+      run.record,
+    );
+    const leg = await MediaLeg.accept(call, this.media);
+    try {
+      if (leg) await leg.answer();
+    } catch {
+      // The reverse caller gave up meanwhile.
+    }
+    if (!leg || call.ended) {
+      void record.end();
+      return this.finish(run, 480);
+    }
+    record.answered();
+    await connectLegs(callerLeg, leg);
+    // Written after the caller's record, its parent, which ends once this returns.
+    void record.end();
+    return { answer: run.answered, status: 200, recording: null };
+  }
+
+  /**
+   * A dialplan target: a SIP account by name, else a number through the carrier (after the
+   * owner's call filter for `service`).
+   */
+  private async targetUri(
+    target: string,
+    owner: string,
+    service: FilterService,
+  ): Promise<string | undefined> {
     const dialled = parseDialled(target);
     if (dialled.kind === 'sip') {
       const account = await this.directory.sipAccount(dialled.username);
       return account && `sip:${account.username}@${account.domain}`;
     }
-    if (dialled.kind === 'number' && this.options.carrierUri)
-      return carrierTarget(this.options.carrierUri, dialled.number);
-    return undefined;
+    if (dialled.kind !== 'number') return undefined;
+    const outside = await this.outside(owner, dialled.number, service);
+    return outside && outside !== 'denied' ? outside.uri : undefined;
   }
 }
 

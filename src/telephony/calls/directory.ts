@@ -3,7 +3,6 @@
  * back (STYLE.md: the engine knows no HTTP and imports no module). The composition root fills it
  * with an adapter over the areas' services (src/modules/call/).
  */
-import type { CompiledCallFilter } from '../decisions/callfilter.js';
 import type { Dialplan, Ivr, LegacyDialplan } from '../decisions/index.js';
 
 export interface SipAccountInfo {
@@ -12,15 +11,23 @@ export interface SipAccountInfo {
   readonly domain: string;
   /** The owning user's uuid. */
   readonly owner: string;
-  /** The caller id calls from this account carry outside: the owner's first number, if any. */
+  /** The caller id calls from this account carry: clip_number, else the owner's first number, if any. */
   readonly callerId: string | undefined;
+  /** clir_enable of the owner's legacy dialplan: the caller id is withheld (`anonymous`). */
+  readonly clir?: boolean;
+}
+
+/** What a number's partner switches say about its mailbox (spec "Partner API" phone settings). */
+export interface MailboxSettings {
+  /** play_announcement_only: no message is recorded after the announcement. */
+  readonly announcementOnly?: boolean;
 }
 
 /** How a platform number answers (spec GET/POST /api/phone; routeNumber). */
 export type NumberAnswer =
-  | { readonly kind: 'dialplan'; readonly owner: string; readonly dialplan: Dialplan }
-  | { readonly kind: 'ivr'; readonly owner: string; readonly ivr: string }
-  | { readonly kind: 'legacy'; readonly owner: string }
+  | ({ readonly kind: 'dialplan'; readonly owner: string; readonly dialplan: Dialplan } & MailboxSettings)
+  | ({ readonly kind: 'ivr'; readonly owner: string; readonly ivr: string } & MailboxSettings)
+  | ({ readonly kind: 'legacy'; readonly owner: string } & MailboxSettings)
   /** dialplan_enable off, or nobody holds the number. */
   | { readonly kind: 'disabled'; readonly owner: string | null };
 
@@ -36,21 +43,67 @@ export interface Voicemail {
   readonly wav: Uint8Array;
 }
 
-/** One finished call, as the CDR service will store it. */
-export interface CallRecord {
-  readonly callId: string;
-  /** The user who pays for it / sees it, when known. */
-  readonly user: string | null;
+/** The CDR services the engine writes (spec "Call detail record (CDR)"). */
+export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse';
+
+/** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
+export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr';
+
+/**
+ * One leg of a call as it starts: its CDR's id is fixed now, so that children (the second leg
+ * of a callback, the callee's incoming record) can name it as parent. Kept as running until
+ * `legEnded`, so that a restart can close it (`closeOrphanLegs`).
+ */
+export interface RunningLeg {
+  readonly id: string;
+  /** The engine instance that carries it (see CallEngine's node). */
+  readonly node: string;
+  /** The user the record belongs to, when known. */
+  readonly owner: string | null;
+  readonly service: CallService;
+  /** `in`: a_number is the caller; `out`: b_number is the callee. */
+  readonly direction: 'in' | 'out';
+  /** The other party: a phone number or a SIP account name (`anonymous` when withheld). */
+  readonly number: string;
+  /** The platform number involved (called, or calling out as), when one is. */
+  readonly phone?: string | undefined;
+  readonly parent?: string | undefined;
+  /** ms since the epoch when the leg was initiated. */
+  readonly date: number;
+}
+
+export interface LegEnd {
+  /** ms since the epoch; null: never answered. */
+  readonly answered: number | null;
+  /** ms since the epoch. */
+  readonly end: number;
+  readonly recording?: string | null;
+}
+
+/** How a user's calls leave the platform (legacy dialplan and the number's partner settings). */
+export interface OutgoingIdentity {
+  /** The number shown: clip_number, else the user's first number; undefined: none. */
+  readonly callerId: string | undefined;
+  /** clir_enable: the caller id is withheld (anonymous From, Privacy: id). */
+  readonly clir: boolean;
+  /** dial_prefix: completes short numbers. */
+  readonly dialPrefix: string | undefined;
+  /** The caller id number's p_asserted_identity (partner setting), sent as P-Asserted-Identity. */
+  readonly assertedIdentity: string | undefined;
+}
+
+/** A callback as POST /api/dialplan/callback recorded it. */
+export interface CallbackRequest {
   readonly from: string;
   readonly to: string;
-  readonly kind: 'sip' | 'number' | 'carrier';
-  /** Seconds since the epoch. */
-  readonly start: number;
-  readonly answer: number | null;
-  readonly end: number;
-  /** Final SIP status of the call (200 when answered). */
-  readonly status: number;
-  readonly recording: string | null;
+  readonly via: string;
+}
+
+/** What the partner's call filter says about one outgoing call. */
+export interface FilterVerdict {
+  readonly allowed: boolean;
+  /** The destination after the filter's replacements. */
+  readonly destination: string;
 }
 
 export interface CallDirectory {
@@ -63,12 +116,38 @@ export interface CallDirectory {
   legacyDialplan(user: string): Promise<LegacyDialplan>;
   /** An announcement's audio as stored (WAV, 8 kHz mono); undefined when it has none (yet) or `user` may not read it. */
   announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined>;
-  /** Stores a voicemail as a recording of its owner (status ok or empty after conversion) and tells the owner. */
+  /** Stores a voicemail as a recording of its owner (status ok or empty after conversion), tells the owner and mails the number's notification_email. */
   storeVoicemail(voicemail: Voicemail): Promise<string>;
   /** Concurrent calls the user may have (feature packs, quota `calls`). */
   callLimit(user: string): Promise<number>;
-  /** The user's call filter (spec "Partner API"), compiled; null when the user has none. */
-  callFilter(user: string): Promise<CompiledCallFilter | null>;
-  /** Reports a finished call to the CDR service (filled when the CDR area lands). */
-  recordCall(record: CallRecord): Promise<void>;
+  /** How the user's calls leave the platform; with `as` (one of the user's numbers), calling as that number. */
+  outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity>;
+  /** The user's partner call filter on an outgoing call (allowed when there is none). */
+  callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict>;
+  /**
+   * Takes the user's pending call-through (one-shot: it is gone afterwards): the saved phone.
+   * With `caller` (a call from outside), only a request whose filter is that number matches.
+   */
+  takeCallThrough(user: string, caller?: string): Promise<string | undefined>;
+  /** Takes the user's recorded callback request (one-shot). */
+  takeCallback(user: string): Promise<CallbackRequest | undefined>;
+  /** A call-reverse process began (dialplan_callreverse_start to the owner). */
+  callReverseStarted(owner: string, from: string, to: string): Promise<void>;
+  /** The filter POST /api/dialplan/callreverse set for the owner's process, if any. */
+  callReverseFilter(owner: string): Promise<string | undefined>;
+  /** The process ended (dialplan_callreverse_stop). */
+  callReverseStopped(owner: string, from: string, to: string): Promise<void>;
+  /** A leg began: kept as running until it ends. */
+  legStarted(leg: RunningLeg): Promise<void>;
+  legAnswered(id: string, answered: number): Promise<void>;
+  /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
+  legEnded(id: string, end: LegEnd): Promise<void>;
+  /** This node's running legs are alive (the heartbeat `closeOrphanLegs` looks at). */
+  heartbeat(node: string, now: number): Promise<void>;
+  /**
+   * Closes legs left running by nodes silent since `staleBefore` (ms) and, with `ownToo`, every
+   * leg of `node` (its start: the last run stopped without ending them). Each gets its CDR,
+   * ended at its last heartbeat. Resolves with how many.
+   */
+  closeOrphanLegs(node: string, staleBefore: number, ownToo: boolean): Promise<number>;
 }

@@ -6,9 +6,15 @@ export {
   type NotifyRequest,
 } from './call-engine.js';
 export type {
+  CallbackRequest,
   CallDirectory,
-  CallRecord,
+  CallService,
+  FilterService,
+  FilterVerdict,
+  LegEnd,
   NumberAnswer,
+  OutgoingIdentity,
+  RunningLeg,
   SipAccountInfo,
   Voicemail,
 } from './directory.js';

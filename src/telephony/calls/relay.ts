@@ -12,19 +12,44 @@ import { MediaLeg } from '../media-leg.js';
 import type { SipUserAgent } from '../sip/index.js';
 import { type BridgeOptions, type BridgeOutcome, failureStatus, firstAnswer } from './bridge.js';
 
+/** Relays audio between two answered legs until either ends (then both are hung up). */
+export function connectLegs(a: MediaLeg, b: MediaLeg): Promise<void> {
+  const toB = new QueueSource();
+  const toA = new QueueSource();
+  const offs = [
+    a.endpoint.onAudio((samples) => toB.push(samples)),
+    b.endpoint.onAudio((samples) => toA.push(samples)),
+  ];
+  void a.endpoint.play(toA);
+  void b.endpoint.play(toB);
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      for (const off of offs) off();
+      void a.hangup().catch(() => {});
+      void b.hangup().catch(() => {});
+      resolve();
+    };
+    a.call.onEnd(done);
+    b.call.onEnd(done);
+  });
+}
+
 const now = () => Math.floor(Date.now() / 1000);
 
-/** Connects the answered `caller` to the first target that answers; the caller's leg stays up on failure. */
+/**
+ * Connects the answered `caller` to the first target that answers; the caller's leg stays up on
+ * failure. `cancel` stops the ringing (another way connected the caller).
+ */
 export async function relay(
   ua: SipUserAgent,
   media: MediaEngine,
   caller: MediaLeg,
-  options: BridgeOptions,
+  options: BridgeOptions & { readonly cancel?: AbortSignal },
 ): Promise<BridgeOutcome> {
   const none = Promise.resolve();
   const statuses: number[] = [];
   for (const group of options.groups) {
-    if (caller.call.ended) break;
+    if (caller.call.ended || options.cancel?.aborted) break;
     const legs = await Promise.all(
       group.map((target) =>
         MediaLeg.originate(ua, media, {
@@ -43,6 +68,7 @@ export async function relay(
       for (const leg of legs) void leg.hangup().catch(() => {});
     };
     caller.call.onEnd(hangupAll);
+    options.cancel?.addEventListener('abort', hangupAll);
     const winner = await firstAnswer(
       legs,
       () => caller.call.ended !== undefined,
@@ -50,24 +76,7 @@ export async function relay(
       statuses,
     );
     if (!winner) continue;
-    const toCallee = new QueueSource();
-    const toCaller = new QueueSource();
-    const offs = [
-      caller.endpoint.onAudio((samples) => toCallee.push(samples)),
-      winner.endpoint.onAudio((samples) => toCaller.push(samples)),
-    ];
-    void caller.endpoint.play(toCaller);
-    void winner.endpoint.play(toCallee);
-    const ended = new Promise<void>((resolve) => {
-      const done = () => {
-        for (const off of offs) off();
-        void caller.hangup().catch(() => {});
-        void winner.hangup().catch(() => {});
-        resolve();
-      };
-      caller.call.onEnd(done);
-      winner.call.onEnd(done);
-    });
+    const ended = connectLegs(caller, winner);
     return { status: 200, answered: now(), ended };
   }
   return { status: caller.call.ended ? 0 : failureStatus(statuses), answered: null, ended: none };

@@ -100,6 +100,11 @@ export class SipTransport {
           server.off('error', reject);
           resolve();
         });
+      }).catch((error: unknown) => {
+        // The TCP port is taken: give the UDP socket back, or it keeps the process alive.
+        udp.close();
+        this.udp = undefined;
+        throw error;
       });
       server.on('error', () => {});
       this.server = server;

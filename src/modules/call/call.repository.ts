@@ -1,0 +1,59 @@
+/** Storage of the calls in progress (migration 0019): one row per leg until its CDR is written. */
+import type { Db } from '../../platform/database/database.js';
+
+export interface RunningCallTable {
+  id: string;
+  node: string;
+  owner: string | null;
+  service: string;
+  /** `in` or `out` */
+  direction: string;
+  number: string;
+  phone: string | null;
+  parent: string | null;
+  /** ms since epoch */
+  date: number;
+  answered: number | null;
+  heartbeat: number;
+}
+
+declare module '../../platform/database/database.js' {
+  interface Tables {
+    running_call: RunningCallTable;
+  }
+}
+
+export function insertRunningCall(db: Db, row: RunningCallTable): Promise<unknown> {
+  return db.insertInto('running_call').values(row).execute();
+}
+
+export function setAnswered(db: Db, id: string, answered: number): Promise<unknown> {
+  return db.updateTable('running_call').set({ answered }).where('id', '=', id).execute();
+}
+
+export function findRunningCall(db: Db, id: string): Promise<RunningCallTable | undefined> {
+  return db.selectFrom('running_call').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function deleteRunningCall(db: Db, id: string): Promise<unknown> {
+  return db.deleteFrom('running_call').where('id', '=', id).execute();
+}
+
+export function touchNode(db: Db, node: string, heartbeat: number): Promise<unknown> {
+  return db.updateTable('running_call').set({ heartbeat }).where('node', '=', node).execute();
+}
+
+/** Legs of `node` (when given) and legs silent since `staleBefore`, oldest first (parents before children). */
+export function listOrphans(db: Db, node: string | null, staleBefore: number): Promise<RunningCallTable[]> {
+  return db
+    .selectFrom('running_call')
+    .selectAll()
+    .where((eb) =>
+      node === null
+        ? eb('heartbeat', '<', staleBefore)
+        : eb.or([eb('node', '=', node), eb('heartbeat', '<', staleBefore)]),
+    )
+    .orderBy('date')
+    .limit(1000)
+    .execute();
+}

@@ -1,0 +1,157 @@
+/**
+ * The call area's records of legs (issue 15 item 5) on both databases: a leg is running from
+ * its start until its CDR is written; legs left running by a stopped node (a restart) or by a
+ * node silent too long are closed with their CDR at the last heartbeat, parents before
+ * children. The voicemail mail's text. No SIP here: the real calls are in src/telephony/calls.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { build, buildPartner, buildUser, DIALECTS } from '../../../test/helper.js';
+import { newUuid } from '../../platform/ids.js';
+import { CallAreaDirectory } from './call-directory.js';
+import { voicemailMail } from './voicemail-mail.js';
+
+for (const dialect of DIALECTS) {
+  describe(`running calls and their CDRs (${dialect})`, () => {
+    test('a leg ends: its CDR with t_pre/t_post in ms, a_number or b_number by direction, the parent before the child', async (t) => {
+      const app = await build(t, { dialect });
+      const partner = await buildPartner(app);
+      const user = await buildUser(app, { partnerUuid: partner.uuid });
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const date = Date.now() - 60_000;
+      const parent = newUuid();
+      const child = newUuid();
+      await directory.legStarted({
+        id: parent,
+        node: 'n1',
+        owner: user.uuid,
+        service: 'call_back',
+        direction: 'out',
+        number: '+4940100',
+        phone: '+4930100',
+        date,
+      });
+      await directory.legStarted({
+        id: child,
+        node: 'n1',
+        owner: user.uuid,
+        service: 'call_back',
+        direction: 'out',
+        number: '+4940200',
+        parent,
+        date: date + 5000,
+      });
+      await directory.legAnswered(parent, date + 4000);
+      await directory.legEnded(parent, { answered: date + 4000, end: date + 30_000 });
+      await directory.legEnded(child, { answered: null, end: date + 9000 });
+      await directory.legEnded(child, { answered: null, end: date + 9000 }); // once only
+      const cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
+      assert.equal(cdrs.length, 2);
+      const [first, second] = cdrs;
+      assert.deepEqual(first, {
+        id: parent,
+        date,
+        service: 'call_back',
+        b_number: '+4940100',
+        phone: '+4930100',
+        root: parent,
+        t_pre: 4000,
+        t_post: 26_000,
+        owner: user.uuid,
+        partner: partner.uuid,
+      });
+      assert.deepEqual(
+        [second!.id, second!.parent, second!.root, second!.t_pre, second!.t_post],
+        [child, parent, parent, 4000, 0],
+      );
+      assert.equal(
+        await app.database.db.selectFrom('running_call').select('id').executeTakeFirst(),
+        undefined,
+      );
+    });
+
+    test('closeOrphanLegs: at start the node closes its own legs; legs of silent nodes are closed, live ones kept', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const now = Date.now();
+      const leg = (id: string, node: string, date: number) =>
+        directory.legStarted({
+          id,
+          node,
+          owner: user.uuid,
+          service: 'call',
+          direction: 'in',
+          number: '+4917000',
+          phone: '+4930200',
+          date,
+        });
+      const mine = newUuid();
+      const dead = newUuid();
+      const live = newUuid();
+      await leg(mine, 'me', now - 20_000);
+      await leg(dead, 'dead', now - 600_000);
+      await leg(live, 'live', now - 600_000);
+      await directory.legAnswered(mine, now - 15_000);
+      await directory.heartbeat('me', now - 5000);
+      await directory.heartbeat('live', now - 10_000);
+      // A running tick closes only what is silent (not this node's own fresh legs).
+      assert.equal(await directory.closeOrphanLegs('me', now - 120_000, false), 1);
+      // The start of node `me` closes its own too.
+      assert.equal(await directory.closeOrphanLegs('me', now - 120_000, true), 1);
+      const cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
+      const byId = new Map(cdrs.map((cdr) => [cdr.id, cdr]));
+      assert.deepEqual([byId.get(mine)?.t_pre, byId.get(mine)?.t_post], [5000, 10_000]);
+      assert.deepEqual([byId.get(dead)?.t_pre, byId.get(dead)?.t_post], [0, 0]);
+      assert.equal(byId.get(mine)?.a_number, '+4917000');
+      assert.equal(byId.has(live), false);
+      const left = await app.database.db.selectFrom('running_call').select('id').execute();
+      assert.deepEqual(
+        left.map((row) => row.id),
+        [live],
+      );
+    });
+
+    test('an owner deleted while the call ran: the CDR is kept without owner', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const id = newUuid();
+      await directory.legStarted({
+        id,
+        node: 'n',
+        owner: user.uuid,
+        service: 'call',
+        direction: 'out',
+        number: 'bob_01',
+        date: Date.now() - 1000,
+      });
+      await app.database.db.deleteFrom('user').where('uuid', '=', user.uuid).execute();
+      await directory.legEnded(id, { answered: null, end: Date.now() });
+      const row = await app.database.db.selectFrom('cdr').selectAll().where('id', '=', id).executeTakeFirst();
+      assert.equal(row?.owner, null);
+      assert.equal(row?.b_number, 'bob_01');
+    });
+  });
+}
+
+test('the voicemail mail: caller, number, recording, the WAV attached only when wanted; German by default', () => {
+  const wav = new Uint8Array([1, 2, 3]);
+  const base = {
+    from: 'anonymous',
+    to: '+4930300',
+    recording: newUuid(),
+    seconds: 12.4,
+    time: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)),
+  };
+  const de = voicemailMail({ ...base, language: 'de', wav });
+  assert.match(de.subject, /Sprachnachricht von unbekannt/);
+  assert.match(de.text, /\+4930300/);
+  assert.match(de.text, /2026-01-02 03:04:05 UTC/);
+  assert.match(de.text, /12 s/);
+  assert.equal(de.attachments?.length, 1);
+  assert.equal(de.attachments?.[0]?.contentType, 'audio/wav');
+  const en = voicemailMail({ ...base, from: '+4917000', language: 'en', wav: undefined });
+  assert.match(en.subject, /New voice message from \+4917000/);
+  assert.equal(en.attachments?.length, 0);
+});

@@ -1,0 +1,286 @@
+/**
+ * Calls leaving the platform and the call features on real calls (issue 15 items 2, 4, 5):
+ * baresips register as SIP accounts through the Kamailio Zentrale starts; the carrier is a
+ * stand-in on its own loopback address (test/carrier.ts) that answers numbers with tones and
+ * places calls from numbers. What each side hears is checked with a Goertzel filter, what
+ * the carrier received (From, P-Asserted-Identity, Privacy) from its INVITEs, and the CDRs.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  dial,
+  hangUp,
+  heard,
+  phone,
+  sipAccount,
+  telephonyNode,
+  tone,
+  windowsOf,
+} from '../../../test/calls.js';
+import { type Carrier, startCarrier } from '../../../test/carrier.js';
+import { buildUser, loggedInClient } from '../../../test/helper.js';
+import { requireTelephonyPackages } from '../../../test/sipp.js';
+import type { App } from '../../app.js';
+import type { Cdr } from '../../modules/cdr/index.js';
+import { newUuid } from '../../platform/ids.js';
+
+requireTelephonyPackages();
+
+/** The CDRs of a user once `count` of them are written (they are written as legs end). */
+async function cdrsOf(app: App, owner: string, count: number): Promise<Cdr[]> {
+  for (let i = 0; i < 200; i++) {
+    const cdrs = await app.services.cdrs.listCdrs({ owner });
+    if (cdrs.length >= count) return cdrs;
+    await sleep(100);
+  }
+  return app.services.cdrs.listCdrs({ owner });
+}
+
+async function carrierNode(
+  t: Parameters<typeof telephonyNode>[0],
+): Promise<{ carrier: Carrier; node: Awaited<ReturnType<typeof telephonyNode>> }> {
+  const carrier = await startCarrier(t);
+  const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  return { carrier, node };
+}
+
+/** A user of a partner (with the callfilter right) holding `number` from the partner's pool. */
+async function partnerUser(app: App, number: string) {
+  const partner = await app.services.partners.createPartner(`p${Date.now()}`, 'partner-key', [
+    'phone',
+    'callfilter',
+  ]);
+  const user = await buildUser(app, { partnerUuid: partner.uuid });
+  await app.services.phones.addNumber(number, { partnerUuid: partner.uuid });
+  await app.services.phones.changePartnerNumbers(partner.uuid, user.uuid, { create: { [number]: {} } });
+  return { partner, user };
+}
+
+test("to the carrier: dial_prefix completes a short number, clip_number is the caller id, the number's p_asserted_identity goes as P-Asserted-Identity; clir withholds the caller id", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const { partner, user } = await partnerUser(app, '+4930777001');
+  await app.services.phones.changePartnerNumbers(partner.uuid, user.uuid, {
+    update: { '+4930777001': { p_asserted_identity: '+4930777999' } },
+  });
+  await app.services.dialplans.updateLegacyDialplan(user.uuid, {
+    dial_prefix: '+4940',
+    clip_number: '+4930777001',
+  });
+  carrier.answer('+4940123456', { tone: 1000 });
+  const alice = await sipAccount(app, 'alice_01', user.uuid);
+  const a = await phone(t, node, alice, { answerMode: 'manual', microphone: tone(600) });
+
+  await dial(a, '123456');
+  const call = await carrier.callTo('+4940123456');
+  await sleep(2000);
+  await hangUp(a);
+  await call.ended;
+  assert.match(call.headers.get('from') ?? '', /<sip:\+4930777001@/);
+  assert.match(call.headers.get('p-asserted-identity') ?? '', /<sip:\+4930777999@/);
+  assert.equal(call.headers.get('privacy'), undefined);
+  const atA = heard(a);
+  assert.ok(
+    windowsOf(atA, 1000) >= 30,
+    `alice heard the far end's 1000 Hz in ${windowsOf(atA, 1000)} windows`,
+  );
+  const atCarrier = await carrier.heard(call.recorder!, [600, 1000]);
+  assert.ok((atCarrier.get(600) ?? 0) >= 30, `the far end heard alice's 600 Hz: ${atCarrier.get(600)}`);
+
+  // clir_enable: anonymous From, Privacy: id; the asserted identity stays for the network.
+  await app.services.dialplans.updateLegacyDialplan(user.uuid, { clir_enable: true });
+  await dial(a, '00494099');
+  const hidden = await carrier.callTo('+494099');
+  await hangUp(a);
+  assert.match(hidden.headers.get('from') ?? '', /anonymous@anonymous\.invalid/);
+  assert.doesNotMatch(hidden.headers.get('from') ?? '', /4930777001/);
+  assert.equal(hidden.headers.get('privacy'), 'id');
+
+  // One CDR per call: outgoing, b_number the completed number, phone the caller id, ms fields.
+  const cdrs = await cdrsOf(app, user.uuid, 2);
+  const first = cdrs.find((cdr) => cdr.b_number === '+4940123456');
+  assert.ok(first, JSON.stringify(cdrs));
+  assert.equal(first.service, 'call');
+  assert.equal(first.phone, '+4930777001');
+  assert.equal(first.partner, partner.uuid);
+  assert.equal(first.root, first.id);
+  assert.ok(first.date > 1e12, 'date in ms');
+  assert.ok(first.t_post >= 1000, `talked for seconds: ${first.t_post} ms`);
+  assert.equal(await app.database.db.selectFrom('running_call').select('id').executeTakeFirst(), undefined);
+});
+
+test("the partner's call filter runs on every outgoing call (403 when it denies, its replacement dialled), and the concurrent-call quota refuses a call beyond it (486)", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const { partner, user } = await partnerUser(app, '+4930777002');
+  await app.services.callFilters.setFilter(partner.uuid, user.uuid, [
+    { type: 'match', key: '^\\+4990', pass: false },
+    { type: 'replace', key: '^\\+4941', value: '+4942' },
+    { type: 'service', key: 'sip', pass: true },
+  ]);
+  const a = await phone(t, node, await sipAccount(app, 'alice_01', user.uuid), { answerMode: 'manual' });
+  const b = await phone(t, node, await sipAccount(app, 'alice_02', user.uuid), { answerMode: 'manual' });
+
+  let closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4990123456');
+  assert.match(JSON.stringify(await closed), /403/);
+  assert.equal(carrier.calls.length, 0, 'nothing reached the carrier');
+
+  carrier.answer('+4942555', { tone: 1000 });
+  await dial(a, '+4941555');
+  await carrier.callTo('+4942555');
+  // The default pack allows 2 calls; with 1, a second call of the user is refused as busy.
+  await app.services.features.updatePack('default', { quota: { calls: 1 } });
+  closed = b.waitFor('CALL_CLOSED', 20_000);
+  b.command('dial', '+4942556');
+  assert.match(JSON.stringify(await closed), /486/);
+  await hangUp(a);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942555'],
+  );
+  await app.services.features.updatePack('default', { quota: { calls: 2 } });
+});
+
+test("call-through: *98 from the SIP account connects the saved phone once; the filter number calling the user's number does too", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777003', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930777003', { dialplan_enable: true });
+  await app.services.dialplans.updateLegacyDialplan(user.uuid, { dial_prefix: '+4940' });
+  carrier.answer('+4940555', { tone: 1000 });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01', user.uuid), {
+    answerMode: 'manual',
+    microphone: tone(600),
+  });
+
+  // Nothing pending: *98 is refused.
+  let closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '*98');
+  assert.match(JSON.stringify(await closed), /404/);
+
+  assert.equal((await client.call('POST', '/api/dialplan/callthrough', { phone: '555' })).status, 'ok');
+  await dial(a, '*98');
+  const through = await carrier.callTo('+4940555');
+  await sleep(2000);
+  await hangUp(a);
+  const atA = heard(a);
+  assert.ok(windowsOf(atA, 1000) >= 30, `connected to the saved phone: ${windowsOf(atA, 1000)} windows`);
+  assert.ok(((await carrier.heard(through.recorder!, [600])).get(600) ?? 0) >= 30);
+  // One-shot: used up.
+  closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '*98');
+  assert.match(JSON.stringify(await closed), /404/);
+
+  // From outside: the filter number calls the user's number and reaches the saved phone.
+  carrier.answer('+4940777', { tone: 1400 });
+  assert.equal(
+    (await client.call('POST', '/api/dialplan/callthrough', { phone: '+4940777', filter: '+4917012345' }))
+      .status,
+    'ok',
+  );
+  const { status, leg, recorder } = await carrier.dial(
+    `127.0.0.1:${node.sipPort}`,
+    '+4917012345',
+    '+4930777003',
+    425,
+  );
+  assert.equal(status, 200);
+  const saved = await carrier.callTo('+4940777');
+  await sleep(2000);
+  await leg.hangup();
+  await saved.ended;
+  assert.ok(
+    ((await carrier.heard(recorder!, [1400])).get(1400) ?? 0) >= 30,
+    'the caller hears the saved phone',
+  );
+  assert.ok(
+    ((await carrier.heard(saved.recorder!, [425])).get(425) ?? 0) >= 30,
+    'the saved phone hears the caller',
+  );
+
+  const cdrs = await cdrsOf(app, user.uuid, 4);
+  const services = cdrs.map((cdr) => cdr.service);
+  assert.deepEqual([...new Set(services)], ['call_through']);
+  const outside = cdrs.find((cdr) => cdr.a_number === '+4917012345');
+  assert.ok(outside && outside.phone === '+4930777003', JSON.stringify(cdrs));
+  const child = cdrs.find((cdr) => cdr.parent === outside.id);
+  assert.equal(child?.b_number, '+4940777');
+  assert.equal(child?.root, outside.id);
+});
+
+test('callback: cti_via is called first, then `to`, bridged; `from` is the caller id on both legs; two CDRs, parent and child', async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777004', { userUuid: user.uuid }, false);
+  await app.services.phones.setSwitches('+4930777004', { dialplan_enable: true });
+  await app.services.dialplans.updateLegacyDialplan(user.uuid, { cti_via: '+4940100' });
+  carrier.answer('+4940100', { tone: 600 });
+  carrier.answer('+4940200', { tone: 1000 });
+
+  const requested = await client.call('POST', '/api/dialplan/callback', {
+    from: '+4930777004',
+    to: '+4940200',
+  });
+  assert.equal(requested.status, 'ok', JSON.stringify(requested));
+  const via = await carrier.callTo('+4940100');
+  const to = await carrier.callTo('+4940200');
+  assert.ok(carrier.calls.indexOf(via) < carrier.calls.indexOf(to), 'cti_via first');
+  await sleep(2500);
+  await via.leg!.hangup();
+  await to.ended;
+  assert.match(via.headers.get('from') ?? '', /<sip:\+4930777004@/);
+  assert.match(to.headers.get('from') ?? '', /<sip:\+4930777004@/);
+  assert.ok(((await carrier.heard(via.recorder!, [600, 1000])).get(1000) ?? 0) >= 30, 'cti_via hears `to`');
+  assert.ok(((await carrier.heard(to.recorder!, [600, 1000])).get(600) ?? 0) >= 30, '`to` hears cti_via');
+
+  const cdrs = await cdrsOf(app, user.uuid, 2);
+  const parent = cdrs.find((cdr) => cdr.b_number === '+4940100');
+  const child = cdrs.find((cdr) => cdr.b_number === '+4940200');
+  assert.ok(parent && child, JSON.stringify(cdrs));
+  assert.deepEqual([parent.service, child.service], ['call_back', 'call_back']);
+  assert.equal(child.parent, parent.id);
+  assert.equal(child.root, parent.id);
+  assert.ok(parent.t_post >= child.t_post && child.t_post >= 1000, JSON.stringify(cdrs));
+});
+
+test('a restart closes the calls the last run left running: their CDRs are written when the engine starts again', async (t) => {
+  const node = await telephonyNode(t);
+  const { app } = node;
+  const user = await buildUser(app);
+  const engine = app.services.telephony.calls!;
+  const started = Date.now() - 30_000;
+  // What a node that stopped without ending its calls leaves behind (the engine writes this row per leg).
+  const leftOver = {
+    id: newUuid(),
+    node: engine.node,
+    owner: user.uuid,
+    service: 'call',
+    direction: 'out',
+    number: '+4940999',
+    phone: null,
+    parent: null,
+    date: started,
+    answered: started + 3000,
+    heartbeat: started + 20_000,
+  };
+  await app.database.db.insertInto('running_call').values(leftOver).execute();
+  await app.services.telephony.stop();
+  await app.services.telephony.start();
+  assert.ok(app.services.telephony.calls, 'the engine runs again');
+  const [cdr] = await cdrsOf(app, user.uuid, 1);
+  assert.ok(cdr, 'the left-over call has its CDR');
+  assert.deepEqual(
+    [cdr.id, cdr.b_number, cdr.date, cdr.t_pre, cdr.t_post],
+    [leftOver.id, '+4940999', started, 3000, 17_000],
+  );
+  assert.equal(await app.database.db.selectFrom('running_call').select('id').executeTakeFirst(), undefined);
+  // New calls work after the restart.
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4990000');
+  assert.match(JSON.stringify(await closed), /403/);
+});

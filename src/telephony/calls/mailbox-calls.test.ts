@@ -1,0 +1,259 @@
+/**
+ * What answers a number, beyond the basics (issue 15 item 3): the voicemail notification
+ * e-mail with the message attached, play_announcement_only, the dialplan ringtone mixed with
+ * the ring tone, the legacy dialplan's pools, timeout and busy branches and redirects to
+ * numbers outside, and call-reverse. Real baresips and the carrier stand-in (test/carrier.ts).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  dial,
+  hangUp,
+  heard,
+  nextEvent,
+  phone,
+  sipAccount,
+  telephonyNode,
+  tone,
+  uploadAnnouncement,
+  windowsOf,
+} from '../../../test/calls.js';
+import { startCarrier } from '../../../test/carrier.js';
+import { loggedInClient } from '../../../test/helper.js';
+import { startMailbox } from '../../../test/mailbox.js';
+import { requireTelephonyPackages } from '../../../test/sipp.js';
+import { sine } from '../../platform/content/test-inputs.js';
+import { parseWav } from '../../platform/content/wav.js';
+import { dominantFrequencies } from '../media/goertzel.js';
+
+requireTelephonyPackages();
+
+test('voicemail: the notification e-mail carries the message as WAV; play_announcement_only records nothing', async (t) => {
+  const mailbox = await startMailbox(t);
+  const node = await telephonyNode(t, { SMTP_URL: mailbox.url });
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930666001', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930666001', { dialplan_enable: true });
+  const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: { profiles: [{ record: { announcement } }] },
+  });
+  const set = await client.call('POST', '/api/phone', {
+    phone: {
+      '+4930666001': {
+        dialplan: dialplan.uuid,
+        notification_email: 'box@example.com',
+        notification_attachment: true,
+      },
+    },
+  });
+  assert.equal(set.status, 'ok', JSON.stringify(set));
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), {
+    answerMode: 'manual',
+    microphone: tone(1000),
+  });
+  await dial(a, '+4930666001');
+  await sleep(4000);
+  await hangUp(a);
+  const event = await nextEvent(client, 'recording_new');
+  for (let i = 0; i < 100 && mailbox.to('box@example.com').length === 0; i++) await sleep(100);
+  const mail = mailbox.last('box@example.com');
+  assert.match(mail.subject, /alice_01/);
+  assert.match(mail.text, /\+4930666001/);
+  assert.match(mail.text, new RegExp(event.recording as string));
+  const [attachment] = mail.parsed.attachments;
+  assert.ok(attachment, 'the message is attached');
+  assert.equal(attachment.contentType, 'audio/wav');
+  const audio = parseWav(new Uint8Array(attachment.content));
+  const windows = dominantFrequencies(audio.samples, audio.sampleRate, [1000, 1400], 30).filter(
+    (w) => w.rms > 0.05 && w.share > 0.7,
+  );
+  assert.ok(windows.filter((w) => w.frequency === 1000).length >= 40, 'the attachment holds what alice said');
+
+  // play_announcement_only: the announcement, then Zentrale hangs up; no recording, no mail.
+  await app.services.phones.setSwitches('+4930666001', { play_announcement_only: true });
+  const recordings = () =>
+    app.database.db
+      .selectFrom('object')
+      .select('uuid')
+      .where('owner', '=', user.uuid)
+      .where('type', '=', 'recording')
+      .execute();
+  const before = (await recordings()).length;
+  const closed = a.waitFor('CALL_CLOSED', 30_000);
+  await dial(a, '+4930666001');
+  await closed;
+  await sleep(500);
+  assert.equal(mailbox.to('box@example.com').length, 1, 'no second mail');
+  assert.equal((await recordings()).length, before, 'no recording');
+  // The second call's own dump: the announcement, then Zentrale hung up.
+  const atA = heard(a, 'last');
+  assert.ok(windowsOf(atA, 1400) >= 20, `the announcement played: ${windowsOf(atA, 1400)} windows`);
+});
+
+test('the dialplan ringtone: while the target rings the caller hears the announcement mixed with the ring tone, then the target', async (t) => {
+  const node = await telephonyNode(t);
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930666002', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930666002', { dialplan_enable: true });
+  const bob = await sipAccount(app, 'bob_01', user.uuid);
+  const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 2, 0.3));
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: {
+      ringtone: { announcement, mix: true },
+      profiles: [{ parallel: { targets: ['bob_01'], timeout: 30 } }],
+    },
+  });
+  assert.equal(dialplan.status, 'ok', JSON.stringify(dialplan));
+  await client.call('POST', '/api/phone', { phone: { '+4930666002': { dialplan: dialplan.uuid } } });
+  const b = await phone(t, node, bob, { answerMode: 'manual', microphone: tone(1000) });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+  const ringing = b.waitFor('CALL_INCOMING', 20_000);
+  await dial(a, '+4930666002');
+  await ringing;
+  await sleep(6000); // the announcement loops over more than one ring tone cadence (1 s on, 4 s off)
+  const answered = b.waitFor('CALL_ESTABLISHED', 20_000);
+  b.command('accept');
+  await answered;
+  await sleep(2000);
+  await hangUp(a, b);
+  const windows = heard(a);
+  assert.ok(windowsOf(windows, 1400) >= 40, `the announcement: ${windowsOf(windows, 1400)} windows`);
+  // Mixed: windows where the 425 Hz ring tone is as strong as the announcement.
+  const mixed = windows.filter((w) => w.frequency === 425 && w.share > 0.3).length;
+  assert.ok(mixed >= 10, `the ring tone under it: ${mixed} windows`);
+  assert.ok(windowsOf(windows, 1000) >= 30, `bob after he answered: ${windowsOf(windows, 1000)} windows`);
+});
+
+test('legacy dialplan: sip with the pools rings them all (inactive pool numbers not), timeout redirects to a number outside, busy takes its own branch', async (t) => {
+  const carrier = await startCarrier(t);
+  const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930666003', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930666003', { dialplan_enable: true });
+  const bob = await sipAccount(app, 'bob_01', user.uuid);
+  const carol = await sipAccount(app, 'carol_01', user.uuid);
+  carrier.answer('+4940300', { ring: true });
+  carrier.answer('+4940400', { tone: 1000 });
+  carrier.answer('+4940500', { tone: 600 });
+  const legacy = await client.call('POST', '/api/dialplan', {
+    action: 'sip',
+    sip: 'bob_01',
+    phone: '+4940400',
+    sip_pool: { add: ['carol_01'] },
+    phone_pool: { add: { '+4940300': true, '+4940301': false } },
+    timeout: { timeout: 5, action: 'redirect' },
+  });
+  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  const b = await phone(t, node, bob, { answerMode: 'manual' });
+  const c = await phone(t, node, carol, { answerMode: 'manual', microphone: tone(1400) });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+
+  // All ring; carol answers and is connected.
+  let ringing = [
+    b.waitFor('CALL_INCOMING', 20_000),
+    c.waitFor('CALL_INCOMING', 20_000),
+    carrier.callTo('+4940300'),
+  ];
+  const bobStops = b.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4930666003');
+  await Promise.all(ringing);
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  c.command('accept');
+  await established;
+  await bobStops;
+  await sleep(2000);
+  await hangUp(a, c);
+  assert.ok(windowsOf(heard(a), 1400) >= 30, 'carol from the sip_pool was connected');
+  assert.equal(carrier.calls.filter((call) => call.number === '+4940301').length, 0, 'inactive pool entry');
+
+  // Nobody answers within 5 s: the timeout action redirects to phone (outside, via the carrier).
+  ringing = [b.waitFor('CALL_INCOMING', 20_000), c.waitFor('CALL_INCOMING', 20_000)];
+  await dial(a, '+4930666003').then(
+    () => undefined,
+    () => undefined,
+  );
+  await Promise.all(ringing);
+  await carrier.callTo('+4940400', 30_000);
+  await sleep(2500);
+  await hangUp(a);
+  const windows = heard(a, 'last');
+  assert.ok(windowsOf(windows, 1000) >= 30, `redirected to +4940400: ${windowsOf(windows, 1000)} windows`);
+
+  // Only bob rings now; he refuses (486): the busy branch redirects to its own phone.
+  const change = await client.call('POST', '/api/dialplan', {
+    sip_pool: { delete: ['carol_01'] },
+    phone_pool: { delete: ['+4940300', '+4940301'] },
+    busy: { action: 'redirect', phone: '+4940500' },
+  });
+  assert.equal(change.status, 'ok', JSON.stringify(change));
+  const incoming = b.waitFor('CALL_INCOMING', 20_000);
+  const connected = a.waitFor('CALL_ESTABLISHED', 30_000);
+  a.command('dial', '+4930666003');
+  await incoming;
+  b.command('hangup');
+  await connected;
+  await carrier.callTo('+4940500');
+  await sleep(2500);
+  await hangUp(a);
+  assert.ok(windowsOf(heard(a, 'last'), 600) >= 30, 'the busy branch redirected to +4940500');
+});
+
+test("call-reverse: a call to the number signals dialplan_callreverse_start, the filter number's call is joined to the waiting caller, then _stop", async (t) => {
+  const carrier = await startCarrier(t);
+  const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  const { app } = node;
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930666004', { userUuid: user.uuid });
+  await app.services.phones.setSwitches('+4930666004', { dialplan_enable: true });
+  await sipAccount(app, 'bob_01', user.uuid); // not registered: rings nowhere
+  const legacy = await client.call('POST', '/api/dialplan', {
+    action: 'sip',
+    sip: 'bob_01',
+    callreverse_enable: true,
+    timeout: { timeout: 60, action: 'reject' },
+  });
+  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  const kamailio = `127.0.0.1:${node.sipPort}`;
+  const started = nextEvent(client, 'dialplan_callreverse_start');
+  const caller = await carrier.dial(kamailio, '+4917000111', '+4930666004', 600);
+  assert.equal(caller.status, 200);
+  const start = await started;
+  assert.deepEqual(
+    [start.owner, start.phone_from, start.phone_to],
+    [user.uuid, '+4917000111', '+4930666004'],
+  );
+  assert.equal(
+    (await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' })).status,
+    'ok',
+  );
+  const reverse = await carrier.dial(kamailio, '+4916000222', '+4930666004', 1000);
+  assert.equal(reverse.status, 200);
+  await sleep(2500);
+  const stopped = nextEvent(client, 'dialplan_callreverse_stop');
+  await caller.leg.hangup();
+  await stopped;
+  assert.ok(
+    ((await carrier.heard(caller.recorder!, [600, 1000])).get(1000) ?? 0) >= 30,
+    'the caller hears the reverse call',
+  );
+  assert.ok(((await carrier.heard(reverse.recorder!, [600, 1000])).get(600) ?? 0) >= 30, 'and the other way');
+  assert.equal(
+    (await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' })).status,
+    'no-callreverse',
+  );
+  let cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
+  for (let i = 0; i < 100 && cdrs.length < 2; i++) {
+    await sleep(100);
+    cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
+  }
+  const first = cdrs.find((cdr) => cdr.service === 'call');
+  const joined = cdrs.find((cdr) => cdr.service === 'call_reverse');
+  assert.equal(first?.a_number, '+4917000111', JSON.stringify(cdrs));
+  assert.equal(joined?.a_number, '+4916000222');
+  assert.equal(joined?.parent, first?.id);
+});
