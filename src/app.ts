@@ -26,6 +26,7 @@ import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
 import { recordingArea } from './modules/recording/index.js';
+import { ruleArea } from './modules/rule/index.js';
 import { sessionArea } from './modules/session/index.js';
 import { signupArea } from './modules/signup/index.js';
 import { sipArea } from './modules/sip/index.js';
@@ -81,6 +82,7 @@ const AREAS: readonly Area[] = [
   sipArea,
   cdrArea,
   callArea,
+  ruleArea,
   eventArea,
   languageArea,
 ];

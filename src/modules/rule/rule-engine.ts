@@ -632,7 +632,7 @@ export interface EdgeDecision {
   readonly edge: number;
   readonly from: string;
   readonly to: string;
-  readonly conditions: readonly ConditionTrace[];
+  readonly conditions: ConditionTrace[];
 }
 
 /** The edge of `state` followed now (its index and why), or null with the traces of those tried. */
@@ -724,8 +724,8 @@ export interface DryRunStep {
   readonly from: string;
   readonly to: string;
   readonly edge: number;
-  readonly conditions: readonly ConditionTrace[];
-  readonly actions: readonly Action[];
+  readonly conditions: ConditionTrace[];
+  readonly actions: Action[];
 }
 
 export interface DryRunResult {

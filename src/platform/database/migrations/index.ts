@@ -16,6 +16,7 @@ import * as sessionEvents from './0013-session-events.js';
 import * as invitationEmail from './0014-invitation-email.js';
 import * as partner from './0015-partner.js';
 import * as attachedVolume from './0016-attached-volume.js';
+import * as rules from './0025-rules.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0014-invitation-email': invitationEmail,
   '0015-partner': partner,
   '0016-attached-volume': attachedVolume,
+  '0025-rules': rules,
 };
