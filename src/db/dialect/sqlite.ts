@@ -25,7 +25,11 @@ const dropRowLocks: KyselyPlugin = {
   transformQuery({ node }: PluginTransformQueryArgs): RootOperationNode {
     if (node.kind !== 'SelectQueryNode' || !node.endModifiers) return node;
     const endModifiers = node.endModifiers.filter(
-      (modifier) => !(modifier.kind === 'SelectModifierNode' && modifier.modifier === 'ForUpdate'),
+      (modifier) =>
+        !(
+          modifier.kind === 'SelectModifierNode' &&
+          (modifier.modifier === 'ForUpdate' || modifier.modifier === 'SkipLocked')
+        ),
     );
     return { ...node, endModifiers };
   },

@@ -818,3 +818,66 @@ export function dryRun(
   }
   return { steps, state, next_wake: null, truncated };
 }
+
+// ---- one look of the live engine
+
+export interface LookStep {
+  readonly cause: 'start' | 'timer' | 'sensor' | 'enter';
+  readonly sensor?: string;
+  readonly from: string;
+  readonly to: string;
+  readonly edge: number;
+  readonly conditions: ConditionTrace[];
+  readonly actions: Action[];
+}
+
+/**
+ * One look of a live rule at `now` (the live engine's counterpart of the dry run's look): the
+ * edges followed from `state` (at most MAX_CHAIN), with their actions rendered, and where the rule
+ * ends up. `first` says why it looks: 'start' (activation), 'timer' (a wake) or a sensor value.
+ */
+export function follow(
+  rule: RuleDefinition,
+  at: {
+    state: string;
+    since: number;
+    enabled: number;
+    now: number;
+    sensors: ReadonlyMap<string, readonly Json[]>;
+  },
+  first: 'start' | 'timer' | { sensor: string; value: readonly Json[] },
+): { steps: LookStep[]; state: string; since: number; next_wake: number | null } {
+  const steps: LookStep[] = [];
+  let { state, since } = at;
+  let cause: Cause =
+    first === 'start'
+      ? { kind: 'enter' }
+      : first === 'timer'
+        ? { kind: 'timer' }
+        : { kind: 'sensor', sensor: first.sensor, value: first.value };
+  for (let chain = 0; chain < MAX_CHAIN; chain += 1) {
+    const { taken } = decideEdge(rule, state, {
+      now: at.now,
+      zone: rule.time_zone,
+      since,
+      enabled: at.enabled,
+      sensors: at.sensors,
+      cause,
+    });
+    if (!taken) break;
+    const kind = chain > 0 ? 'enter' : typeof first === 'string' ? first : 'sensor';
+    steps.push({
+      cause: kind,
+      ...(chain === 0 && typeof first !== 'string' ? { sensor: first.sensor } : {}),
+      from: taken.from,
+      to: taken.to,
+      edge: taken.edge,
+      conditions: taken.conditions,
+      actions: rule.edges[taken.edge]!.actions.map((action) => renderAction(action, rule, taken.to, at.now)),
+    });
+    state = taken.to;
+    since = at.now;
+    cause = { kind: 'enter' };
+  }
+  return { steps, state, since, next_wake: wakeOf(rule, state, since, at.now) };
+}

@@ -10,6 +10,7 @@ import {
   ListRuleAnswer,
   ListRuleQuery,
   RuleParams,
+  TraceAnswer,
   UpdateRuleBody,
 } from './rule.schema.js';
 import { MAX_RULES, type RuleService } from './rule.service.js';
@@ -89,6 +90,28 @@ export function ruleRoutes(app: AppInstance, rules: RuleService): void {
       schema: { summary: 'One rule', tags: ['rule'], params: RuleParams, response: { 200: GetRuleAnswer } },
     },
     async (request) => ({ rule: await rules.getRule(userOf(request), request.params.uuid) }),
+  );
+
+  app.get(
+    '/api/rule/:uuid/trace',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Zentrale extension: the last 100 transitions of a rule, newest first',
+        description:
+          'Each transition with the detail of a dry-run step (time, cause, from, to, edge, the conditions with why ' +
+          "each held, the actions with templates rendered) and each action's outcome: pending (waiting for its " +
+          'turn or a retry), running, done, or failed with the error. A failing action is tried 5 times with ' +
+          'back-off (10, 20, 40, 80 s) before it is failed; an action whose machinery is not there (no push, ' +
+          'sensor, call or usergroup area on this server) is failed at once. set_credit for a usergroup the owner ' +
+          'is no longer authorised for fails and deactivates the rule; the edge was followed. At most 100 ' +
+          'transitions are kept per rule and they go with the rule. Status wrong-rule.',
+        tags: ['rule'],
+        params: RuleParams,
+        response: { 200: TraceAnswer },
+      },
+    },
+    async (request) => ({ trace: await rules.getTrace(userOf(request), request.params.uuid) }),
   );
 
   app.post(

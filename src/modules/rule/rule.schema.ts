@@ -136,3 +136,28 @@ export const DryRunAnswer = envelope({
   next_wake: Type.Union([Type.Integer(), Type.Null()], { description: 'the next look after until' }),
   truncated: Type.Boolean({ description: 'true when 1000 steps ended the replay early' }),
 });
+
+export const TraceAnswer = envelope({
+  trace: Type.Array(
+    Type.Object({
+      time: Type.Integer({
+        description: 'seconds since epoch: the instant of the look (a wake looks at its own instant)',
+      }),
+      cause: Type.Enum(['start', 'timer', 'sensor', 'enter'], {
+        description:
+          'what made the rule look: activation or a jump (start), its clock, a sensor value, or entering a state',
+      }),
+      sensor: Type.Optional(Type.String()),
+      from: Type.String(),
+      to: Type.String(),
+      edge: Type.Integer({ description: 'index of the edge followed' }),
+      conditions: Type.Array(Trace, { description: 'each condition of the edge, why it held' }),
+      actions: Type.Array(Type.Unknown(), {
+        description:
+          'the actions as they ran (templates rendered), each with `outcome`: {result: pending, running, done or failed; ' +
+          'attempts; error}',
+      }),
+    }),
+    { description: 'the last 100 transitions, newest first' },
+  ),
+});

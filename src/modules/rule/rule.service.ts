@@ -21,31 +21,92 @@ import {
   type UpdateRuleBody,
 } from './rule.schema.js';
 import {
+  type Action,
   checkEdges,
   checkTimeZone,
   type DryRunResult,
   dryRun,
   type Edge,
   type Json,
+  type LookStep,
   type RuleDefinition,
   sensorsOf,
   statesOf,
   usergroupsOf,
-  wakeOf,
 } from './rule-engine.js';
 
 /** Most rules a user keeps (quota-exceeded beyond). */
 export const MAX_RULES = 500;
 
+/** Transitions of a live rule kept and shown at most (GET /api/rule/{uuid}/trace). */
+export const TRACE_LENGTH = 100;
+
+export interface ActionOutcome {
+  /** pending (waits for its turn or a retry), running, done, failed */
+  result: 'pending' | 'running' | 'done' | 'failed';
+  attempts: number;
+  error?: string;
+}
+
+/** One transition of a live rule: as a dry-run step, each action with its outcome. */
+export interface TraceStep extends Omit<LookStep, 'actions'> {
+  time: number;
+  actions: (Action & { outcome: ActionOutcome })[];
+}
+
 /** What the rule area asks of the sensor area. */
 export interface RuleSensors {
   /** Which of `sensors` the user may read (conditions) and act on (sensor_action). */
   permitted(user: string, sensors: { read: Set<string>; act: Set<string> }): Promise<boolean>;
+  /** The last value of a sensor (by capability index), or null when it has none yet. */
+  lastValue?(sensor: string): Promise<readonly Json[] | null>;
+  /**
+   * sensor_action: sends `value` to the sensor through the device task, as `owner` would; throws
+   * when it cannot be handed over (the engine retries).
+   */
+  act?(owner: string, sensor: string, value: readonly Json[]): Promise<void>;
 }
 
 /** What the rule area asks of the usergroup area (set_credit). */
 export interface RuleCredit {
   mayCredit(user: string, usergroups: Set<string>): Promise<boolean>;
+  /**
+   * set_credit: sets the usergroup's credit if `owner` is still authorised for it and answers
+   * 'set', or 'not-authorised' (then the rule is deactivated; the edge was followed).
+   */
+  setCredit?(owner: string, usergroup: string, credit: number): Promise<'set' | 'not-authorised'>;
+}
+
+/** What the rule area asks of the push area (push_notification). */
+export interface RulePush {
+  /** Queues the message for every push registration of `owner`; throws when it cannot. */
+  send(
+    owner: string,
+    message: { message: 'rule_engine_notification'; rule: string; content: Json },
+  ): Promise<void>;
+}
+
+/** What the rule area asks of the call engine (call). */
+export interface RuleCalls {
+  /** Places one call per recipient that plays the commands (announcements, silences). */
+  place(
+    owner: string,
+    call: {
+      from: string;
+      from_name?: string;
+      clip?: string;
+      recipients: string[];
+      commands: ({ silence: number } | { announcement: string })[];
+    },
+  ): Promise<void>;
+}
+
+/** The hooks other areas registered (the live engine reads them at each action). */
+export interface RuleHooks {
+  readonly sensors: RuleSensors | undefined;
+  readonly credit: RuleCredit | undefined;
+  readonly push: RulePush | undefined;
+  readonly calls: RuleCalls | undefined;
 }
 
 export interface RuleServiceDeps {
@@ -60,6 +121,9 @@ type Summary = { name: string; active: boolean; state: string; metadata: Record<
 export class RuleService {
   private sensors: RuleSensors | undefined;
   private credit: RuleCredit | undefined;
+  private changed: (() => void) | undefined;
+  private push: RulePush | undefined;
+  private calls: RuleCalls | undefined;
   private readonly now: () => number;
 
   constructor(private readonly deps: RuleServiceDeps) {
@@ -72,6 +136,23 @@ export class RuleService {
 
   useCredit(credit: RuleCredit): void {
     this.credit = credit;
+  }
+
+  usePush(push: RulePush): void {
+    this.push = push;
+  }
+
+  useCalls(calls: RuleCalls): void {
+    this.calls = calls;
+  }
+
+  get hooks(): RuleHooks {
+    return { sensors: this.sensors, credit: this.credit, push: this.push, calls: this.calls };
+  }
+
+  /** Called after every committed change of a rule (the live engine looks again at once). */
+  onChange(changed: () => void): void {
+    this.changed = changed;
   }
 
   createRule(user: string, body: CreateRuleBody): Promise<string> {
@@ -99,10 +180,14 @@ export class RuleService {
         state,
         since: now,
         enabled: now,
-        next_wake: active ? wakeOf(definition, state, now, now) : null,
+        // An active rule is looked at on entry at once (sensor_data checks the last value).
+        next_wake: active ? now : null,
+        look: 'start',
         time: uuidTime(uuid),
         sort_key: uuidSortKey(uuid),
       });
+      await this.keepSensors(w, uuid, definition.edges);
+      w.afterCommit(() => this.changed?.());
       w.emit([user], 'rule_new', {
         rule: uuid,
         name: definition.name,
@@ -173,7 +258,7 @@ export class RuleService {
 
       const now = this.now();
       const restart = body.edges !== undefined || body.time_zone !== undefined;
-      let { state, since, enabled } = row;
+      let { state, since, enabled, next_wake, look } = row;
       if (active && (!wasActive || restart)) {
         state = body.state ?? definition.initial_state;
         since = now;
@@ -182,6 +267,13 @@ export class RuleService {
         state = body.state;
         since = now;
       }
+      // A start, restart or jump is looked at on entry at once; otherwise the wake stays (a due
+      // wake that has not run yet is not skipped).
+      if (active && (!wasActive || restart || body.state !== undefined)) {
+        next_wake = now;
+        look = 'start';
+      }
+      if (!active) next_wake = null;
       await repo.updateRule(w.trx, uuid, {
         name: definition.name,
         time_zone: definition.time_zone,
@@ -192,8 +284,14 @@ export class RuleService {
         state,
         since,
         enabled,
-        next_wake: active ? wakeOf(definition, state, since, now) : null,
+        next_wake,
+        look,
       });
+      if (body.edges !== undefined) {
+        await repo.deleteRuleSensors(w.trx, uuid);
+        await this.keepSensors(w, uuid, definition.edges);
+      }
+      w.afterCommit(() => this.changed?.());
       this.emitUpdate(w, user, uuid, old, definition, { wasActive, active, oldState: row.state, state });
     });
   }
@@ -275,6 +373,44 @@ export class RuleService {
       throw new ApiError('access-denied', 'set_credit is not authorised for that usergroup');
   }
 
+  private async keepSensors(w: UnitOfWork, uuid: string, edges: readonly Edge[]): Promise<void> {
+    const { read } = sensorsOf(edges);
+    if (read.size > 0)
+      await repo.insertRuleSensors(
+        w.trx,
+        [...read].map((sensor) => ({ rule: uuid, sensor })),
+      );
+  }
+
+  /** GET /api/rule/{uuid}/trace: the last transitions, newest first, with each action's outcome. */
+  async getTrace(user: string, uuid: string): Promise<TraceStep[]> {
+    await this.requireRule(this.deps.db, user, uuid);
+    const traces = await repo.listTraces(this.deps.db, uuid, TRACE_LENGTH);
+    const outcomes = new Map(
+      (await repo.actionsOfRule(this.deps.db, uuid)).map((row) => [`${row.trace}/${row.position}`, row]),
+    );
+    return traces.map((row) => ({
+      time: Math.floor(Number(row.time) / 1000),
+      cause: row.cause as TraceStep['cause'],
+      ...(row.sensor ? { sensor: row.sensor } : {}),
+      from: row.from_state,
+      to: row.to_state,
+      edge: row.edge,
+      conditions: JSON.parse(row.conditions) as TraceStep['conditions'],
+      actions: (JSON.parse(row.actions) as Action[]).map((action, position) => {
+        const outcome = outcomes.get(`${row.uuid}/${position}`);
+        return {
+          ...action,
+          outcome: {
+            result: (outcome?.result ?? 'failed') as ActionOutcome['result'],
+            attempts: outcome?.attempts ?? 0,
+            ...(outcome?.error ? { error: outcome.error } : {}),
+          },
+        };
+      }),
+    }));
+  }
+
   private async requireRule(db: Db, user: string, uuid: string): Promise<repo.RuleTable> {
     const row = await repo.findOwnRule(db, user, uuid);
     if (!row) throw new ApiError('wrong-rule', 'unknown rule');
@@ -282,7 +418,7 @@ export class RuleService {
   }
 }
 
-function rowDefinition(row: repo.RuleTable): RuleDefinition {
+export function rowDefinition(row: repo.RuleTable): RuleDefinition {
   return {
     name: row.name,
     time_zone: row.time_zone,

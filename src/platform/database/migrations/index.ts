@@ -17,6 +17,7 @@ import * as invitationEmail from './0014-invitation-email.js';
 import * as partner from './0015-partner.js';
 import * as attachedVolume from './0016-attached-volume.js';
 import * as rules from './0025-rules.js';
+import * as ruleRuns from './0026-rule-runs.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0015-partner': partner,
   '0016-attached-volume': attachedVolume,
   '0025-rules': rules,
+  '0026-rule-runs': ruleRuns,
 };
