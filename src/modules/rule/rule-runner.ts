@@ -56,6 +56,8 @@ export class RuleRunner {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  /** Called after each committed timer look with how late it ran (ms); for the benchmark. */
+  onLate: ((ms: number) => void) | undefined;
 
   constructor(private readonly deps: RuleRunnerDeps) {
     this.now = deps.now ?? Date.now;
@@ -130,13 +132,15 @@ export class RuleRunner {
     const sensors = await this.lastValues(
       (await repo.sensorsOfRule(this.deps.db, uuid)).map((r) => r.sensor),
     );
-    await this.deps.writer.write(async (w) => {
+    const due = await this.deps.writer.write(async (w) => {
       const row = await repo.lockDueRule(w.trx, uuid, this.now());
-      if (!row || row.next_wake === null) return;
+      if (!row || row.next_wake === null) return null;
       // The look happens at the wake's own instant (also when the node was down then).
       const at = Number(row.next_wake);
-      await this.apply(w, row, at, sensors, row.look === 'start' ? 'start' : 'timer');
+      await this.store(w, await this.apply(w, row, at, sensors, row.look === 'start' ? 'start' : 'timer'));
+      return at;
     });
+    if (due !== null) this.onLate?.(this.now() - due);
   }
 
   /**
@@ -149,11 +153,13 @@ export class RuleRunner {
     sensors.set(sensor, value);
     await this.deps.writer.write(async (w) => {
       const rows = await repo.lockRulesOfSensor(w.trx, sensor);
+      const batch = newBatch();
       for (const row of rows) {
         // A value older than the rule's activation is no event for it.
         if (time < Number(row.enabled)) continue;
-        await this.apply(w, row, Math.max(time, Number(row.since)), sensors, { sensor, value });
+        await this.apply(w, row, Math.max(time, Number(row.since)), sensors, { sensor, value }, batch);
       }
+      await this.store(w, batch);
     });
     await this.runActions();
   }
@@ -173,34 +179,37 @@ export class RuleRunner {
     return sensors;
   }
 
-  /** Follows the edges of a locked rule at `at`, stores state, wake, transitions and actions. */
+  /**
+   * Follows the edges of a locked rule at `at` and stores its state and wake; its transitions and
+   * actions are added to `batch` (stored by `store`, one insert for many rules).
+   */
   private async apply(
     w: UnitOfWork,
     row: repo.RuleTable,
     at: number,
     sensors: ReadonlyMap<string, readonly Json[]>,
     first: 'start' | 'timer' | { sensor: string; value: readonly Json[] },
-  ): Promise<void> {
+    batch: Batch = newBatch(),
+  ): Promise<Batch> {
     const result = follow(
       rowDefinition(row),
       { state: row.state, since: Number(row.since), enabled: Number(row.enabled), now: at, sensors },
       first,
     );
     // A sensor look that follows no edge changes nothing (a pending wake or entry look stays).
-    if (typeof first === 'object' && result.steps.length === 0) return;
+    if (typeof first === 'object' && result.steps.length === 0) return batch;
+    const seq = Number(row.trace_seq);
     await repo.updateRule(w.trx, row.uuid, {
       state: result.state,
       since: result.since,
       next_wake: result.next_wake,
       look: 'timer',
+      trace_seq: seq + result.steps.length,
     });
-    if (result.steps.length === 0) return;
-    const seq = await repo.lastSeq(w.trx, row.uuid);
-    const traces: repo.RuleTraceTable[] = [];
-    const actions: repo.RuleActionTable[] = [];
+    if (result.steps.length === 0) return batch;
     result.steps.forEach((step, index) => {
       const uuid = newUuid();
-      traces.push({
+      batch.traces.push({
         uuid,
         rule: row.uuid,
         seq: seq + index + 1,
@@ -214,7 +223,7 @@ export class RuleRunner {
         actions: JSON.stringify(step.actions),
       });
       for (const position of step.actions.keys())
-        actions.push({
+        batch.actions.push({
           trace: uuid,
           position,
           rule: row.uuid,
@@ -225,12 +234,21 @@ export class RuleRunner {
           error: null,
         });
     });
-    await repo.insertTraces(w.trx, traces);
-    if (actions.length > 0) await repo.insertActions(w.trx, actions);
-    await repo.pruneTraces(w.trx, row.uuid, seq + result.steps.length - TRACE_LENGTH);
+    const floor = seq + result.steps.length - TRACE_LENGTH;
+    if (floor > 0) batch.prune.push([row.uuid, floor]);
     if (result.state !== row.state)
       w.emit([row.owner], 'rule_update', { rule: row.uuid, state: result.state });
-    if (actions.length > 0) w.afterCommit(() => this.poke());
+    return batch;
+  }
+
+  /** Stores the transitions and actions of a look (or of many), keeping 100 per rule. */
+  private async store(w: UnitOfWork, batch: Batch): Promise<void> {
+    for (let i = 0; i < batch.traces.length; i += CHUNK)
+      await repo.insertTraces(w.trx, batch.traces.slice(i, i + CHUNK));
+    for (let i = 0; i < batch.actions.length; i += CHUNK)
+      await repo.insertActions(w.trx, batch.actions.slice(i, i + CHUNK));
+    for (const [rule, floor] of batch.prune) await repo.pruneTraces(w.trx, rule, floor);
+    if (batch.actions.length > 0) w.afterCommit(() => this.poke());
   }
 
   /** Runs every due action of the outbox (each claimed by one node). */
@@ -330,6 +348,16 @@ export class RuleRunner {
     });
   }
 }
+
+/** Rows of one unit of work's transitions. */
+interface Batch {
+  traces: repo.RuleTraceTable[];
+  actions: repo.RuleActionTable[];
+  prune: [string, number][];
+}
+const newBatch = (): Batch => ({ traces: [], actions: [], prune: [] });
+/** Rows per insert (below both databases' parameter limits). */
+const CHUNK = 500;
 
 /** A failure no retry can mend. */
 class Final extends Error {}

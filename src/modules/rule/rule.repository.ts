@@ -23,6 +23,8 @@ export interface RuleTable {
   next_wake: number | null;
   /** 'start': the next look is the entry look of an activation or jump; 'timer': a wake. */
   look: string;
+  /** seq of the rule's newest transition (rule_trace). */
+  trace_seq: number;
   time: number;
   sort_key: string;
 }
@@ -190,15 +192,6 @@ export function sensorsBesides(db: Db, sensor: string): Promise<{ sensor: string
 
 export function sensorsOfRule(db: Db, rule: string): Promise<{ sensor: string }[]> {
   return db.selectFrom('rule_sensor').select('sensor').where('rule', '=', rule).execute();
-}
-
-export async function lastSeq(db: Db, rule: string): Promise<number> {
-  const row = await db
-    .selectFrom('rule_trace')
-    .select((eb) => eb.fn.max('seq').as('seq'))
-    .where('rule', '=', rule)
-    .executeTakeFirst();
-  return row?.seq == null ? 0 : Number(row.seq);
 }
 
 export function insertTraces(db: Db, rows: RuleTraceTable[]): Promise<unknown> {

@@ -183,6 +183,7 @@ export class RuleService {
         // An active rule is looked at on entry at once (sensor_data checks the last value).
         next_wake: active ? now : null,
         look: 'start',
+        trace_seq: 0,
         time: uuidTime(uuid),
         sort_key: uuidSortKey(uuid),
       });

@@ -12,6 +12,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('look', 'text', (c) => c.notNull().defaultTo('timer'))
     .execute();
   await db.schema
+    .alterTable('rule')
+    .addColumn('trace_seq', 'bigint', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema
     .createTable('rule_sensor')
     .addColumn('rule', 'text', (c) => c.notNull().references('rule.uuid').onDelete('cascade'))
     .addColumn('sensor', 'text', (c) => c.notNull())
@@ -52,5 +56,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await db.schema.dropTable('rule_action').execute();
   await db.schema.dropTable('rule_trace').execute();
   await db.schema.dropTable('rule_sensor').execute();
+  await db.schema.alterTable('rule').dropColumn('trace_seq').execute();
   await db.schema.alterTable('rule').dropColumn('look').execute();
 }
