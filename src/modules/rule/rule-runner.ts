@@ -199,11 +199,11 @@ export class RuleRunner {
     // A sensor look that follows no edge changes nothing (a pending wake or entry look stays).
     if (typeof first === 'object' && result.steps.length === 0) return batch;
     const seq = Number(row.trace_seq);
-    await repo.updateRule(w.trx, row.uuid, {
+    batch.looks.push({
+      uuid: row.uuid,
       state: result.state,
       since: result.since,
       next_wake: result.next_wake,
-      look: 'timer',
       trace_seq: seq + result.steps.length,
     });
     if (result.steps.length === 0) return batch;
@@ -243,6 +243,8 @@ export class RuleRunner {
 
   /** Stores the transitions and actions of a look (or of many), keeping 100 per rule. */
   private async store(w: UnitOfWork, batch: Batch): Promise<void> {
+    for (let i = 0; i < batch.looks.length; i += CHUNK)
+      await repo.updateLooks(w.trx, batch.looks.slice(i, i + CHUNK));
     for (let i = 0; i < batch.traces.length; i += CHUNK)
       await repo.insertTraces(w.trx, batch.traces.slice(i, i + CHUNK));
     for (let i = 0; i < batch.actions.length; i += CHUNK)
@@ -351,11 +353,12 @@ export class RuleRunner {
 
 /** Rows of one unit of work's transitions. */
 interface Batch {
+  looks: repo.RuleLook[];
   traces: repo.RuleTraceTable[];
   actions: repo.RuleActionTable[];
   prune: [string, number][];
 }
-const newBatch = (): Batch => ({ traces: [], actions: [], prune: [] });
+const newBatch = (): Batch => ({ looks: [], traces: [], actions: [], prune: [] });
 /** Rows per insert (below both databases' parameter limits). */
 const CHUNK = 500;
 

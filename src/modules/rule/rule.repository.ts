@@ -1,4 +1,5 @@
 /** Storage of rules (spec "Rules"): one row per rule, edges and metadata as JSON. One query per function. */
+import { sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 import { applyPage, type PageQuery } from '../../platform/paging.js';
 
@@ -268,4 +269,16 @@ export function finishAction(
     .where('trace', '=', trace)
     .where('position', '=', position)
     .execute();
+}
+
+export type RuleLook = Pick<RuleTable, 'uuid' | 'state' | 'since' | 'next_wake' | 'trace_seq'>;
+
+/** The outcome of many looks in one statement (UPDATE ... FROM VALUES; both databases). */
+export function updateLooks(db: Db, rows: readonly RuleLook[]): Promise<unknown> {
+  const values = sql.join(
+    rows.map((r) => sql`(${r.uuid}, ${r.state}, ${r.since}, ${r.next_wake}, ${r.trace_seq})`),
+  );
+  return sql`UPDATE rule SET state = v.column2, since = CAST(v.column3 AS BIGINT),
+    next_wake = CAST(v.column4 AS BIGINT), look = 'timer', trace_seq = CAST(v.column5 AS BIGINT)
+    FROM (VALUES ${values}) AS v WHERE rule.uuid = v.column1`.execute(db);
 }
