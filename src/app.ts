@@ -30,6 +30,7 @@ import { phoneArea } from './modules/phone/index.js';
 import { presentationArea } from './modules/presentation/index.js';
 import { pushArea } from './modules/push/index.js';
 import { recordingArea } from './modules/recording/index.js';
+import { ruleArea } from './modules/rule/index.js';
 import { sensorArea } from './modules/sensor/index.js';
 import { sessionArea } from './modules/session/index.js';
 import { signupArea } from './modules/signup/index.js';
@@ -91,6 +92,7 @@ const AREAS: readonly Area[] = [
   sipArea,
   cdrArea,
   callArea,
+  ruleArea,
   eventArea,
   languageArea,
   partnerStreamArea,

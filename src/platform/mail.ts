@@ -267,6 +267,20 @@ export class Mailer {
     }
   }
 
+  /**
+   * Sends a plain-text mail written by a user (a rule's email action): every recipient in To.
+   * email-failure when it cannot be handed over.
+   */
+  async sendText(to: readonly string[], subject: string, text: string): Promise<void> {
+    try {
+      const info = await this.transport.sendMail({ from: this.from, to: [...to], subject, text });
+      if (this.outbox) await this.writeEml(info.message as Buffer);
+    } catch (error) {
+      this.log.warn({ err: error, kind: 'text' }, 'mail not sent');
+      throw new ApiError('email-failure', 'the e-mail could not be sent');
+    }
+  }
+
   close(): void {
     this.transport.close();
   }

@@ -22,6 +22,8 @@ import * as partnerGroups from './0021-partner-groups.js';
 import * as partnerStreams from './0022-partner-streams.js';
 import * as devices from './0023-devices.js';
 import * as push from './0024-push.js';
+import * as rules from './0025-rules.js';
+import * as ruleRuns from './0026-rule-runs.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -46,4 +48,6 @@ export const migrations: Record<string, Migration> = {
   '0022-partner-streams': partnerStreams,
   '0023-devices': devices,
   '0024-push': push,
+  '0025-rules': rules,
+  '0026-rule-runs': ruleRuns,
 };

@@ -1,0 +1,36 @@
+import { defineArea } from '../../platform/area.js';
+import { ruleRoutes as routes } from './rule.routes.js';
+import { RuleService as Rules } from './rule.service.js';
+import { RuleRunner } from './rule-runner.js';
+
+export type { RuleCalls, RuleCredit, RulePush, RuleSensors } from './rule.service.js';
+export { RuleService } from './rule.service.js';
+export { RuleRunner } from './rule-runner.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    readonly rules: Rules;
+    /** The live engine: the sensor area calls `ruleRunner.sensorValue` for every new value. */
+    readonly ruleRunner: RuleRunner;
+  }
+}
+
+/** Spec "Rules": the rules API, dry run and trace, and the live engine; other areas register hooks. */
+export const ruleArea = defineArea({
+  name: 'rule',
+  create: (s, { database, log }) => {
+    const rules = new Rules({ db: database.db, writer: s.writer });
+    const ruleRunner = new RuleRunner({
+      db: database.db,
+      writer: s.writer,
+      mailer: s.mailer,
+      hooks: () => rules.hooks,
+      log,
+    });
+    rules.onChange(() => ruleRunner.poke());
+    return { rules, ruleRunner };
+  },
+  routes: (app, s) => routes(app, s.rules),
+  start: (s) => s.ruleRunner.start(),
+  stop: (s) => s.ruleRunner.stop(),
+});

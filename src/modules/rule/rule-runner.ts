@@ -1,0 +1,366 @@
+/**
+ * The live rule engine (spec "Rules", "Rule activity"; issue 19 items 2 and 3): looks at rules when
+ * they are due (a wake of their conditions, or the entry look after activation) and when a value
+ * of a sensor they read arrives, follows edges with the pure engine (rule-engine.ts `follow`),
+ * and runs the actions.
+ *
+ * Durable and exactly once (decided; docs/decisions.md):
+ * - Timers and state live in the rule row (state, since, next_wake). A look is one unit of work:
+ *   the row is claimed with SELECT ... FOR UPDATE SKIP LOCKED (PostgreSQL; SQLite has one writer),
+ *   re-checked as due, and updated with its new state and wake together with the transitions
+ *   (rule_trace) and their actions (rule_action, the outbox). Of two nodes one looks; a wake
+ *   that came due while every node was down is looked at once at start, at its own instant (so a
+ *   `time` value still holds and templates show the due time), missed wakes in order.
+ * - Actions run after the commit, from the outbox: each is claimed by one atomic update that
+ *   leases it for 60 s, then handed over, then marked done. A node that dies while handing one
+ *   over leaves it leased; after the lease another node hands it over again (at least once only
+ *   across such a crash; an action is never lost).
+ * - A failing action is tried 5 times with back-off (10 s, 20 s, 40 s, 80 s), then recorded as
+ *   failed; it never holds up other actions or rules. An action whose area has not registered
+ *   its hook is recorded as failed at once ("no ... hook"), not dropped.
+ * - set_credit: the usergroup area answers whether the owner is still authorised; if not, the
+ *   rule is deactivated (rule_update active false) and stays in the state the edge led to.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
+import { newUuid } from '../../platform/ids.js';
+import type { Mailer } from '../../platform/mail.js';
+import * as repo from './rule.repository.js';
+import { type RuleHooks, rowDefinition, TRACE_LENGTH } from './rule.service.js';
+import { type Action, follow, type Json } from './rule-engine.js';
+
+/** How often the scheduler looks for due rules and actions when nothing woke it earlier. */
+const POLL_MS = 250;
+/** Due rules taken per scheduler pass. */
+const BATCH = 200;
+/** How long a node holds an action it is handing over. */
+const LEASE_MS = 60_000;
+/** Attempts of a failing action before it is recorded as failed. */
+export const MAX_ATTEMPTS = 5;
+const BACKOFF_MS = 10_000;
+
+export interface RuleRunnerDeps {
+  db: Db;
+  writer: Writer;
+  mailer: Mailer;
+  hooks: () => RuleHooks;
+  log: Pick<FastifyBaseLogger, 'error' | 'warn'>;
+  /** Milliseconds since the epoch; for tests. */
+  now?: () => number;
+}
+
+export class RuleRunner {
+  private readonly now: () => number;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private again = false;
+  private stopped = true;
+  /** Called after each committed timer look with how late it ran (ms); for the benchmark. */
+  onLate: ((ms: number) => void) | undefined;
+
+  constructor(private readonly deps: RuleRunnerDeps) {
+    this.now = deps.now ?? Date.now;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(0);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** Looks again soon (a rule was changed on this node). */
+  poke(): void {
+    if (!this.stopped) this.schedule(0);
+  }
+
+  private schedule(delay: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.pass(), delay);
+    this.timer.unref?.();
+  }
+
+  private async pass(): Promise<void> {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.tick().catch((error) =>
+      this.deps.log.error({ err: error }, 'rule engine pass failed'),
+    );
+    await this.running;
+    this.running = undefined;
+    if (this.stopped) return;
+    const again = this.again;
+    this.again = false;
+    this.schedule(again ? 0 : await this.delay());
+  }
+
+  /** Until the next wake, at most POLL_MS (other nodes change rules too). */
+  private async delay(): Promise<number> {
+    try {
+      const wake = await repo.earliestWake(this.deps.db);
+      return wake === null ? POLL_MS : Math.max(0, Math.min(POLL_MS, wake - this.now()));
+    } catch {
+      return POLL_MS;
+    }
+  }
+
+  /** One pass: every due rule looked at, then every due action run. Tests call it directly. */
+  async tick(): Promise<void> {
+    for (;;) {
+      const due = await repo.dueRules(this.deps.db, this.now(), BATCH);
+      for (const { uuid } of due) {
+        try {
+          await this.lookDue(uuid);
+        } catch (error) {
+          this.deps.log.error({ err: error, rule: uuid }, 'rule look failed');
+        }
+      }
+      if (due.length < BATCH) break;
+    }
+    await this.runActions();
+  }
+
+  /** One look at a due rule (its wake, or its entry look), in one unit of work. */
+  private async lookDue(uuid: string): Promise<void> {
+    const sensors = await this.lastValues(
+      (await repo.sensorsOfRule(this.deps.db, uuid)).map((r) => r.sensor),
+    );
+    const due = await this.deps.writer.write(async (w) => {
+      const row = await repo.lockDueRule(w.trx, uuid, this.now());
+      if (!row || row.next_wake === null) return null;
+      // The look happens at the wake's own instant (also when the node was down then).
+      const at = Number(row.next_wake);
+      await this.store(w, await this.apply(w, row, at, sensors, row.look === 'start' ? 'start' : 'timer'));
+      return at;
+    });
+    if (due !== null) this.onLate?.(this.now() - due);
+  }
+
+  /**
+   * A new value of a sensor (the sensor area calls this for every value): every active rule that
+   * reads it is looked at, all in one unit of work.
+   */
+  async sensorValue(sensor: string, value: readonly Json[], time: number = this.now()): Promise<void> {
+    const others = (await repo.sensorsBesides(this.deps.db, sensor)).map((r) => r.sensor);
+    const sensors = await this.lastValues(others);
+    sensors.set(sensor, value);
+    await this.deps.writer.write(async (w) => {
+      const rows = await repo.lockRulesOfSensor(w.trx, sensor);
+      const batch = newBatch();
+      for (const row of rows) {
+        // A value older than the rule's activation is no event for it.
+        if (time < Number(row.enabled)) continue;
+        await this.apply(w, row, Math.max(time, Number(row.since)), sensors, { sensor, value }, batch);
+      }
+      await this.store(w, batch);
+    });
+    await this.runActions();
+  }
+
+  private async lastValues(list: readonly string[]): Promise<Map<string, readonly Json[]>> {
+    const sensors = new Map<string, readonly Json[]>();
+    const hook = this.deps.hooks().sensors;
+    if (!hook?.lastValue) return sensors;
+    for (const sensor of new Set(list)) {
+      try {
+        const value = await hook.lastValue(sensor);
+        if (value) sensors.set(sensor, value);
+      } catch (error) {
+        this.deps.log.warn({ err: error, sensor }, 'last sensor value not readable');
+      }
+    }
+    return sensors;
+  }
+
+  /**
+   * Follows the edges of a locked rule at `at` and stores its state and wake; its transitions and
+   * actions are added to `batch` (stored by `store`, one insert for many rules).
+   */
+  private async apply(
+    w: UnitOfWork,
+    row: repo.RuleTable,
+    at: number,
+    sensors: ReadonlyMap<string, readonly Json[]>,
+    first: 'start' | 'timer' | { sensor: string; value: readonly Json[] },
+    batch: Batch = newBatch(),
+  ): Promise<Batch> {
+    const result = follow(
+      rowDefinition(row),
+      { state: row.state, since: Number(row.since), enabled: Number(row.enabled), now: at, sensors },
+      first,
+    );
+    // A sensor look that follows no edge changes nothing (a pending wake or entry look stays).
+    if (typeof first === 'object' && result.steps.length === 0) return batch;
+    const seq = Number(row.trace_seq);
+    batch.looks.push({
+      uuid: row.uuid,
+      state: result.state,
+      since: result.since,
+      next_wake: result.next_wake,
+      trace_seq: seq + result.steps.length,
+    });
+    if (result.steps.length === 0) return batch;
+    result.steps.forEach((step, index) => {
+      const uuid = newUuid();
+      batch.traces.push({
+        uuid,
+        rule: row.uuid,
+        seq: seq + index + 1,
+        time: at,
+        cause: step.cause,
+        sensor: step.sensor ?? null,
+        from_state: step.from,
+        to_state: step.to,
+        edge: step.edge,
+        conditions: JSON.stringify(step.conditions),
+        actions: JSON.stringify(step.actions),
+      });
+      for (const position of step.actions.keys())
+        batch.actions.push({
+          trace: uuid,
+          position,
+          rule: row.uuid,
+          owner: row.owner,
+          result: 'pending',
+          attempts: 0,
+          next_try: at,
+          error: null,
+        });
+    });
+    const floor = seq + result.steps.length - TRACE_LENGTH;
+    if (floor > 0) batch.prune.push([row.uuid, floor]);
+    if (result.state !== row.state)
+      w.emit([row.owner], 'rule_update', { rule: row.uuid, state: result.state });
+    return batch;
+  }
+
+  /** Stores the transitions and actions of a look (or of many), keeping 100 per rule. */
+  private async store(w: UnitOfWork, batch: Batch): Promise<void> {
+    for (let i = 0; i < batch.looks.length; i += CHUNK)
+      await repo.updateLooks(w.trx, batch.looks.slice(i, i + CHUNK));
+    for (let i = 0; i < batch.traces.length; i += CHUNK)
+      await repo.insertTraces(w.trx, batch.traces.slice(i, i + CHUNK));
+    for (let i = 0; i < batch.actions.length; i += CHUNK)
+      await repo.insertActions(w.trx, batch.actions.slice(i, i + CHUNK));
+    for (const [rule, floor] of batch.prune) await repo.pruneTraces(w.trx, rule, floor);
+    if (batch.actions.length > 0) w.afterCommit(() => this.poke());
+  }
+
+  /** Runs every due action of the outbox (each claimed by one node). */
+  async runActions(): Promise<void> {
+    for (;;) {
+      const now = this.now();
+      const due = await repo.dueActions(this.deps.db, now, BATCH);
+      for (const row of due) {
+        if (!(await repo.claimAction(this.deps.db, row, now, LEASE_MS))) continue;
+        const action = (JSON.parse(row.actions) as Action[])[row.position];
+        await this.runOne(row, action, row.attempts + 1);
+      }
+      if (due.length < BATCH) return;
+    }
+  }
+
+  private async runOne(
+    row: repo.RuleActionTable,
+    action: Action | undefined,
+    attempt: number,
+  ): Promise<void> {
+    const finish = (changes: Pick<repo.RuleActionTable, 'result' | 'next_try' | 'error'>) =>
+      repo.finishAction(this.deps.db, row.trace, row.position, changes);
+    try {
+      if (!action) throw new Final('the action is gone');
+      await this.hand(row, action);
+      await finish({ result: 'done', next_try: null, error: null });
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      const final = error instanceof Final || attempt >= MAX_ATTEMPTS;
+      this.deps.log.warn(
+        { rule: row.rule, action: action?.type, attempt, error: message },
+        'rule action failed',
+      );
+      await finish(
+        final
+          ? { result: 'failed', next_try: null, error: message.slice(0, 500) }
+          : {
+              result: 'pending',
+              next_try: this.now() + BACKOFF_MS * 2 ** (attempt - 1),
+              error: message.slice(0, 500),
+            },
+      );
+    }
+  }
+
+  /** Hands one action over to the machinery that carries it out. */
+  private async hand(row: repo.RuleActionTable, action: Action): Promise<void> {
+    const hooks = this.deps.hooks();
+    switch (action.type) {
+      case 'email':
+        await this.deps.mailer.sendText(
+          action.recipients as string[],
+          action.subject as string,
+          action.text as string,
+        );
+        return;
+      case 'push_notification':
+        if (!hooks.push) throw new Final('no push hook: waits for the push area');
+        await hooks.push.send(row.owner, {
+          message: 'rule_engine_notification',
+          rule: row.rule,
+          content: action.content as Json,
+        });
+        return;
+      case 'sensor_action':
+        if (!hooks.sensors?.act) throw new Final('no sensor action hook: waits for the sensor area');
+        await hooks.sensors.act(row.owner, action.sensor as string, action.value as Json[]);
+        return;
+      case 'call':
+        if (!hooks.calls) throw new Final('no call hook: waits for the call engine');
+        await hooks.calls.place(row.owner, action as never);
+        return;
+      case 'set_credit': {
+        if (!hooks.credit?.setCredit) throw new Final('no credit hook: waits for the usergroup area');
+        const answer = await hooks.credit.setCredit(
+          row.owner,
+          action.usergroup as string,
+          action.credit as number,
+        );
+        if (answer === 'not-authorised') {
+          await this.deactivate(row.rule, row.owner);
+          throw new Final('authorisation lost: the rule is deactivated');
+        }
+        return;
+      }
+      default:
+        throw new Final(`unknown action ${String(action.type)}`);
+    }
+  }
+
+  /** Authorisation lost (set_credit): the rule stops where the edge led it. */
+  private deactivate(rule: string, owner: string): Promise<void> {
+    return this.deps.writer.write(async (w) => {
+      await repo.updateRule(w.trx, rule, { active: 0, next_wake: null });
+      w.emit([owner], 'rule_update', { rule, active: false });
+    });
+  }
+}
+
+/** Rows of one unit of work's transitions. */
+interface Batch {
+  looks: repo.RuleLook[];
+  traces: repo.RuleTraceTable[];
+  actions: repo.RuleActionTable[];
+  prune: [string, number][];
+}
+const newBatch = (): Batch => ({ looks: [], traces: [], actions: [], prune: [] });
+/** Rows per insert (below both databases' parameter limits). */
+const CHUNK = 500;
+
+/** A failure no retry can mend. */
+class Final extends Error {}
