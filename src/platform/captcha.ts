@@ -419,7 +419,10 @@ export function captchaTestAnswerWarning(
 ): { level: 'warn' | 'error'; message: string } | undefined {
   if (!answer) return undefined;
   if (nodeEnv === 'test')
-    return { level: 'warn', message: 'CAPTCHA_TEST_ANSWER is set: captchas can be bypassed (NODE_ENV=test).' };
+    return {
+      level: 'warn',
+      message: 'CAPTCHA_TEST_ANSWER is set: captchas can be bypassed (NODE_ENV=test).',
+    };
   return {
     level: 'error',
     message:
