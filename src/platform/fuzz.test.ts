@@ -14,6 +14,7 @@ for (const dialect of DIALECTS) {
   test(`every operation answers generated bad requests within the conventions (${dialect})`, async (t) => {
     const app = await build(t, { dialect });
     const result = await fuzz(app, { seed: 18, perOperation: 3 });
+    t.diagnostic(`${result.requests} requests: ${JSON.stringify(result.byStatus)}`);
     assert.ok(result.requests > 300, `${result.requests} requests`);
     assert.deepEqual(result.defects, []);
   });
