@@ -230,6 +230,15 @@ function badBody(op: Operation, fixtures: Fixtures, random: () => number): strin
   }
 }
 
+/** The router's answer to a path no route takes. */
+const UNKNOWN_ROUTE = '{"status":"fail","message":"unknown route"}';
+/**
+ * A `..` segment (also as `%2e%2e`): URL parsing removes it with the segment before, so the
+ * request reaches another path, usually no route at all (answered as an unknown route even
+ * where the operation was a binary download).
+ */
+const DOT_SEGMENT = /\/(\.\.|%2e%2e)(\/|$|\?)/i;
+
 export interface Fixtures {
   uuid: string;
   uuids: string[];
@@ -397,7 +406,11 @@ export async function fuzz(
       const defect = (problem: string) => result.defects.push({ request: label, problem });
       let status: string | undefined;
       if (response.statusCode >= 500) defect(`HTTP ${response.statusCode}`);
-      else if (op.binary && response.statusCode === 404) {
+      else if (
+        op.binary &&
+        response.statusCode === 404 &&
+        !(DOT_SEGMENT.test(request.url) && response.body === UNKNOWN_ROUTE)
+      ) {
         count('http-404');
         if (response.body !== '') defect('binary 404 with a body');
       } else if (
@@ -409,8 +422,7 @@ export async function fuzz(
       } else if (response.statusCode === 404) {
         // The router's own answer, for a path that lost a segment ('' as a parameter).
         count('unknown-route');
-        if (response.body !== '{"status":"fail","message":"unknown route"}')
-          defect(`HTTP 404 ${response.body.slice(0, 100)}`);
+        if (response.body !== UNKNOWN_ROUTE) defect(`HTTP 404 ${response.body.slice(0, 100)}`);
       } else if (response.statusCode !== 200) defect(`HTTP ${response.statusCode}`);
       else {
         try {

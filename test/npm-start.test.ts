@@ -49,7 +49,7 @@ for (const dialect of ['sqlite', 'postgres'] as const)
       output += chunk.toString();
     });
     const server = await new Promise<number>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`did not start:\n${output}`)), 30_000);
+      const timer = setTimeout(() => reject(new Error(`did not start:\n${output}`)), 120_000);
       npm.stdout.on('data', () => {
         const match = /"pid":(\d+)[^\n]*serves the API/.exec(output);
         if (match) {
