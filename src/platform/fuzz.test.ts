@@ -25,7 +25,7 @@ for (const dialect of DIALECTS) {
     const app = await build(t, { dialect, env: { REQUEST_TIMEOUT: '2' } });
     await app.server.listen({ port: 0, host: '127.0.0.1' });
     const { port } = app.server.server.address() as net.AddressInfo;
-    const result = await fuzzTransport(app, port, { slowEvery: 25, requestTimeoutMs: 2000 });
+    const result = await fuzzTransport(app, port, { slowEvery: 10, requestTimeoutMs: 2000 });
     t.diagnostic(`${result.requests} requests: ${JSON.stringify(result.byStatus)}`);
     assert.ok(result.requests > 1000, `${result.requests} requests`);
     assert.deepEqual(result.defects, []);
