@@ -473,7 +473,13 @@ function rawExchange(
       const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
       if (!match) return resolve(undefined);
       const at = text.indexOf('\r\n\r\n');
-      resolve({ code: Number(match[1]), body: at < 0 ? '' : text.slice(at + 4), closed });
+      // Closed by the server, or announced so (the client may hang up first once it has the answer).
+      const announced = /\r\nconnection: close\r\n/i.test(at < 0 ? text : text.slice(0, at + 2));
+      resolve({
+        code: Number(match[1]),
+        body: at < 0 ? '' : text.slice(at + 4),
+        closed: closed || announced,
+      });
     };
     const timer = setTimeout(() => {
       socket.destroy();
