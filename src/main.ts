@@ -1,5 +1,6 @@
 /** `npm start`: one Zentrale node with the settings of the environment (decisions.md). */
 import { buildApp } from './app.js';
+import { captchaTestAnswerWarning } from './platform/captcha.js';
 import { ConfigError, loadConfig } from './platform/config.js';
 import { createLogger } from './platform/server.js';
 
@@ -15,8 +16,8 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config);
-  if (config.captchaTestAnswer)
-    log.warn('CAPTCHA_TEST_ANSWER is set: captchas can be bypassed. For automated tests only.');
+  const captcha = captchaTestAnswerWarning(config.captchaTestAnswer, process.env.NODE_ENV);
+  if (captcha) log[captcha.level](captcha.message);
   const app = await buildApp(config, log);
   await app.server.listen({ port: config.port, host: config.host });
   const database = config.databaseUrl ? 'PostgreSQL' : `SQLite in ${config.dataDir}`;

@@ -9,6 +9,8 @@
  * src/platform/fuzz.test.ts (a moderate run) and bench/fuzz.ts (a large one).
  */
 import crypto from 'node:crypto';
+import net from 'node:net';
+import zlib from 'node:zlib';
 import { sql } from 'kysely';
 import type { App } from '../src/app.js';
 import { isApiStatus } from '../src/platform/errors.js';
@@ -228,6 +230,15 @@ function badBody(op: Operation, fixtures: Fixtures, random: () => number): strin
   }
 }
 
+/** The router's answer to a path no route takes. */
+const UNKNOWN_ROUTE = '{"status":"fail","message":"unknown route"}';
+/**
+ * A `..` segment (also as `%2e%2e`): URL parsing removes it with the segment before, so the
+ * request reaches another path, usually no route at all (answered as an unknown route even
+ * where the operation was a binary download).
+ */
+const DOT_SEGMENT = /\/(\.\.|%2e%2e)(\/|$|\?)/i;
+
 export interface Fixtures {
   uuid: string;
   uuids: string[];
@@ -395,9 +406,11 @@ export async function fuzz(
       const defect = (problem: string) => result.defects.push({ request: label, problem });
       let status: string | undefined;
       if (response.statusCode >= 500) defect(`HTTP ${response.statusCode}`);
-      // A '..' segment is resolved before routing (as browsers and the test client do), so the
-      // request names another path and gets the router's unknown-route answer below.
-      else if (op.binary && response.statusCode === 404 && !/\/\.\.(\/|\?|$)/.test(request.url)) {
+      else if (
+        op.binary &&
+        response.statusCode === 404 &&
+        !(DOT_SEGMENT.test(request.url) && response.body === UNKNOWN_ROUTE)
+      ) {
         count('http-404');
         if (response.body !== '') defect('binary 404 with a body');
       } else if (
@@ -409,8 +422,7 @@ export async function fuzz(
       } else if (response.statusCode === 404) {
         // The router's own answer, for a path that lost a segment ('' as a parameter).
         count('unknown-route');
-        if (response.body !== '{"status":"fail","message":"unknown route"}')
-          defect(`HTTP 404 ${response.body.slice(0, 100)}`);
+        if (response.body !== UNKNOWN_ROUTE) defect(`HTTP 404 ${response.body.slice(0, 100)}`);
       } else if (response.statusCode !== 200) defect(`HTTP ${response.statusCode}`);
       else {
         try {
@@ -431,6 +443,269 @@ export async function fuzz(
         digest = after;
       }
       if (status === 'ok' && op.method !== 'GET') await relogin();
+    }
+  }
+  return result;
+}
+
+// ---- the transport: what arrives before a handler could look at it ----
+
+/** A raw answer: the HTTP status, the body, and whether the server closed the connection. */
+interface RawAnswer {
+  readonly code: number;
+  readonly body: string;
+  readonly closed: boolean;
+}
+
+/** Sends raw bytes (chunks `gapMs` apart; `end` half-closes after them) and reads the answer. */
+function rawExchange(
+  port: number,
+  chunks: readonly Buffer[],
+  options: { gapMs?: number; waitMs?: number } = {},
+): Promise<RawAnswer | undefined> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    const parts: Buffer[] = [];
+    let closed = false;
+    const finish = () => {
+      clearTimeout(timer);
+      const text = Buffer.concat(parts).toString('latin1');
+      const match = /^HTTP\/1\.1 (\d{3})/.exec(text);
+      if (!match) return resolve(undefined);
+      const at = text.indexOf('\r\n\r\n');
+      // Closed by the server, or announced so (the client may hang up first once it has the answer).
+      const announced = /\r\nconnection: close\r\n/i.test(at < 0 ? text : text.slice(0, at + 2));
+      resolve({
+        code: Number(match[1]),
+        body: at < 0 ? '' : text.slice(at + 4),
+        closed: closed || announced,
+      });
+    };
+    const timer = setTimeout(() => {
+      socket.destroy();
+    }, options.waitMs ?? 10_000);
+    socket.on('data', (chunk: Buffer) => parts.push(chunk));
+    socket.on('end', () => {
+      closed = true;
+    });
+    socket.on('close', finish);
+    socket.on('error', () => {});
+    socket.on('connect', async () => {
+      for (const chunk of chunks) {
+        if (socket.destroyed) return;
+        socket.write(chunk);
+        if (options.gapMs) await new Promise((r) => setTimeout(r, options.gapMs));
+      }
+      // One answer is enough: the server may keep the connection open after it.
+      const check = setInterval(() => {
+        const text = Buffer.concat(parts).toString('latin1');
+        const length = /content-length: (\d+)/i.exec(text);
+        const at = text.indexOf('\r\n\r\n');
+        if (length && at >= 0 && Buffer.byteLength(text.slice(at + 4), 'latin1') >= Number(length[1])) {
+          clearInterval(check);
+          socket.destroy();
+        }
+      }, 20);
+      socket.on('close', () => clearInterval(check));
+    });
+  });
+}
+
+const ENCODINGS: Record<string, (data: Buffer) => Buffer> = {
+  gzip: (data) => zlib.gzipSync(data),
+  deflate: (data) => zlib.deflateSync(data),
+  br: (data) => zlib.brotliCompressSync(data),
+  compress: (data) => data,
+  identity: (data) => data,
+  zstd: (data) => data,
+  'gzip, deflate': (data) => zlib.deflateSync(zlib.gzipSync(data)),
+  'x-unknown': (data) => data,
+};
+
+/** A gzip bomb: 10 MB of one byte inside a JSON string, about 10 KB compressed. */
+const BOMB = zlib.gzipSync(
+  Buffer.concat([Buffer.from('{"x":"'), Buffer.alloc(10_000_000, 0x61), Buffer.from('"}')]),
+);
+
+/**
+ * The fuzz at the transport (issue 18): every operation, over a real socket, with a raw byte
+ * 0xFF and a 100,000-character parameter in the path, a 70 KB query string, a 70 KB header,
+ * each Content-Encoding (and a gzip bomb) on its body, a body cut off half way and one sent a
+ * byte at a time (on every `slowEvery`-th operation: each waits for the request timeout), and,
+ * for writes to an object, eight identical requests at once. Each answer must be HTTP 200 with
+ * `ok` or a status of the union; `fail` only as the parser's "malformed request" or "request
+ * timeout" on a closed connection; a binary download or an unknown route 404 with the
+ * envelope or an empty body; and nothing may wait without end.
+ */
+export async function fuzzTransport(
+  app: App,
+  port: number,
+  options: { slowEvery: number; requestTimeoutMs: number },
+): Promise<FuzzResult> {
+  const { clients, fixtures } = await setUp(app);
+  const operations = await operationsOf(app);
+  const result: FuzzResult = { requests: 0, byStatus: {}, defects: [] };
+  const sid = clients.owner.sid!;
+  const check = (label: string, op: Operation, answer: RawAnswer | undefined, allowFail: boolean) => {
+    result.requests += 1;
+    const defect = (problem: string) => result.defects.push({ request: label, problem });
+    if (!answer) {
+      // Closed without an answer: allowed only where the client never finished its request.
+      result.byStatus['closed-unanswered'] = (result.byStatus['closed-unanswered'] ?? 0) + 1;
+      if (!allowFail) defect('no answer');
+      return;
+    }
+    if (answer.code >= 500) return defect(`HTTP ${answer.code}`);
+    if (answer.code === 404 && (answer.body === '' || answer.body.includes('unknown route'))) {
+      result.byStatus['http-404'] = (result.byStatus['http-404'] ?? 0) + 1;
+      return;
+    }
+    if (answer.code !== 200) return defect(`HTTP ${answer.code}`);
+    let status: string | undefined;
+    let message: string | undefined;
+    try {
+      ({ status, message } = JSON.parse(answer.body) as { status?: string; message?: string });
+    } catch {
+      if (op.binary) {
+        result.byStatus.binary = (result.byStatus.binary ?? 0) + 1;
+        return;
+      }
+      return defect(`not JSON: ${answer.body.slice(0, 80)}`);
+    }
+    const key = status === 'fail' ? `fail (${message})` : String(status);
+    result.byStatus[key] = (result.byStatus[key] ?? 0) + 1;
+    if (status === 'fail') {
+      if (!(allowFail && /^(malformed request|request timeout)$/.test(message ?? '')))
+        defect(`fail: ${answer.body.slice(0, 120)}`);
+    } else if (status !== 'ok' && !isApiStatus(String(status))) defect(`status ${status} outside the union`);
+  };
+  const head = (method: string, url: string, extra: string[] = []) =>
+    Buffer.from(
+      [`${method} ${url} HTTP/1.1`, 'Host: fuzz', `authorization: Bearer ${sid}`, ...extra, '', ''].join(
+        '\r\n',
+      ),
+      'latin1',
+    );
+  const random = seeded(1818);
+  let index = 0;
+  for (const op of operations) {
+    index += 1;
+    const base = generateRequest(op, fixtures, random).url.split('?')[0]!;
+    const withParam = (value: string) =>
+      op.path.includes('{')
+        ? op.path.replace(/\{[^}]+\}/, value).replace(/\{[^}]+\}/g, 'x')
+        : `${op.path}/${value}`;
+    const label = (what: string) => `${what} ${op.method} ${op.path}`;
+    // Raw byte 0xFF in the path; a path parameter of 100,000 characters.
+    check(
+      label('raw byte'),
+      op,
+      await rawExchange(port, [
+        Buffer.concat([
+          Buffer.from(`${op.method} ${withParam('a')}`),
+          Buffer.from([0xff]),
+          head('', '').subarray(1),
+        ]),
+      ]),
+      true,
+    );
+    check(
+      label('long parameter'),
+      op,
+      await rawExchange(port, [head(op.method, withParam('a'.repeat(100_000)))]),
+      true,
+    );
+    // A 70 KB query string and a 70 KB header.
+    check(
+      label('huge query'),
+      op,
+      await rawExchange(port, [head(op.method, `${base}?q=${'b'.repeat(70_000)}`)]),
+      true,
+    );
+    check(
+      label('huge header'),
+      op,
+      await rawExchange(port, [head(op.method, base, [`x-fuzz: ${'c'.repeat(70_000)}`])]),
+      true,
+    );
+    if (op.method === 'POST') {
+      const body = Buffer.from(JSON.stringify(sample(op.body, fixtures) ?? {}));
+      for (const [encoding, encode] of Object.entries(ENCODINGS)) {
+        const data = encode(body);
+        check(
+          label(`content-encoding ${encoding}`),
+          op,
+          await rawExchange(port, [
+            head('POST', base, [
+              'content-type: application/json',
+              `content-encoding: ${encoding}`,
+              `content-length: ${data.length}`,
+            ]),
+            data,
+          ]),
+          false,
+        );
+      }
+      check(
+        label('gzip bomb'),
+        op,
+        await rawExchange(port, [
+          head('POST', base, [
+            'content-type: application/json',
+            'content-encoding: gzip',
+            `content-length: ${BOMB.length}`,
+          ]),
+          BOMB,
+        ]),
+        false,
+      );
+      if (index % options.slowEvery === 0) {
+        const cut = [
+          head('POST', base, ['content-type: application/json', `content-length: ${body.length + 10}`]),
+          body,
+        ];
+        const slow = [
+          head('POST', base, ['content-type: application/json', `content-length: ${body.length}`]),
+          ...[...body].map((byte) => Buffer.from([byte])),
+        ];
+        const wait = options.requestTimeoutMs * 3;
+        const [truncated, trickled] = await Promise.all([
+          rawExchange(port, cut, { waitMs: wait }),
+          rawExchange(port, slow, { gapMs: 1000, waitMs: wait }),
+        ]);
+        // Answered "request timeout" (or closed) by the server, before the client gave up.
+        for (const [what, answer] of [
+          ['truncated body', truncated],
+          ['slow body', trickled],
+        ] as const) {
+          check(label(what), op, answer, true);
+          if (answer && !answer.closed)
+            result.defects.push({ request: label(what), problem: 'connection kept' });
+        }
+      }
+    }
+  }
+  // Parallel writes to one object, last (deletions take the fixtures away).
+  for (const op of operations) {
+    const label = (what: string) => `${what} ${op.method} ${op.path}`;
+    if (op.method !== 'GET' && op.path.includes('{uuid}') && !/session/.test(op.path)) {
+      const url = op.path.replace('{uuid}', fixtures.uuid).replace(/\{[^}]+\}/g, fixtures.uuids[0]!);
+      const payload = op.method === 'POST' ? JSON.stringify(sample(op.body, fixtures) ?? {}) : undefined;
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, () =>
+          app.server.inject({
+            method: op.method,
+            url,
+            headers: {
+              authorization: `Bearer ${sid}`,
+              ...(payload === undefined ? {} : { 'content-type': 'application/json' }),
+            },
+            ...(payload === undefined ? {} : { payload }),
+          }),
+        ),
+      );
+      for (const answer of answers)
+        check(label('parallel'), op, { code: answer.statusCode, body: answer.body, closed: false }, false);
     }
   }
   return result;

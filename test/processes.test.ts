@@ -4,10 +4,13 @@
  */
 import assert from 'node:assert/strict';
 import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { describe, type TestContext, test } from 'node:test';
 import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
+import { textPdf } from '../src/platform/content/test-inputs.js';
 import { freeTcpPort as freePort } from '../src/platform/ports.js';
 import { createLogger } from '../src/platform/server.js';
 import { testEnv } from './helper.js';
@@ -190,6 +193,126 @@ describe('server processes', () => {
         after.map((e) => [e.id, (e.update as Record<string, number>)['kill.count']]),
         [0, 1, 2, 3, 4, 5, 6, 7].map((n) => [n, n]),
       );
+    });
+  }
+
+  for (const dialect of ['sqlite', 'postgres'] as const) {
+    test(`SIGKILL during writes, uploads, conversions and event delivery loses nothing acknowledged and leaves no orphan (${dialect})`, async (t) => {
+      const env = await testEnv(t, dialect, { CONTENT_WORKERS: '1' });
+      await createUser(env, 'crashuser');
+      const node = await startNode(t, env);
+      const login = await call(node, 'POST', '/api/session', undefined, {
+        username: 'crashuser',
+        password: 'secret-pw',
+      });
+      const sid = login.sid as string;
+      const upload = async (target: Node, uuid: string, pdf: Uint8Array) => {
+        const response = await fetch(`${target.url}/api/fax/${uuid}/doc.pdf`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${sid}`, 'content-type': 'application/pdf' },
+          body: Buffer.from(pdf),
+        });
+        return ((await response.json()) as { status: string }).status;
+      };
+
+      // Conversions: faxes whose upload was answered ok, converting when the node dies.
+      const faxes: { uuid: string; pages: number }[] = [];
+      for (const pages of [40, 25, 3]) {
+        const uuid = (await call(node, 'POST', '/api/fax', sid, { description: `f${pages}` })).uuid as string;
+        assert.equal(await upload(node, uuid, await textPdf(pages)), 'ok');
+        faxes.push({ uuid, pages });
+      }
+      // An upload cut off by the crash, to a fax that has content: the content stays.
+      const kept = faxes[2]!;
+      const slow = net.connect(Number(new URL(node.url).port), '127.0.0.1');
+      slow.on('error', () => {});
+      await new Promise((resolve) => slow.on('connect', resolve));
+      const body = Buffer.from(await textPdf(2));
+      slow.write(
+        `POST /api/fax/${kept.uuid}/doc.pdf HTTP/1.1\r\nHost: x\r\nauthorization: Bearer ${sid}\r\n` +
+          `content-type: application/pdf\r\ncontent-length: ${body.length}\r\n\r\n`,
+      );
+      slow.write(body.subarray(0, body.length >> 1));
+
+      // Event delivery: a long-poll client taking every event as it comes.
+      const delivered = new Map<number, string>();
+      let polling = true;
+      const poller = (async () => {
+        let next = 0;
+        while (polling) {
+          try {
+            const answer = await call(node, 'GET', `/api/event?next=${next}&timeout=2`, sid);
+            for (const event of (answer.event as Ev[] | undefined) ?? []) {
+              delivered.set(event.id, JSON.stringify(event));
+              next = event.id + 1;
+            }
+          } catch {
+            return; // the node died
+          }
+        }
+      })();
+      // Writes: contacts created one after another; each answered ok must survive.
+      const acknowledged: string[] = [];
+      let writing = true;
+      const writer = (async () => {
+        for (let i = 0; writing; i++) {
+          try {
+            const made = await call(node, 'POST', '/api/contact', sid, { firstname: `C${i}`, lastname: 'K' });
+            if (made.status === 'ok') acknowledged.push(made.uuid as string);
+          } catch {
+            return;
+          }
+        }
+      })();
+      while (acknowledged.length < 20 || delivered.size < 10) await new Promise((r) => setTimeout(r, 50));
+
+      node.process.kill('SIGKILL');
+      await node.exited;
+      writing = false;
+      polling = false;
+      await Promise.all([writer, poller]);
+      slow.destroy();
+
+      const again = await startNode(t, env, Number(new URL(node.url).port));
+      // Every write answered ok is there.
+      for (const uuid of acknowledged)
+        assert.equal((await call(again, 'GET', `/api/contact/${uuid}`, sid)).status, 'ok', uuid);
+      // Every event delivered before the crash is there with its id; none is issued twice.
+      const session = await call(again, 'GET', '/api/session', sid);
+      const stored = new Map<number, string>();
+      for (let next = 0; next < (session.next_event as number); ) {
+        const answer = await call(again, 'GET', `/api/event?next=${next}&timeout=1`, sid);
+        const events = answer.event as Ev[];
+        if (events.length === 0) break;
+        for (const event of events) stored.set(event.id, JSON.stringify(event));
+        next = events.at(-1)!.id + 1;
+      }
+      for (const [id, event] of delivered) assert.equal(stored.get(id), event, `event ${id}`);
+      const made = await call(again, 'POST', '/api/contact', sid, { firstname: 'After', lastname: 'Crash' });
+      const fresh = (await call(again, 'GET', `/api/event?next=${session.next_event}&timeout=5`, sid))
+        .event as Ev[];
+      assert.ok(fresh.length > 0 && !stored.has(fresh[0]!.id), 'a new event gets a new id');
+      assert.equal(made.status, 'ok');
+
+      // Every conversion finishes with the right page count; the cut-off upload changed nothing.
+      for (const fax of faxes) {
+        let shown: Record<string, unknown> = {};
+        for (let i = 0; i < 600; i++) {
+          shown = (await call(again, 'GET', `/api/fax/${fax.uuid}`, sid)).fax as Record<string, unknown>;
+          if (shown.status !== 'convert') break;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+        assert.deepEqual([shown.status, shown.page_count], ['ok', fax.pages], fax.uuid);
+      }
+      // No orphan: each fax keeps one content version, without its upload or .partial files.
+      const content = path.join(env.DATA_DIR!, 'content');
+      for (const fax of faxes) {
+        const versions = fs.readdirSync(path.join(content, fax.uuid));
+        assert.equal(versions.length, 1, `${fax.uuid}: ${versions}`);
+        const files = fs.readdirSync(path.join(content, fax.uuid, versions[0]!));
+        assert.deepEqual(files.sort(), ['fax.json', 'fax.tif'], `${fax.uuid}: ${files}`);
+      }
+      assert.deepEqual(fs.readdirSync(content).sort(), faxes.map((fax) => fax.uuid).sort());
     });
   }
 

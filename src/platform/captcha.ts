@@ -406,3 +406,27 @@ export async function renderCaptcha(): Promise<{ answer: string; png: Buffer }> 
 export function normaliseCaptchaAnswer(typed: string): string {
   return typed.trim().toUpperCase();
 }
+
+/**
+ * The start log's word on CAPTCHA_TEST_ANSWER (issue 12 item 16). The shared contract
+ * (decisions.md) lets acceptance tests set it without NODE_ENV, so it stays accepted; outside
+ * NODE_ENV=test the node says loudly, at error level and on every start, that anyone knowing
+ * the value passes every captcha.
+ */
+export function captchaTestAnswerWarning(
+  answer: string | undefined,
+  nodeEnv: string | undefined,
+): { level: 'warn' | 'error'; message: string } | undefined {
+  if (!answer) return undefined;
+  if (nodeEnv === 'test')
+    return {
+      level: 'warn',
+      message: 'CAPTCHA_TEST_ANSWER is set: captchas can be bypassed (NODE_ENV=test).',
+    };
+  return {
+    level: 'error',
+    message:
+      'CAPTCHA_TEST_ANSWER is set outside NODE_ENV=test: anyone who knows it passes every captcha ' +
+      '(sign-up, password recovery). Unset it on every node that the public can reach.',
+  };
+}

@@ -47,7 +47,9 @@ export function announcementRoutes(app: AppInstance, announcements: Announcement
       description:
         `${CONVERTED} The format is read from the content, not the name. Statuses wrong-announcement, ` +
         'access-denied, too-large, malformed-file (the announcement keeps its audio), quota-exceeded ' +
-        "(the upload does not fit into the owner's free storage volume).",
+        "(the upload, with the owner's uploads still converting, does not fit into the owner's free " +
+        'storage volume), exceeded-limit (10 objects of the owner are converting). Audio longer ' +
+        'than an hour is too-large; a newer upload supersedes a conversion still running.',
       run: (user, uuid, body) => announcements.uploadAudio(user, uuid, body),
     });
   }

@@ -63,7 +63,11 @@ export function faxRoutes(app: AppInstance, faxes: FaxService): void {
       'object_modify and fax_convert {fax, status, page_count (when ok)} go to its readers. ' +
       'Statuses wrong-fax, access-denied, wrong-state (a received fax, or one being or already ' +
       'transmitted), too-large, malformed-file (the fax keeps its content), quota-exceeded (the upload ' +
-      "does not fit into the owner's free storage volume; a converted result that does not fit ends as fail).",
+      "with the owner's uploads still converting, does not fit into the owner's free storage volume, or " +
+      "has more pages than the owner's monthly fax quota; a converted result that does not fit ends as " +
+      'fail), exceeded-limit (10 objects of the owner are converting). More than 500 pages, or a page ' +
+      'drawing images of more than 100 million pixels, is too-large; a newer upload supersedes a ' +
+      'conversion still running.',
     querystring: UploadQuery,
     run: (user, uuid, body, query) => faxes.uploadPdf(user, uuid, body, query),
   });

@@ -28,7 +28,10 @@ import {
   type UploadQuery,
 } from './fax.schema.js';
 
-export type FaxServiceDeps = ContentObjectsDeps;
+export interface FaxServiceDeps extends ContentObjectsDeps {
+  /** Fax pages a month the user's feature packs allow (spec "Feature packs" quota.fax). */
+  readonly faxPageQuota?: (db: Db, user: string) => Promise<number>;
+}
 
 /** The type fields kept in the object row. */
 interface FaxData {
@@ -84,6 +87,13 @@ export class FaxService {
       wrong: 'wrong-fax',
       conversions: ['fax'],
       files: () => [FILES.faxTiff, FILES.faxIndex],
+      // A fax of more pages than the owner may send in a month could never be sent (issue 12:
+      // 3,000 pages accepted with a pack of 50): quota-exceeded, nothing stored.
+      checkInput: async (db, owner, probe) => {
+        if (!deps.faxPageQuota || probe.page_count === undefined) return;
+        if (probe.page_count > (await deps.faxPageQuota(db, owner)))
+          throw new ApiError('quota-exceeded', 'more pages than the fax quota allows a month');
+      },
       converted: (_current, content, metadata) =>
         content
           ? {

@@ -581,7 +581,7 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect });
       const { client, user } = await loggedInClient(app);
       const { features } = app.services;
-      await features.createPack('tiny', { quota: { volume: 1 } });
+      await features.createPack('tiny', { quota: { volume: 1, fax: 50 } });
       await features.unassignPack(user.uuid, 'default');
       await features.assignPack(user.uuid, 'tiny');
       const uuid = await createFax(client);
@@ -613,6 +613,69 @@ for (const dialect of DIALECTS) {
 
       await features.unassignPack(user.uuid, 'tiny');
       assert.equal((await client.call('POST', '/api/fax', {})).status, 'quota-exceeded');
+    });
+
+    test('uploads waiting for conversion count: volume, pages a month, conversions per user (issue 12)', async (t) => {
+      const env = await testEnv(t, dialect);
+      const config = loadConfig(env);
+      // The content service is not started: every recorded job stays pending.
+      const database = await openStorage(config);
+      t.after(() => database.close());
+      const services = createServices(database, config, pino({ level: 'silent' }));
+      t.after(() => services.content.close());
+      const user = await services.users.createUser({
+        username: `pending${process.pid}`,
+        password: 'secret-pw',
+        firstname: 'Ada',
+        lastname: 'Lovelace',
+      });
+      await services.features.createPack('small', { quota: { volume: 1, fax: 3 } });
+      await services.features.unassignPack(user.uuid, 'default');
+      await services.features.assignPack(user.uuid, 'small');
+      const status = async (promise: Promise<unknown>) => {
+        try {
+          await promise;
+          return 'ok';
+        } catch (error) {
+          return (error as { status?: string }).status ?? String(error);
+        }
+      };
+      const padded = async (bytes: number) => {
+        const document = await PDFDocument.create();
+        document.addPage(A4);
+        await document.attach(randomBytes(bytes), 'padding.bin', { mimeType: 'application/octet-stream' });
+        return Buffer.from(await document.save());
+      };
+      const send = async (uuid: string, pdf: Uint8Array) =>
+        status(services.faxes.uploadPdf(user.uuid, uuid, Readable.from([Buffer.from(pdf)]), {}));
+      const newFax = () => services.faxes.createFax(user.uuid, { description: 'pending' });
+      const content = path.join(config.dataDir, 'content');
+      const stored = (uuid: string) =>
+        fs.existsSync(path.join(content, uuid)) ? fs.readdirSync(path.join(content, uuid)) : [];
+
+      // More pages than the owner may send in a month: quota-exceeded, nothing stored.
+      const first = await newFax();
+      assert.equal(await send(first, await textPdf(4)), 'quota-exceeded');
+      assert.deepEqual(stored(first), []);
+      // A pending upload of 600 KB leaves no room for another; a re-upload of the same fax
+      // replaces its pending one (one version stays).
+      assert.equal(await send(first, await padded(600_000)), 'ok');
+      const second = await newFax();
+      assert.equal(await send(second, await padded(600_000)), 'quota-exceeded');
+      assert.deepEqual(stored(second), []);
+      assert.equal(await send(first, await padded(600_000)), 'ok');
+      // At most 10 objects of one owner convert at a time.
+      for (let i = 0; i < 9; i++) assert.equal(await send(await newFax(), await textPdf(1)), 'ok');
+      assert.equal(await send(await newFax(), await textPdf(1)), 'exceeded-limit');
+      // A presentation beyond the free volume is too-large (its call lists no quota status).
+      await services.content.cancelConversions(first);
+      const slides = await services.presentations.createPresentation(user.uuid, { description: 'p' });
+      assert.equal(
+        await status(
+          services.presentations.uploadPdf(user.uuid, slides, Readable.from([await padded(1_100_000)])),
+        ),
+        'too-large',
+      );
     });
 
     test('a conversion pending when the node stopped runs when it starts again', async (t) => {

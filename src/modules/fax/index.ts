@@ -13,6 +13,13 @@ declare module '../../platform/area.js' {
 
 export const faxArea = defineArea({
   name: 'fax',
-  create: (s, { log }) => ({ faxes: new Faxes({ store: s.store, content: s.content, log }) }),
+  create: (s, { log }) => ({
+    faxes: new Faxes({
+      store: s.store,
+      content: s.content,
+      log,
+      faxPageQuota: async (db, user) => (await s.features.quotaOf(user, db)).quota.fax,
+    }),
+  }),
   routes: (app, s) => routes(app, s.faxes),
 });

@@ -75,7 +75,10 @@ export function presentationRoutes(
       'object_modify and presentation_convert {presentation, status, page_count (when ok)} go to ' +
       'its readers. The original PDF is kept. A started presentation whose page is beyond the new ' +
       'slides goes to page 1. Statuses wrong-presentation, access-denied, too-large, ' +
-      'malformed-file (the presentation keeps its content).',
+      'malformed-file (the presentation keeps its content), exceeded-limit (10 objects of the owner ' +
+      "are converting). too-large also when the upload, with the owner's uploads still converting, " +
+      'does not fit into the free storage volume (the call lists no quota status), for more than 500 ' +
+      'pages, or a page drawing images of more than 100 million pixels.',
     run: (user, uuid, body) => presentations.uploadPdf(user, uuid, body),
   });
 

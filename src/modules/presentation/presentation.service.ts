@@ -37,8 +37,8 @@ export class PresentationService {
     this.objects = new ContentObjects<PresentationData>(deps, {
       ...PRESENTATION,
       conversions: ['presentation'],
-      // The spec lists no quota-exceeded for the upload; the converted slides count (else fail).
-      uploadQuota: false,
+      // The spec lists no quota-exceeded for this upload: one beyond the free volume is too-large.
+      uploadQuotaStatus: 'too-large',
       files: (metadata) => {
         const slides = Array.from({ length: metadata.page_count ?? 0 }, (_, index) => FILES.slide(index + 1));
         return [FILES.sourcePdf, ...slides];

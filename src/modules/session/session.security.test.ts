@@ -186,3 +186,25 @@ describe('login throttling', () => {
     assert.equal(await loginFrom(app, '10.2.0.2', right), 'ok');
   });
 });
+
+describe('behind a reverse proxy (TRUST_PROXY)', () => {
+  test('with TRUST_PROXY the per-address limit sees the forwarded client; without it every client is the proxy', async (t) => {
+    const fromProxy = (app: Awaited<ReturnType<typeof build>>, client: string) =>
+      app.server.inject({
+        url: '/api/session',
+        remoteAddress: '10.0.0.1',
+        headers: { 'x-forwarded-for': client },
+      });
+    const trusting = await build(t, { env: { SESSION_RATE_LIMIT: '2', TRUST_PROXY: '10.0.0.1' } });
+    const statuses: string[] = [];
+    for (const client of ['192.0.2.1', '192.0.2.1', '192.0.2.1', '192.0.2.2'])
+      statuses.push((await fromProxy(trusting, client)).json().status);
+    assert.deepEqual(statuses, ['ok', 'ok', 'resource-throttle', 'ok']);
+
+    const plain = await build(t, { env: { SESSION_RATE_LIMIT: '2' } });
+    const shared: string[] = [];
+    for (const client of ['192.0.2.1', '192.0.2.2', '192.0.2.3'])
+      shared.push((await fromProxy(plain, client)).json().status);
+    assert.deepEqual(shared, ['ok', 'ok', 'resource-throttle']);
+  });
+});

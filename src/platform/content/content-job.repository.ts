@@ -39,6 +39,36 @@ export function listJobs(db: Db, node: string): Promise<ContentJobTable[]> {
   return db.selectFrom('content_job').selectAll().where('node', '=', node).orderBy('sort_key').execute();
 }
 
+/** Every job, of every node (the orphan sweep keeps their content versions). */
+export function listAllJobs(db: Db): Promise<Pick<ContentJobTable, 'uuid' | 'content'>[]> {
+  return db.selectFrom('content_job').select(['uuid', 'content']).execute();
+}
+
+/** Drops the jobs of an object made before `sortKey` (a newer upload supersedes them). */
+export function deleteOlderJobs(db: Db, objectUuid: string, sortKey: string): Promise<unknown> {
+  return db
+    .deleteFrom('content_job')
+    .where('object_uuid', '=', objectUuid)
+    .where('sort_key', '<', sortKey)
+    .execute();
+}
+
+/**
+ * Unfinished jobs of the objects a user owns, with the object each is for: the per-user job
+ * limit and the volume their uploads take.
+ */
+export function listOwnerJobs(
+  db: Db,
+  owner: string,
+): Promise<Pick<ContentJobTable, 'uuid' | 'object_uuid' | 'content' | 'input'>[]> {
+  return db
+    .selectFrom('content_job')
+    .innerJoin('object', 'object.uuid', 'content_job.object_uuid')
+    .select(['content_job.uuid', 'content_job.object_uuid', 'content_job.content', 'content_job.input'])
+    .where('object.owner', '=', owner)
+    .execute();
+}
+
 export function listObjectJobs(db: Db, objectUuid: string): Promise<ContentJobTable[]> {
   return db.selectFrom('content_job').selectAll().where('object_uuid', '=', objectUuid).execute();
 }

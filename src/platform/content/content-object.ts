@@ -21,14 +21,16 @@ import type {
   UserTags,
 } from '../object-store/index.js';
 import type { ContentStatus } from '../schema.js';
-import type {
-  ContentService,
-  ConversionInput,
-  ConversionKind,
-  ConversionOptions,
-  ConversionResult,
-  ConversionStatus,
-  PreparedConversion,
+import {
+  type ContentService,
+  type ConversionInput,
+  type ConversionKind,
+  type ConversionOptions,
+  type ConversionResult,
+  type ConversionStatus,
+  type InputProbe,
+  MAX_JOBS_PER_USER,
+  type PreparedConversion,
 } from './content-service.js';
 import type { ContentStorage } from './storage.js';
 
@@ -47,8 +49,13 @@ export interface ContentObjectType<D extends ContentData> {
   readonly wrong: ApiStatus;
   /** The converters this type's content goes through; their results come back to it. */
   readonly conversions: readonly ConversionKind[];
-  /** False when an upload is not checked against the owner's free volume (the result still is). */
-  readonly uploadQuota?: boolean;
+  /**
+   * The status of an upload that does not fit into the owner's free volume (pending uploads
+   * counted): quota-exceeded by default; a type whose call lists no quota status names another.
+   */
+  readonly uploadQuotaStatus?: ApiStatus;
+  /** The type's own bound on what the upload holds (pages, seconds), in the recording transaction. */
+  checkInput?(db: Db, owner: string, probe: InputProbe): Promise<void>;
   /** Files of a content version (FILES names) that count toward the owner's storage volume. */
   files(metadata: Metadata): readonly string[];
   /** The type fields after a conversion: with `content` (ok) or without it (empty, fail). */
@@ -115,6 +122,7 @@ export class ContentObjects<D extends ContentData> {
     this.content.registerType(type.type, {
       conversions: type.conversions,
       handle: (result) => this.receive(result),
+      currentContent: (uuid) => this.contentOf(uuid),
     });
   }
 
@@ -125,6 +133,18 @@ export class ContentObjects<D extends ContentData> {
 
   ownerOf(db: Db, uuid: string): Promise<string | undefined> {
     return findOwner(db, this.type.type, uuid);
+  }
+
+  /** The object's content version (null without one); undefined when there is no such object. */
+  private async contentOf(uuid: string): Promise<string | null | undefined> {
+    const row = await this.store.db
+      .selectFrom('object')
+      .select('data')
+      .where('uuid', '=', uuid)
+      .where('type', '=', this.type.type)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return (JSON.parse(row.data) as ContentData).content ?? null;
   }
 
   // ---------------------------------------------------------------- object calls
@@ -212,8 +232,11 @@ export class ContentObjects<D extends ContentData> {
   /**
    * New content from `input` (taken once the user may write the object and `check` passed):
    * the input is stored and checked (too-large, malformed-file: the object keeps its content)
-   * and must fit into the owner's free storage volume (quota-exceeded); then the object shows
-   * `convert` and the conversion runs in the background.
+   * and, with the uploads of the owner's other unfinished conversions, must fit into the owner's
+   * free storage volume (quota-exceeded, or the type's uploadQuotaStatus); at most
+   * MAX_JOBS_PER_USER objects of one owner convert at a time (exceeded-limit); then the object
+   * shows `convert` and the conversion runs in the background, superseding an older one of the
+   * object.
    */
   async convert(
     user: string,
@@ -226,11 +249,25 @@ export class ContentObjects<D extends ContentData> {
     const { row } = await this.store.getForWrite(this.store.db, user, uuid, this.definition);
     await check?.(this.store.db, row);
     const prepared = await this.content.prepareConversion(this.type.type, kind, uuid, input(), options);
-    const size = this.type.uploadQuota === false ? 0 : await this.inputSize(prepared);
     await this.record(prepared, async (w) => {
       const { row } = await this.store.getForWrite(w.trx, user, uuid, this.definition);
       await check?.(w.trx, row);
-      await this.store.checkQuota(w.trx, row.owner, size);
+      await this.type.checkInput?.(w.trx, row.owner, prepared.probe);
+      // The object's own older job is superseded by this one; the others stay pending.
+      const pending = (await this.content.pendingUploads(w.trx, row.owner)).filter(
+        (job) => job.objectUuid !== uuid,
+      );
+      if (pending.length >= MAX_JOBS_PER_USER)
+        throw new ApiError('exceeded-limit', 'too many conversions pending');
+      const size = prepared.size + pending.reduce((sum, job) => sum + job.size, 0);
+      try {
+        await this.store.checkQuota(w.trx, row.owner, size);
+      } catch (error) {
+        const status = this.type.uploadQuotaStatus;
+        if (status && error instanceof ApiError && error.status === 'quota-exceeded')
+          throw new ApiError(status, 'storage volume quota exceeded');
+        throw error;
+      }
       await this.store.updateObject(w, row, { status: 'convert' }, user);
     });
   }
@@ -250,11 +287,6 @@ export class ContentObjects<D extends ContentData> {
       throw error;
     }
     this.content.startConversion(prepared);
-  }
-
-  private async inputSize(prepared: PreparedConversion): Promise<number> {
-    if (!('file' in prepared.input)) return 0;
-    return (await this.storage.stat(this.content.key(prepared.content, prepared.input.file)))?.size ?? 0;
   }
 
   /**

@@ -21,10 +21,11 @@ import {
   type ConversionResult,
 } from './content-service.js';
 import { FILES } from './layout.js';
-import { decodeOggVorbis, encodeOggVorbis } from './ogg.js';
+import { AudioTooLongError, decodeOggVorbis, encodeOggVorbis } from './ogg.js';
+import { renderFaxPage } from './pdf-render.js';
 import { SPEECH_LOCALES } from './speech.js';
 import { LocalContentStorage } from './storage.js';
-import { A4, markerPdf, pcm16, sine, speechLike, textPdf, wavFile } from './test-inputs.js';
+import { A4, hugeImagePdf, markerPdf, pcm16, sine, speechLike, textPdf, wavFile } from './test-inputs.js';
 import { readTiffPages } from './tiff.js';
 import { parseWav } from './wav.js';
 
@@ -81,6 +82,9 @@ function createService(
       results.push(result);
       waiting.get(result.job)?.(result);
     },
+    // As an object type would: the latest ok result is the object's content.
+    currentContent: async (object) =>
+      [...results].reverse().find((r) => r.objectUuid === object && r.content)?.content,
   });
   const convert = async (
     kind: ConversionKind,
@@ -136,6 +140,8 @@ for (const dialect of DIALECTS) {
       assert.equal(result.status, 'ok');
       assert.deepEqual(result.metadata, { page_count: 3, x_res: 204, y_res: 196 });
       const content = result.content!;
+      // The upload goes once the job is done (after its result was taken).
+      await shared.service.idle();
       assert.equal(await storage().stat(`${content}source.pdf`), undefined, 'the upload is not kept');
 
       const tiff = await storage().read(await faxFiles().tiffKey(content));
@@ -351,6 +357,7 @@ for (const dialect of DIALECTS) {
         await storage().read(await shared.service.existingKey(fromWav.content!, FILES.ogg)),
       );
       assert.equal(ogg.sampleRate, 8000);
+      await shared.service.idle();
       assert.equal(await storage().stat(`${fromWav.content}source.audio`), undefined);
 
       const fromOgg = await shared.convert('audio', {
@@ -397,7 +404,7 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test('pending and interrupted jobs resume after a restart; a job that keeps failing gives up', async () => {
+    test('pending and interrupted jobs resume after a restart; node crashes do not count against a job', async () => {
       const restart = await openStore(dialect);
       after(() => restart.close());
       const first = createService(restart);
@@ -410,11 +417,12 @@ for (const dialect of DIALECTS) {
       });
       await first.service.recordConversion(restart.database.db, interrupted);
       await countAttempt(restart.database.db, interrupted.job, 1);
-      const hopeless = await first.service.prepareConversion(TYPE, 'fax', objectUuid(), {
+      // Three node crashes while it ran (issue 18): not the job's fault.
+      const crashed = await first.service.prepareConversion(TYPE, 'fax', objectUuid(), {
         data: await textPdf(1),
       });
-      await first.service.recordConversion(restart.database.db, hopeless);
-      await countAttempt(restart.database.db, hopeless.job, 3);
+      await first.service.recordConversion(restart.database.db, crashed);
+      await countAttempt(restart.database.db, crashed.job, 3);
       await first.service.close();
       assert.equal(first.results.length, 0);
 
@@ -426,7 +434,7 @@ for (const dialect of DIALECTS) {
       assert.equal(byJob.get(pending.job)?.status, 'ok');
       assert.equal(byJob.get(pending.job)?.metadata.page_count, 2);
       assert.equal(byJob.get(interrupted.job)?.status, 'ok');
-      assert.equal(byJob.get(hopeless.job)?.status, 'fail');
+      assert.equal(byJob.get(crashed.job)?.status, 'ok');
       assert.deepEqual(await listJobs(restart.database.db, NODE), []);
     });
 
@@ -440,13 +448,16 @@ for (const dialect of DIALECTS) {
         data: await textPdf(20),
       });
       await service.recordConversion(restart.database.db, older);
+      service.startConversion(older);
       const newer = await service.prepareConversion(TYPE, 'presentation', object, { data: await textPdf(2) });
       await service.recordConversion(restart.database.db, newer);
+      service.startConversion(newer);
       const other = objectUuid();
       const cancelled = await service.prepareConversion(TYPE, 'presentation', other, {
         data: await textPdf(1),
       });
       await service.recordConversion(restart.database.db, cancelled);
+      service.startConversion(cancelled);
       await service.cancelConversions(other);
       await service.start();
       await service.idle();
@@ -460,3 +471,215 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('conversion bounds (issue 12)', () => {
+  let store: Awaited<ReturnType<typeof openStore>>;
+  let service: ContentService;
+  before(async () => {
+    store = await openStore('sqlite');
+    service = new ContentService({
+      db: store.database.db,
+      storage: new LocalContentStorage(path.join(store.dir, 'content')),
+      node: NODE,
+      log,
+      maxUploadSize: 5_000_000,
+      workers: 1,
+      maxPages: 3,
+      maxAudioSeconds: 1,
+      maxOutputSize: 20_000,
+    });
+    service.registerType(TYPE, { conversions: ['fax', 'presentation', 'audio'], handle: async () => {} });
+    await service.start();
+  });
+  after(async () => {
+    await service.close();
+    await store.close();
+  });
+
+  test('more pages, image pixels or seconds than the bounds are too-large and store nothing', async () => {
+    const inputs: [ConversionKind, Uint8Array][] = [
+      ['fax', await textPdf(4)],
+      ['presentation', await textPdf(4)],
+      ['fax', await hugeImagePdf(20_000, 20_000)],
+      ['audio', await encodeOggVorbis(speechLike(16000, 2), 16000)],
+      ['audio', wavFile({ body: pcm16(sine(440, 8000, 2)) })],
+    ];
+    for (const [kind, data] of inputs) {
+      const object = objectUuid();
+      await rejectsWith(service.prepareConversion(TYPE, kind, object, { data }), 'too-large');
+      assert.equal(fs.existsSync(path.join(store.dir, 'content', object)), false);
+    }
+    // Within the bounds: accepted.
+    const fits = await service.prepareConversion(TYPE, 'fax', objectUuid(), { data: await textPdf(3) });
+    assert.deepEqual(fits.probe, { page_count: 3, image_pixels: 0 });
+    await service.discardConversion(fits);
+  });
+
+  test('a conversion whose output passes the output bound fails and leaves no files', async () => {
+    const object = objectUuid();
+    let result: ConversionResult | undefined;
+    const done = new Promise<void>((resolve) => {
+      service.registerType('bounded', {
+        conversions: ['presentation'],
+        handle: async (each) => {
+          result = each;
+          resolve();
+        },
+      });
+    });
+    await service.enqueueConversion('bounded', 'presentation', object, { data: await textPdf(3) });
+    await done;
+    assert.equal(result?.status, 'fail');
+    assert.match(result?.message ?? '', /larger than 20000 bytes/);
+    assert.equal(fs.existsSync(path.join(store.dir, 'content', object)), false);
+  });
+
+  test('Ogg is decoded only up to the duration bound, whatever its header claims; huge images are not drawn', async () => {
+    const ogg = await encodeOggVorbis(speechLike(16000, 2), 16000);
+    await assert.rejects(decodeOggVorbis(ogg, 1), AudioTooLongError);
+    assert.ok((await decodeOggVorbis(ogg, 3)).samples.length > 16000);
+    const document = mupdf.Document.openDocument(await hugeImagePdf(20_000, 20_000), 'application/pdf');
+    try {
+      assert.throws(
+        () => renderFaxPage(document, 0, { landscape: false, photo: false }),
+        /images of more than 100000000 pixels/,
+      );
+    } finally {
+      document.destroy();
+    }
+  });
+});
+
+describe('superseded jobs, worker deaths, crash-safe order, orphans (issue 12, issue 18)', () => {
+  let store: Awaited<ReturnType<typeof openStore>>;
+  before(async () => {
+    store = await openStore('sqlite');
+  });
+  after(() => store.close());
+
+  /** Waits until the pool runs a task in a worker other than those given; answers its pid. */
+  async function runningWorker(service: ContentService, not: number[] = []): Promise<number> {
+    for (;;) {
+      const pid = service.pool.workerPids.find((each) => !not.includes(each));
+      if (pid !== undefined && service.pool.load > 0) return pid;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+
+  test('a newer upload stops the running conversion of the same object', async () => {
+    const { service, results } = createService(store);
+    await service.start();
+    after(() => service.close());
+    const object = objectUuid();
+    const older = await service.prepareConversion(TYPE, 'fax', object, { data: await textPdf(150) });
+    await service.recordConversion(store.database.db, older);
+    service.startConversion(older);
+    const first = await runningWorker(service);
+    const newer = await service.prepareConversion(TYPE, 'fax', object, { data: await textPdf(1) });
+    await service.recordConversion(store.database.db, newer);
+    service.startConversion(newer);
+    await service.idle();
+    assert.deepEqual(
+      results.filter((r) => r.objectUuid === object).map((r) => [r.job, r.metadata.page_count]),
+      [[newer.job, 1]],
+    );
+    // The older conversion's worker was stopped, not left to finish 150 pages.
+    assert.ok(!service.pool.workerPids.includes(first));
+    assert.equal(fs.existsSync(path.join(store.dir, 'content', object, older.job)), false);
+  });
+
+  test('a worker that dies on a job is tried again; the third death fails the job', async () => {
+    const { service, results } = createService(store);
+    await service.start();
+    after(() => service.close());
+    const killed: number[] = [];
+    const once = await service.enqueueConversion(TYPE, 'fax', objectUuid(), { data: await textPdf(150) });
+    const pid = await runningWorker(service);
+    process.kill(pid, 'SIGKILL');
+    killed.push(pid);
+    await service.idle();
+    assert.equal(results.find((r) => r.job === once.job)?.status, 'ok');
+
+    const doomed = await service.enqueueConversion(TYPE, 'fax', objectUuid(), { data: await textPdf(150) });
+    for (let death = 0; death < 3; death++) {
+      const each = await runningWorker(service, killed);
+      process.kill(each, 'SIGKILL');
+      killed.push(each);
+    }
+    await service.idle();
+    const failed = results.find((r) => r.job === doomed.job);
+    assert.equal(failed?.status, 'fail');
+    assert.match(failed?.message ?? '', /died on this input 3 times/);
+  });
+
+  test('the upload stays until the job row is gone, so that a crash at any point can rerun the job', async () => {
+    const service = new ContentService({
+      db: store.database.db,
+      storage: new LocalContentStorage(path.join(store.dir, 'content')),
+      node: NODE,
+      log,
+      maxUploadSize: 5_000_000,
+      workers: 1,
+    });
+    const seen: boolean[] = [];
+    service.registerType(TYPE, {
+      conversions: ['fax'],
+      handle: async (result) => {
+        // A crash here (or before the row goes) reruns the job: it needs its upload.
+        seen.push((await service.storage.stat(`${result.content}${FILES.sourcePdf}`)) !== undefined);
+      },
+    });
+    await service.start();
+    after(() => service.close());
+    const prepared = await service.enqueueConversion(TYPE, 'fax', objectUuid(), { data: await textPdf(1) });
+    await service.idle();
+    assert.deepEqual(seen, [true]);
+    assert.equal(await service.storage.stat(`${prepared.content}${FILES.sourcePdf}`), undefined);
+  });
+
+  for (const dialect of DIALECTS) {
+    test(`the sweep removes orphan versions, .partial files and spent uploads, and keeps the rest (${dialect})`, async () => {
+      // A store of its own: the sweep looks at every version there.
+      const own = await openStore(dialect);
+      after(() => own.close());
+      const storage = new LocalContentStorage(path.join(own.dir, 'content'));
+      const service = new ContentService({
+        db: own.database.db,
+        storage,
+        node: NODE,
+        log,
+        maxUploadSize: 5_000_000,
+      });
+      const x = objectUuid();
+      const y = objectUuid();
+      const gone = objectUuid();
+      service.registerType(TYPE, {
+        conversions: ['fax'],
+        handle: async () => {},
+        currentContent: async (object) => (object === x ? `${x}/current/` : object === y ? null : undefined),
+      });
+      const put = (key: string) => storage.put(key, new Uint8Array(10));
+      await put(`${x}/current/${FILES.faxTiff}`);
+      await put(`${x}/current/${FILES.sourcePdf}`);
+      await put(`${x}/current/${FILES.faxTiff}.0123456789ab.partial`);
+      await put(`${x}/replaced/${FILES.faxTiff}`);
+      await put(`${y}/cut-off/${FILES.sourcePdf}`);
+      await put(`${gone}/purged/${FILES.faxTiff}`);
+      // A version with a job row stays whole: the job resumes from it.
+      const pending = await service.prepareConversion(TYPE, 'fax', y, { data: await textPdf(1) });
+      await service.recordConversion(own.database.db, pending);
+      service.startConversion(pending);
+
+      assert.deepEqual(await service.sweepOrphans(true), { versions: 3, files: 2, bytes: 50 });
+      const left = (await storage.listVersions()).map((v) => [v.prefix, v.files.map((f) => f.name)]);
+      assert.deepEqual(
+        left.sort(),
+        [
+          [`${x}/current/`, [FILES.faxTiff]],
+          [pending.content, [FILES.sourcePdf]],
+        ].sort(),
+      );
+      await service.close();
+    });
+  }
+});

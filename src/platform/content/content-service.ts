@@ -17,17 +17,20 @@ import {
   type ContentJobTable,
   countAttempt,
   deleteJob,
+  deleteOlderJobs,
   findJob,
   hasNewerJob,
   insertJob,
+  listAllJobs,
   listJobs,
   listObjectJobs,
+  listOwnerJobs,
 } from './content-job.repository.js';
 import { MalformedContentError } from './errors.js';
-import { type FaxOptions, FILES } from './layout.js';
+import { type FaxOptions, FILES, MAX_PAGE_IMAGE_PIXELS } from './layout.js';
 import { SPEECH_LOCALES, type SpeechAudio, type SpeechEngine } from './speech.js';
 import { type ContentStorage, ContentTooLargeError } from './storage.js';
-import { WorkerPool } from './worker-pool.js';
+import { TaskCancelledError, WorkerExitedError, WorkerPool } from './worker-pool.js';
 
 export type ConversionKind = 'fax' | 'presentation' | 'audio' | 'text2speech';
 export type ConversionStatus = 'ok' | 'empty' | 'fail';
@@ -56,6 +59,17 @@ export interface PreparedConversion {
   readonly content: string;
   readonly input: JobInput;
   readonly options: ConversionOptions;
+  /** Bytes of the stored upload (0 for text). */
+  readonly size: number;
+  /** What the check found: pages of a PDF, seconds of audio. */
+  readonly probe: InputProbe;
+}
+
+export interface InputProbe {
+  readonly page_count?: number;
+  /** The most image pixels one page draws (pdf-render.ts MAX_PAGE_IMAGE_PIXELS). */
+  readonly image_pixels?: number;
+  readonly duration?: number;
 }
 
 type JobInput = { readonly file: string } | { readonly text: string; readonly locale: string };
@@ -81,6 +95,11 @@ export type ConversionHandler = (result: ConversionResult) => Promise<void>;
 export interface ContentTypeRegistration {
   readonly conversions: readonly ConversionKind[];
   readonly handle: ConversionHandler;
+  /**
+   * The object's current content version; null when it has none, undefined when there is no
+   * such object of this type. The orphan sweep keeps what an object points to.
+   */
+  readonly currentContent?: (objectUuid: string) => Promise<string | null | undefined>;
 }
 
 export interface ContentServiceOptions {
@@ -97,10 +116,50 @@ export interface ContentServiceOptions {
   readonly speech?: SpeechEngine;
   /** CPU time a single conversion may use (worker-pool.ts: WALL_CLOCK_FACTOR). */
   readonly timeoutMs?: number;
+  /** PDFs of more pages are too-large (default MAX_PAGES). */
+  readonly maxPages?: number;
+  /** Audio longer than this many seconds is too-large (default MAX_AUDIO_SECONDS). */
+  readonly maxAudioSeconds?: number;
+  /** A conversion whose output files come to more bytes fails (default: 10 times maxUploadSize). */
+  readonly maxOutputSize?: number;
+  /** How often the orphan sweep runs besides at start (default SWEEP_INTERVAL_MS; 0: only at start). */
+  readonly sweepIntervalMs?: number;
 }
 
-/** A job that failed to finish this often (for example because it crashed the node) fails. */
-const MAX_ATTEMPTS = 3;
+/** Default bound of pages of an uploaded PDF (fax or presentation). */
+export const MAX_PAGES = 500;
+/** Default bound of the duration of uploaded audio: an hour. */
+export const MAX_AUDIO_SECONDS = 3600;
+/** Objects of one owner converting at a time (exceeded-limit beyond). */
+export const MAX_JOBS_PER_USER = 10;
+/** The orphan sweep runs at start and then hourly. */
+export const SWEEP_INTERVAL_MS = 60 * 60_000;
+/**
+ * A `.partial` file (content being written) older than this is left from a crash; younger ones
+ * may be in flight and stay until the next sweep (at start every one goes: nothing is in flight).
+ */
+const PARTIAL_AGE_SECONDS = 60 * 60;
+
+/**
+ * A job whose worker died on it this often fails. Only the worker's death counts (it may be the
+ * input's fault): a node that stopped or crashed while the job ran is not the job's fault, and
+ * its jobs simply run again at the next start.
+ */
+export const MAX_ATTEMPTS = 3;
+
+/** Only presentations keep their original; fax and audio keep the converted form. */
+function keepsSource(kind: ConversionKind): boolean {
+  return kind === 'presentation';
+}
+
+/** What the orphan sweep removed. */
+export interface SweepResult {
+  /** Content versions no job and no object needs (uploads cut off by a crash, replaced content). */
+  versions: number;
+  /** Files removed from versions that stay (`.partial` files, sources no longer needed). */
+  files: number;
+  bytes: number;
+}
 
 /** The built-in voice: eSpeak NG (WebAssembly) in the conversion workers. */
 export class EspeakSpeechEngine implements SpeechEngine {
@@ -137,9 +196,18 @@ export class ContentService {
   private readonly running = new Set<Promise<void>>();
   /** Jobs being converted now, and their objects. */
   private readonly active = new Set<string>();
+  private readonly activeJobs = new Map<string, ContentJobTable>();
   private readonly activeObjects = new Set<string>();
   private readonly rendering = new Map<string, Promise<string>>();
   private readonly idleWaiters: (() => void)[] = [];
+  /** Aborts the running conversion of a job (superseded by a newer upload, or cancelled). */
+  private readonly aborts = new Map<string, AbortController>();
+  /** Jobs whose worker died on them: they run again (MAX_ATTEMPTS). */
+  private readonly retrying = new Set<string>();
+  /** Content versions stored by prepareConversion whose job is not recorded yet. */
+  private readonly preparing = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private sweeping: Promise<SweepResult> | undefined;
   private started = false;
   private closing = false;
 
@@ -159,19 +227,101 @@ export class ContentService {
     this.types.set(type, registration);
   }
 
-  /** Resumes this node's pending jobs and runs new ones from now on. */
+  /**
+   * Sweeps what a crash left (sweepOrphans), resumes this node's pending jobs and runs new ones
+   * from now on; sweeps again every sweepIntervalMs.
+   */
   async start(): Promise<void> {
+    await this.sweepOrphans(true);
     this.started = true;
     for (const job of await listJobs(this.db, this.options.node)) this.schedule(job);
     this.pump();
+    const interval = this.options.sweepIntervalMs ?? SWEEP_INTERVAL_MS;
+    if (interval > 0) {
+      this.sweepTimer = setInterval(() => {
+        this.sweepOrphans(false).catch((error: unknown) =>
+          this.log.error({ err: error }, 'content orphan sweep failed'),
+        );
+      }, interval);
+      this.sweepTimer.unref();
+    }
   }
 
   /** Stops the workers; unfinished jobs stay recorded and resume at the next start. */
   async close(): Promise<void> {
     this.closing = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.queue.length = 0;
     await this.pool.close();
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, ...(this.sweeping ? [this.sweeping] : [])]);
+  }
+
+  /**
+   * Removes what no job and no object needs (issue 18: orphans after a crash): content versions
+   * without a job row that their object does not point to (an upload in flight at a crash, an
+   * old version not yet deleted after a switch, content of a purged object), `.partial` files
+   * (all at start; later those older than an hour) and the upload of a converted version that
+   * does not keep it. Versions of a type that cannot tell its object's content are left whole.
+   * What stays is counted in the owner's volume (the object's content bytes).
+   */
+  sweepOrphans(atStart = false): Promise<SweepResult> {
+    this.sweeping ??= this.sweep(atStart).finally(() => {
+      this.sweeping = undefined;
+    });
+    return this.sweeping;
+  }
+
+  private async sweep(atStart: boolean): Promise<SweepResult> {
+    const result: SweepResult = { versions: 0, files: 0, bytes: 0 };
+    const now = nowSeconds();
+    const jobs = new Set((await listAllJobs(this.db)).map((job) => job.content));
+    for (const version of await this.storage.listVersions()) {
+      if (jobs.has(version.prefix) || this.preparing.has(version.prefix) || this.closing) continue;
+      const size = version.files.reduce((sum, file) => sum + file.size, 0);
+      const current = await this.currentContentOf(version.object);
+      // Written since the job list was read: the next sweep decides.
+      if (!atStart && version.files.some((file) => file.modified >= now - 60)) continue;
+      if (current === undefined) continue;
+      if (current.content !== version.prefix) {
+        // Another look at the job table: a job recorded since the list was read keeps it.
+        if ((await listObjectJobs(this.db, version.object)).some((job) => job.content === version.prefix))
+          continue;
+        await this.storage.deletePrefix(version.prefix);
+        result.versions += 1;
+        result.bytes += size;
+        continue;
+      }
+      for (const file of version.files) {
+        const partial =
+          file.name.endsWith('.partial') && (atStart || file.modified < now - PARTIAL_AGE_SECONDS);
+        const source =
+          !current.keepsSource && (file.name === FILES.sourcePdf || file.name === FILES.sourceAudio);
+        if (!partial && !source) continue;
+        await this.storage.delete(`${version.prefix}${file.name}`);
+        result.files += 1;
+        result.bytes += file.size;
+      }
+    }
+    if (result.versions > 0 || result.files > 0) this.log.info({ ...result }, 'content orphans removed');
+    return result;
+  }
+
+  /**
+   * The object's current content according to the type it belongs to: undefined when no
+   * registered type can tell (the version is then kept); content null when it has none or the
+   * object is gone.
+   */
+  private async currentContentOf(
+    object: string,
+  ): Promise<{ content: string | null; keepsSource: boolean } | undefined> {
+    const types = [...this.types.values()];
+    if (types.length === 0 || types.some((registration) => !registration.currentContent)) return undefined;
+    for (const registration of types) {
+      const content = await registration.currentContent!(object);
+      if (content !== undefined)
+        return { content, keepsSource: registration.conversions.some((kind) => keepsSource(kind)) };
+    }
+    return { content: null, keepsSource: false };
   }
 
   /** Resolves when no job is queued or running (tests and benchmarks). */
@@ -207,19 +357,32 @@ export class ContentService {
         content,
         input: { text: input.text, locale: input.locale },
         options: {},
+        size: 0,
+        probe: {},
       };
     }
     if (kind === 'text2speech') throw new Error('text2speech converts text');
     const file = kind === 'audio' ? FILES.sourceAudio : FILES.sourcePdf;
     const key = `${content}${file}`;
+    let size: number;
+    let probe: InputProbe;
+    this.preparing.add(content);
     try {
       const source = 'stream' in input ? input.stream : input.data;
-      const { size } = await this.storage.put(key, source, { maxSize: this.options.maxUploadSize });
+      ({ size } = await this.storage.put(key, source, { maxSize: this.options.maxUploadSize }));
       if (size === 0) throw new MalformedContentError('empty upload');
       // The worker reads the stored upload itself: the bytes never pass the event loop again.
       const task = kind === 'audio' ? 'probe-audio' : 'probe-pdf';
-      await this.pool.run({ task, args: { source: key } }, { interactive: true });
+      probe = await this.pool.run<InputProbe>({ task, args: { source: key } }, { interactive: true });
+      // A small file may hold much work (issue 12: 3,000 pages in 412 KB; hours of Ogg).
+      if ((probe.page_count ?? 0) > (this.options.maxPages ?? MAX_PAGES))
+        throw new ContentTooLargeError(this.options.maxPages ?? MAX_PAGES);
+      if ((probe.image_pixels ?? 0) > MAX_PAGE_IMAGE_PIXELS)
+        throw new ContentTooLargeError(MAX_PAGE_IMAGE_PIXELS);
+      if ((probe.duration ?? 0) > (this.options.maxAudioSeconds ?? MAX_AUDIO_SECONDS))
+        throw new ContentTooLargeError(this.options.maxAudioSeconds ?? MAX_AUDIO_SECONDS);
     } catch (error) {
+      this.preparing.delete(content);
       await this.storage.deletePrefix(content);
       if (error instanceof ContentTooLargeError) throw new ApiError('too-large', 'upload too large');
       if (error instanceof MalformedContentError) throw new ApiError('malformed-file', error.message);
@@ -229,7 +392,17 @@ export class ContentService {
       orientation: options.orientation ?? 'portrait',
       mode: options.mode ?? 'normal',
     };
-    return { job, type, kind, objectUuid, content, input: { file }, options: kind === 'fax' ? fax : {} };
+    return {
+      job,
+      type,
+      kind,
+      objectUuid,
+      content,
+      input: { file },
+      options: kind === 'fax' ? fax : {},
+      size,
+      probe,
+    };
   }
 
   /** The job's row: recorded in the database and scheduled in memory alike. */
@@ -249,19 +422,59 @@ export class ContentService {
     };
   }
 
-  /** Records the job (pass the caller's transaction to make it part of its write). */
+  /**
+   * Records the job (pass the caller's transaction to make it part of its write); the object's
+   * older jobs are dropped with it: the newer upload supersedes them (startConversion stops a
+   * running one and removes their files).
+   */
   async recordConversion(db: Db, prepared: PreparedConversion): Promise<void> {
-    await insertJob(db, this.jobRow(prepared));
+    const row = this.jobRow(prepared);
+    await deleteOlderJobs(db, prepared.objectUuid, row.sort_key);
+    await insertJob(db, row);
   }
 
   /** Starts a recorded job (after the recording transaction committed). */
   startConversion(prepared: PreparedConversion): void {
-    this.schedule(this.jobRow(prepared));
+    this.preparing.delete(prepared.content);
+    const row = this.jobRow(prepared);
+    // Older jobs of the object: a queued one is dropped, a running one stopped (issue 12: each
+    // re-upload queued a full conversion); their rows went with the newer job's recording.
+    for (let index = this.queue.length - 1; index >= 0; index--) {
+      const queued = this.queue[index]!;
+      if (queued.object_uuid !== row.object_uuid || queued.sort_key >= row.sort_key) continue;
+      this.queue.splice(index, 1);
+      this.scheduled.delete(queued.uuid);
+      void this.storage
+        .deletePrefix(queued.content)
+        .catch((error: unknown) =>
+          this.log.error({ err: error, job: queued.uuid }, 'superseded job not removed'),
+        );
+    }
+    for (const [uuid, controller] of this.aborts) {
+      if (uuid !== row.uuid && this.activeJobs.get(uuid)?.object_uuid === row.object_uuid) controller.abort();
+    }
+    this.schedule(row);
     this.pump();
+  }
+
+  /**
+   * The owner's unfinished conversions with the bytes their uploads take (each upload is stored
+   * until its conversion ends): they count against the owner's volume and job limit.
+   */
+  async pendingUploads(db: Db, owner: string): Promise<{ objectUuid: string; size: number }[]> {
+    const pending: { objectUuid: string; size: number }[] = [];
+    for (const job of await listOwnerJobs(db, owner)) {
+      const input = parseJson<JobInput>(job.input);
+      const size =
+        'file' in input ? ((await this.storage.stat(this.key(job.content, input.file)))?.size ?? 0) : 0;
+      pending.push({ objectUuid: job.object_uuid, size });
+    }
+    return pending;
   }
 
   /** Removes a prepared input whose job was not recorded. */
   async discardConversion(prepared: PreparedConversion): Promise<void> {
+    this.preparing.delete(prepared.content);
     await this.storage.deletePrefix(prepared.content);
   }
 
@@ -293,14 +506,20 @@ export class ContentService {
         this.queue.splice(queued, 1);
         this.scheduled.delete(job.uuid);
       }
-      // A running job finds its row gone when it ends and removes its files then.
-      if (!this.active.has(job.uuid)) await this.storage.deletePrefix(job.content);
+      // A running job is stopped; it finds its row gone and removes its files.
+      if (this.active.has(job.uuid)) this.aborts.get(job.uuid)?.abort();
+      else await this.storage.deletePrefix(job.content);
     }
   }
 
   /** Deletes a content version (the old one after a switch, or all of a purged object's). */
   async deleteContent(content: string): Promise<void> {
     await this.storage.deletePrefix(content);
+  }
+
+  /** Bytes a conversion may write (its output files together). */
+  private get maxOutput(): number {
+    return this.options.maxOutputSize ?? 10 * this.options.maxUploadSize;
   }
 
   private schedule(job: ContentJobTable): void {
@@ -318,14 +537,18 @@ export class ContentService {
       if (next < 0) break;
       const [job] = this.queue.splice(next, 1) as [ContentJobTable];
       this.active.add(job.uuid);
+      this.activeJobs.set(job.uuid, job);
       this.activeObjects.add(job.object_uuid);
       const run = this.execute(job)
         .catch((error: unknown) => this.log.error({ err: error, job: job.uuid }, 'content job failed'))
         .finally(() => {
           this.running.delete(run);
           this.active.delete(job.uuid);
+          this.activeJobs.delete(job.uuid);
+          this.aborts.delete(job.uuid);
           this.activeObjects.delete(job.object_uuid);
           this.scheduled.delete(job.uuid);
+          if (this.retrying.delete(job.uuid)) this.schedule(job);
           this.pump();
           if (this.queue.length === 0 && this.running.size === 0) {
             for (const resolve of this.idleWaiters.splice(0)) resolve();
@@ -337,33 +560,46 @@ export class ContentService {
 
   private async execute(job: ContentJobTable): Promise<void> {
     const kind = job.kind as ConversionKind;
-    const attempts = job.attempts + 1;
-    await countAttempt(this.db, job.uuid, attempts);
+    // Dropped (superseded, cancelled) before it started: nothing to convert.
+    if (!(await findJob(this.db, job.uuid)) || (await hasNewerJob(this.db, job.object_uuid, job.sort_key))) {
+      await this.storage.deletePrefix(job.content);
+      await deleteJob(this.db, job.uuid);
+      return;
+    }
     let status: ConversionStatus;
     let metadata: Record<string, number> = {};
     let message: string | undefined;
-    if (attempts > MAX_ATTEMPTS) {
+    const abort = new AbortController();
+    this.aborts.set(job.uuid, abort);
+    try {
+      ({ status, metadata } = await this.convert(kind, job, abort.signal));
+    } catch (error) {
+      // Closing: the job stays recorded and runs again at the next start.
+      if (this.closing) return;
       status = 'fail';
-      message = 'gave up after repeated attempts';
-    } else {
-      try {
-        ({ status, metadata } = await this.convert(kind, job));
-      } catch (error) {
-        // Closing: the job stays recorded and runs again at the next start.
-        if (this.closing) return;
-        status = 'fail';
-        message = error instanceof Error ? error.message : String(error);
-        this.log.warn({ job: job.uuid, kind, err: error }, 'conversion failed');
+      message = error instanceof Error ? error.message : String(error);
+      if (error instanceof WorkerExitedError) {
+        // Only the worker's death counts against the job (a node crash does not).
+        const attempts = job.attempts + 1;
+        await countAttempt(this.db, job.uuid, attempts);
+        if (attempts < MAX_ATTEMPTS && !abort.signal.aborted) {
+          this.log.warn(
+            { job: job.uuid, kind, err: error, attempts },
+            'conversion worker died; trying again',
+          );
+          job.attempts = attempts;
+          this.retrying.add(job.uuid);
+          return;
+        }
+        message = `the conversion worker died on this input ${attempts} times (${message})`;
       }
+      if (!(error instanceof TaskCancelledError))
+        this.log.warn({ job: job.uuid, kind, err: error }, 'conversion failed');
     }
     if (this.closing) return;
     const current = await findJob(this.db, job.uuid);
     const superseded = current ? await hasNewerJob(this.db, job.object_uuid, job.sort_key) : true;
     if (status !== 'ok' || superseded) await this.storage.deletePrefix(job.content);
-    else if (kind !== 'presentation' && 'file' in parseJson<JobInput>(job.input)) {
-      // Only presentations keep their original; fax and audio keep the converted form.
-      await this.storage.delete(`${job.content}${parseJson<{ file: string }>(job.input).file}`);
-    }
     if (!current) return;
     if (!superseded) {
       const handler = this.types.get(job.type)?.handle;
@@ -391,11 +627,18 @@ export class ContentService {
       }
     }
     await deleteJob(this.db, job.uuid);
+    // The upload goes last: a crash before here leaves the job to run again from its source (the
+    // handler is idempotent), and one after the row went leaves only a file the sweep removes.
+    // Deleting it first made the rerun fail an object that had converted (issue 18).
+    const input = parseJson<JobInput>(job.input);
+    if (status === 'ok' && !superseded && !keepsSource(kind) && 'file' in input)
+      await this.storage.delete(`${job.content}${input.file}`);
   }
 
   private async convert(
     kind: ConversionKind,
     job: ContentJobTable,
+    signal: AbortSignal,
   ): Promise<{ status: 'ok' | 'empty'; metadata: Record<string, number> }> {
     const input = parseJson<JobInput>(job.input);
     // The worker writes the output files under the version's prefix itself.
@@ -403,14 +646,30 @@ export class ContentService {
     if ('text' in input) {
       const speech = await this.speech.synthesize(input.text, input.locale);
       const pcm = new Uint8Array(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
-      return this.pool.run({ task: 'pcm', input: pcm, args: { sampleRate: speech.sampleRate, output } });
+      return this.pool.run(
+        {
+          task: 'pcm',
+          input: pcm,
+          args: { sampleRate: speech.sampleRate, output, maxOutput: this.maxOutput },
+        },
+        { signal },
+      );
     }
     const task = kind === 'fax' ? 'fax' : kind === 'presentation' ? 'presentation' : 'audio';
     const source = `${job.content}${input.file}`;
-    return this.pool.run({
-      task,
-      args: { source, output, options: parseJson<ConversionOptions>(job.options) },
-    });
+    return this.pool.run(
+      {
+        task,
+        args: {
+          source,
+          output,
+          maxOutput: this.maxOutput,
+          maxSeconds: this.options.maxAudioSeconds ?? MAX_AUDIO_SECONDS,
+          options: parseJson<ConversionOptions>(job.options),
+        },
+      },
+      { signal },
+    );
   }
 
   // Downloads. Content types read their files, derive previews and render through these;

@@ -31,9 +31,10 @@ interface StoredInput {
   readonly source: string;
 }
 
-/** Where a conversion's output files go (the version's prefix). */
+/** Where a conversion's output files go (the version's prefix), and how many bytes they may take. */
 interface StoredOutput {
   readonly output: string;
+  readonly maxOutput?: number;
 }
 
 const source = (args: StoredInput) => storage().read(args.source);
@@ -61,14 +62,32 @@ function taskHandlers({
     'probe-pdf': async (_input, args: StoredInput) => probePdf(await source(args)),
     'probe-audio': async (_input, args: StoredInput) => probeAudio(await source(args)),
     fax: (_input, args: StoredInput & StoredOutput & { options: FaxOptions }) =>
-      writeOutput(storage(), args.output, async (emit) => convertFax(await source(args), args.options, emit)),
+      writeOutput(
+        storage(),
+        args.output,
+        async (emit) => convertFax(await source(args), args.options, emit),
+        args.maxOutput,
+      ),
     presentation: (_input, args: StoredInput & StoredOutput) =>
-      writeOutput(storage(), args.output, async (emit) => convertPresentation(await source(args), emit)),
-    audio: (_input, args: StoredInput & StoredOutput) =>
-      writeOutput(storage(), args.output, async (emit) => convertAudio(await source(args), emit)),
+      writeOutput(
+        storage(),
+        args.output,
+        async (emit) => convertPresentation(await source(args), emit),
+        args.maxOutput,
+      ),
+    audio: (_input, args: StoredInput & StoredOutput & { maxSeconds?: number }) =>
+      writeOutput(
+        storage(),
+        args.output,
+        async (emit) => convertAudio(await source(args), emit, args.maxSeconds),
+        args.maxOutput,
+      ),
     pcm: (input, args: StoredOutput & { sampleRate: number }) =>
-      writeOutput(storage(), args.output, (emit) =>
-        convertSpeech({ sampleRate: args.sampleRate, samples: int16(input) }, emit),
+      writeOutput(
+        storage(),
+        args.output,
+        (emit) => convertSpeech({ sampleRate: args.sampleRate, samples: int16(input) }, emit),
+        args.maxOutput,
       ),
     speak: async (_input, args: { text: string; locale: SpeechLocale }) => {
       const audio = await speakWithEspeak(args.text, args.locale);

@@ -11,7 +11,7 @@ import { MalformedContentError } from './errors.js';
 import { type FaxPageImage, type FaxReportData, faxPdfFromTiff, faxReportPdf } from './fax-pdf.js';
 import { type FaxIndex, type FaxOptions, FILES } from './layout.js';
 import { checkOggVorbis, decodeOggVorbis, encodeOggVorbis } from './ogg.js';
-import { FAX_X_RES, FAX_Y_RES, openPdf, renderFaxPage, renderSlide } from './pdf-render.js';
+import { FAX_X_RES, FAX_Y_RES, openPdf, pageImagePixels, renderFaxPage, renderSlide } from './pdf-render.js';
 import { encodeBitmapPng } from './png.js';
 import { ESPEAK_VOICES, type SpeechAudio, type SpeechLocale } from './speech.js';
 import { type TiffPageLocation, tiffHeader, tiffPage } from './tiff.js';
@@ -28,10 +28,19 @@ export type Emit = (file: string, data: Uint8Array) => void | Promise<void>;
 
 export type ConversionStatus = 'ok' | 'empty';
 
-export async function probePdf(input: Uint8Array): Promise<{ page_count: number }> {
+/** The probe looks at the images of this many pages at most (more are too-large anyway). */
+const MAX_PAGES_PROBED = 1000;
+
+/** Pages of a PDF, and the most image pixels one of its pages draws (pdf-render.ts). */
+export async function probePdf(input: Uint8Array): Promise<{ page_count: number; image_pixels: number }> {
   const document = openPdf(input);
   try {
-    return { page_count: document.countPages() };
+    const count = document.countPages();
+    let most = 0;
+    // Bounded by the page limit the caller applies; pages beyond it are not looked at.
+    for (let index = 0; index < Math.min(count, MAX_PAGES_PROBED); index++)
+      most = Math.max(most, pageImagePixels(document, index));
+    return { page_count: count, image_pixels: most };
   } finally {
     document.destroy();
   }
@@ -99,22 +108,22 @@ function isOgg(input: Uint8Array): boolean {
   return input.length >= 4 && String.fromCharCode(...input.subarray(0, 4)) === 'OggS';
 }
 
-async function decodeAudio(input: Uint8Array): Promise<DecodedAudio> {
+async function decodeAudio(input: Uint8Array, maxSeconds?: number): Promise<DecodedAudio> {
   if (isWav(input)) return parseWav(input);
-  if (isOgg(input)) return decodeOggVorbis(input);
+  if (isOgg(input)) return decodeOggVorbis(input, maxSeconds);
   throw new MalformedContentError(input.length === 0 ? 'empty file' : 'neither WAV nor Ogg');
 }
 
-/** Checks an audio upload without converting it: WAV header and data, or Ogg structure. */
-export async function probeAudio(input: Uint8Array): Promise<{ format: 'wav' | 'ogg' }> {
+/**
+ * Checks an audio upload without converting it: WAV header and data, or Ogg structure; answers
+ * its duration in seconds (Ogg: as its last page claims).
+ */
+export async function probeAudio(input: Uint8Array): Promise<{ format: 'wav' | 'ogg'; duration: number }> {
   if (isWav(input)) {
-    parseWav(input);
-    return { format: 'wav' };
+    const wav = parseWav(input);
+    return { format: 'wav', duration: wav.samples.length / wav.sampleRate };
   }
-  if (isOgg(input)) {
-    checkOggVorbis(input);
-    return { format: 'ogg' };
-  }
+  if (isOgg(input)) return { format: 'ogg', ...checkOggVorbis(input) };
   throw new MalformedContentError(input.length === 0 ? 'empty file' : 'neither WAV nor Ogg');
 }
 
@@ -134,8 +143,9 @@ async function storeTelephonyAudio(
 export async function convertAudio(
   input: Uint8Array,
   emit: Emit,
+  maxSeconds?: number,
 ): Promise<{ status: ConversionStatus; metadata: Record<string, number> }> {
-  return storeTelephonyAudio(await decodeAudio(input), emit);
+  return storeTelephonyAudio(await decodeAudio(input, maxSeconds), emit);
 }
 
 export async function convertSpeech(

@@ -19,6 +19,13 @@ export const FILES = {
   ogg: 'audio.ogg',
 } as const;
 
+/**
+ * A page whose images come to more pixels is refused (too-large at upload; a failed conversion
+ * otherwise): MuPDF decodes an image whole to draw it, and a few kilobytes of compressed zeros
+ * can declare billions of pixels. 100 million pixels take 400 MB to draw at most.
+ */
+export const MAX_PAGE_IMAGE_PIXELS = 100_000_000;
+
 /** fax.json: where each page's G4 data is in fax.tif. */
 export interface FaxIndex {
   readonly page_count: number;

@@ -30,12 +30,18 @@ function oggCrc(data: Uint8Array, start: number, end: number, skipFrom: number):
   return crc;
 }
 
-/** Checks that the file is a complete, undamaged Ogg Vorbis stream; throws MalformedContentError. */
-export function checkOggVorbis(data: Uint8Array): void {
+/**
+ * Checks that the file is a complete, undamaged Ogg Vorbis stream (throws MalformedContentError)
+ * and answers its duration in seconds from the last page's granule position (what the file
+ * claims; decodeOggVorbis bounds what it really holds).
+ */
+export function checkOggVorbis(data: Uint8Array): { duration: number } {
   const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
   let at = 0;
   let pages = 0;
   let lastFlags = 0;
+  let sampleRate = 0;
+  let granule = 0;
   while (at < data.length) {
     if (at + 27 > data.length) throw new MalformedContentError('truncated Ogg page');
     if (data[at] !== 0x4f || data[at + 1] !== 0x67 || data[at + 2] !== 0x67 || data[at + 3] !== 0x53) {
@@ -60,40 +66,83 @@ export function checkOggVorbis(data: Uint8Array): void {
         data[body] === 1 &&
         String.fromCharCode(...data.subarray(body + 1, body + 7)) === 'vorbis';
       if (!isVorbis) throw new MalformedContentError('not an Ogg Vorbis stream');
+      sampleRate = bodySize >= 16 ? view.getUint32(body + 12, true) : 0;
     }
+    const position = view.getBigInt64(at + 6, true);
+    if (position > 0n) granule = Number(position);
     lastFlags = flags;
     pages++;
     at = end;
   }
   if (pages === 0) throw new MalformedContentError('empty file');
   if (!(lastFlags & 4)) throw new MalformedContentError('Ogg stream ends without its last page');
+  if (sampleRate < 1) throw new MalformedContentError('Vorbis stream without a sample rate');
+  return { duration: granule / sampleRate };
 }
 
-/** Decodes Ogg Vorbis to mono samples at the stream's own rate. */
-export async function decodeOggVorbis(data: Uint8Array): Promise<DecodedAudio> {
+/** Bytes handed to the decoder at a time, so that what it decodes can be bounded on the way. */
+const DECODE_CHUNK = 64 * 1024;
+
+/**
+ * Decodes Ogg Vorbis to mono samples at the stream's own rate, in pieces: more than
+ * `maxSeconds` of audio (whatever the header claims) stops it with AudioTooLongError before the
+ * samples of an hours-long file fill the worker's memory.
+ */
+export async function decodeOggVorbis(
+  data: Uint8Array,
+  maxSeconds = Number.POSITIVE_INFINITY,
+): Promise<DecodedAudio> {
   checkOggVorbis(data);
   const decoder = new OggVorbisDecoder();
   await decoder.ready;
   try {
-    const decoded = await decoder.decodeFile(data);
-    if (decoded.errors.length > 0) {
-      throw new MalformedContentError(`damaged Vorbis data: ${decoded.errors[0]?.message ?? ''}`);
-    }
-    const channels = decoded.channelData;
-    const frames = decoded.samplesDecoded;
-    const samples = new Float32Array(frames);
-    if (channels.length === 1) samples.set(channels[0]!.subarray(0, frames));
-    else if (channels.length > 1) {
-      for (let i = 0; i < frames; i++) {
-        let sum = 0;
-        for (const channel of channels) sum += channel[i]!;
-        samples[i] = sum / channels.length;
+    const parts: Float32Array[] = [];
+    let frames = 0;
+    let sampleRate = 0;
+    const take = (decoded: Awaited<ReturnType<OggVorbisDecoder['decode']>>) => {
+      if (decoded.errors.length > 0) {
+        throw new MalformedContentError(`damaged Vorbis data: ${decoded.errors[0]?.message ?? ''}`);
       }
+      if (decoded.samplesDecoded === 0) return;
+      sampleRate = decoded.sampleRate;
+      parts.push(mono(decoded.channelData, decoded.samplesDecoded));
+      frames += decoded.samplesDecoded;
+      if (frames > maxSeconds * sampleRate) throw new AudioTooLongError(maxSeconds);
+    };
+    for (let at = 0; at < data.length; at += DECODE_CHUNK)
+      take(await decoder.decode(data.subarray(at, at + DECODE_CHUNK)));
+    take(await decoder.flush());
+    const samples = new Float32Array(frames);
+    let at = 0;
+    for (const part of parts) {
+      samples.set(part, at);
+      at += part.length;
     }
-    return { sampleRate: decoded.sampleRate, samples };
+    return { sampleRate, samples };
   } finally {
     decoder.free();
   }
+}
+
+/** Decoded audio longer than the bound. */
+export class AudioTooLongError extends Error {
+  constructor(readonly seconds: number) {
+    super(`audio longer than ${seconds} s`);
+    this.name = 'AudioTooLongError';
+  }
+}
+
+function mono(channels: Float32Array[], frames: number): Float32Array {
+  const samples = new Float32Array(frames);
+  if (channels.length === 1) samples.set(channels[0]!.subarray(0, frames));
+  else if (channels.length > 1) {
+    for (let i = 0; i < frames; i++) {
+      let sum = 0;
+      for (const channel of channels) sum += channel[i]!;
+      samples[i] = sum / channels.length;
+    }
+  }
+  return samples;
 }
 
 let encoder: Awaited<ReturnType<typeof createOggEncoder>> | undefined;

@@ -5,7 +5,7 @@
  */
 import { PassThrough } from 'node:stream';
 import type { Emit } from './converters.js';
-import type { ContentStorage } from './storage.js';
+import { type ContentStorage, ContentTooLargeError } from './storage.js';
 
 /**
  * Output is written in batches of this size: few large writes disturb the server less than a
@@ -49,15 +49,21 @@ function flush(entry: OutputFile): Promise<void> | undefined {
 /**
  * Runs a conversion whose emitted files go to storage under `output`, streamed in batches as
  * they grow. A failed conversion or failed storing rejects with its error; files already stored
- * stay for the caller, who deletes the whole version.
+ * stay for the caller, who deletes the whole version. More than `maxBytes` of output in all
+ * (a small input may expand enormously) rejects with ContentTooLargeError at the write that
+ * passes it.
  */
 export async function writeOutput<T>(
   storage: ContentStorage,
   output: string,
   convert: (emit: Emit) => Promise<T>,
+  maxBytes = Number.POSITIVE_INFINITY,
 ): Promise<T> {
   const files = new Map<string, OutputFile>();
+  let total = 0;
   const emit: Emit = (file, data) => {
+    total += data.length;
+    if (total > maxBytes) throw new ContentTooLargeError(maxBytes);
     let entry = files.get(file);
     if (!entry) {
       const stream = new PassThrough();

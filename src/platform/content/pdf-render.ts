@@ -6,6 +6,7 @@
 import * as mupdf from 'mupdf';
 import { type Bitmap, createBitmap, dither, threshold } from './bitmap.js';
 import { MalformedContentError } from './errors.js';
+import { MAX_PAGE_IMAGE_PIXELS } from './layout.js';
 
 export const FAX_WIDTH = 1728;
 export const FAX_X_RES = 204;
@@ -53,6 +54,55 @@ export function openPdf(data: Uint8Array): mupdf.Document {
   return document;
 }
 
+/**
+ * Pixels of the images a page draws (its XObject images, also inside forms, each counted once):
+ * a few kilobytes of compressed zeros can declare an image of billions of pixels, which MuPDF
+ * would decode whole to draw it. Inline images are not counted (their data is in the page's
+ * content stream, bounded with it).
+ */
+export function pageImagePixels(document: mupdf.Document, index: number): number {
+  const pdf = document.asPDF();
+  if (!pdf) return 0;
+  const page = pdf.loadPage(index) as mupdf.PDFPage;
+  try {
+    const seen = new Set<number>();
+    let pixels = 0;
+    const walk = (resources: mupdf.PDFObject, depth: number) => {
+      if (depth > 8 || !resources.isDictionary()) return;
+      const xobjects = resources.get('XObject');
+      if (!xobjects.isDictionary()) return;
+      xobjects.forEach((value) => {
+        if (value.isIndirect()) {
+          const number = value.asIndirect();
+          if (seen.has(number)) return;
+          seen.add(number);
+        }
+        const object = value.resolve();
+        if (!object.isDictionary() && !object.isStream()) return;
+        const subtype = object.get('Subtype');
+        if (subtype.isName() && subtype.asName() === 'Image') {
+          const width = object.get('Width');
+          const height = object.get('Height');
+          if (width.isNumber() && height.isNumber())
+            pixels += Math.max(0, width.asNumber()) * Math.max(0, height.asNumber());
+        } else if (subtype.isName() && subtype.asName() === 'Form') {
+          walk(object.get('Resources'), depth + 1);
+        }
+      });
+    };
+    walk(page.getObject().getInheritable('Resources'), 0);
+    return pixels;
+  } finally {
+    page.destroy();
+  }
+}
+
+/** Throws before a page whose images would take too much memory to draw is rendered. */
+export function checkPageImages(document: mupdf.Document, index: number): void {
+  if (pageImagePixels(document, index) > MAX_PAGE_IMAGE_PIXELS)
+    throw new Error(`page ${index + 1} draws images of more than ${MAX_PAGE_IMAGE_PIXELS} pixels`);
+}
+
 export interface FaxRenderOptions {
   /** Rotates each page by 90 degrees clockwise before fitting it to the fax width. */
   readonly landscape: boolean;
@@ -62,6 +112,7 @@ export interface FaxRenderOptions {
 
 /** One page as a fax bitmap: 1728 wide, the page centred and scaled down to fit when needed. */
 export function renderFaxPage(document: mupdf.Document, index: number, options: FaxRenderOptions): Bitmap {
+  checkPageImages(document, index);
   const page = document.loadPage(index);
   try {
     const [x0, y0, x1, y1] = page.getBounds();
@@ -110,6 +161,7 @@ export interface RgbImage {
 
 /** One page as an RGB image that fits a SLIDE_SIZE square. */
 export function renderSlide(document: mupdf.Document, index: number): RgbImage {
+  checkPageImages(document, index);
   const page = document.loadPage(index);
   try {
     const [x0, y0, x1, y1] = page.getBounds();

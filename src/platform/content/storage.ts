@@ -43,6 +43,15 @@ export interface ContentStorage {
   delete(key: string): Promise<void>;
   /** Deletes every key that starts with the prefix (which ends with "/"). */
   deletePrefix(prefix: string): Promise<void>;
+  /** Every content version ("<object>/<version>/") with its files (the orphan sweep). */
+  listVersions(): Promise<StoredVersion[]>;
+}
+
+export interface StoredVersion {
+  /** "<object>/<version>/". */
+  readonly prefix: string;
+  readonly object: string;
+  readonly files: readonly (ContentStat & { readonly name: string })[];
 }
 
 export class ContentNotFoundError extends Error {
@@ -197,6 +206,39 @@ export class LocalContentStorage implements ContentStorage {
       }
       parent = path.dirname(parent);
     }
+  }
+
+  async listVersions(): Promise<StoredVersion[]> {
+    const versions: StoredVersion[] = [];
+    for (const object of await entries(this.root)) {
+      if (!object.isDirectory()) continue;
+      for (const version of await entries(path.join(this.root, object.name))) {
+        if (!version.isDirectory()) continue;
+        const prefix = `${object.name}/${version.name}/`;
+        const files: (ContentStat & { name: string })[] = [];
+        for (const file of await entries(path.join(this.root, prefix))) {
+          if (!file.isFile()) continue;
+          try {
+            const stat = await fs.promises.stat(path.join(this.root, prefix, file.name));
+            files.push({ name: file.name, size: stat.size, modified: Math.floor(stat.mtimeMs / 1000) });
+          } catch (error) {
+            if (!isMissing(error)) throw error;
+          }
+        }
+        versions.push({ prefix, object: object.name, files });
+      }
+    }
+    return versions;
+  }
+}
+
+/** A directory's entries; none when it is not there (any more). */
+async function entries(directory: string): Promise<fs.Dirent[]> {
+  try {
+    return await fs.promises.readdir(directory, { withFileTypes: true });
+  } catch (error) {
+    if (isMissing(error)) return [];
+    throw error;
   }
 }
 

@@ -2,7 +2,15 @@
  * Inputs made on the spot for the content tests and the benchmark: PDFs (pdf-lib), WAV files
  * written field by field (so that a header can be made to lie) and test signals.
  */
-import { PDFDocument, rgb, StandardFonts } from 'pdf-lib';
+import {
+  concatTransformationMatrix,
+  drawObject,
+  PDFDocument,
+  popGraphicsState,
+  pushGraphicsState,
+  rgb,
+  StandardFonts,
+} from 'pdf-lib';
 
 export const A4: [number, number] = [595.28, 841.89];
 
@@ -101,4 +109,29 @@ export function wavFile(options: {
   header.set(Buffer.from('data'), 36);
   view.setUint32(40, options.dataSize ?? options.body.length, true);
   return Buffer.concat([header, options.body]);
+}
+
+/**
+ * A one-page PDF that draws an image declaring `width` x `height` grey pixels with only a few
+ * bytes of data: what a decompression bomb declares (issue 12).
+ */
+export async function hugeImagePdf(width: number, height: number): Promise<Uint8Array> {
+  const document = await PDFDocument.create();
+  const page = document.addPage(A4);
+  const image = document.context.flateStream(new Uint8Array(1024), {
+    Type: 'XObject',
+    Subtype: 'Image',
+    Width: width,
+    Height: height,
+    ColorSpace: 'DeviceGray',
+    BitsPerComponent: 8,
+  });
+  const name = page.node.newXObject('Im', document.context.register(image));
+  page.pushOperators(
+    pushGraphicsState(),
+    concatTransformationMatrix(100, 0, 0, 100, 0, 0),
+    drawObject(name),
+    popGraphicsState(),
+  );
+  return document.save();
 }

@@ -29,6 +29,28 @@ export interface RunOptions {
   readonly interactive?: boolean;
   /** The task's limit of the worker's CPU time (see WALL_CLOCK_FACTOR). */
   readonly timeoutMs?: number;
+  /** Aborting drops the task: a queued one is not started, a running one's worker is stopped. */
+  readonly signal?: AbortSignal;
+}
+
+/**
+ * The worker ended (a crash, memory exhaustion, a signal) while it ran the task: the task's
+ * input may be the cause, or something else took the worker down; the caller decides whether
+ * to try again.
+ */
+export class WorkerExitedError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WorkerExitedError';
+  }
+}
+
+/** The task was aborted through its signal. */
+export class TaskCancelledError extends Error {
+  constructor() {
+    super('conversion task cancelled');
+    this.name = 'TaskCancelledError';
+  }
 }
 
 /** Messages from a worker. */
@@ -111,6 +133,7 @@ export class WorkerPool {
   /** Runs a task in a worker; rejects with MalformedContentError for content that cannot be parsed. */
   run<T>(task: PoolTask, options: RunOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new Error('worker pool closed'));
+    if (options.signal?.aborted) return Promise.reject(new TaskCancelledError());
     return new Promise<T>((resolve, reject) => {
       const pending: Pending = {
         id: this.nextId++,
@@ -119,7 +142,22 @@ export class WorkerPool {
         resolve: resolve as (v: unknown) => void,
         reject,
       };
-      (options.interactive ? this.interactiveQueue : this.conversionQueue).push(pending);
+      const queue = options.interactive ? this.interactiveQueue : this.conversionQueue;
+      queue.push(pending);
+      options.signal?.addEventListener(
+        'abort',
+        () => {
+          const queued = queue.indexOf(pending);
+          if (queued >= 0) {
+            queue.splice(queued, 1);
+            reject(new TaskCancelledError());
+            return;
+          }
+          const slot = this.slots.find((each) => each.current === pending);
+          if (slot) void this.retire(slot, new TaskCancelledError());
+        },
+        { once: true },
+      );
       this.pump();
     });
   }
@@ -172,10 +210,13 @@ export class WorkerPool {
     worker.on('message', (message: WorkerReply) => this.receive(slot, message));
     worker.on('error', (error) => {
       this.log?.error({ err: error }, 'conversion worker failed');
-      void this.retire(slot, new Error(`conversion worker failed: ${error.message}`));
+      void this.retire(slot, new WorkerExitedError(`conversion worker failed: ${error.message}`));
     });
     worker.on('exit', (code, signal) => {
-      void this.retire(slot, new Error(`conversion worker exited with ${signal ?? `code ${code}`}`));
+      void this.retire(
+        slot,
+        new WorkerExitedError(`conversion worker exited with ${signal ?? `code ${code}`}`),
+      );
     });
     hold(worker, false);
     this.slots.push(slot);
