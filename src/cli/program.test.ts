@@ -492,6 +492,7 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(Object.keys(device).sort(), [
         'created',
         'description',
+        'license',
         'owner',
         'owner_username',
         'uuid',
