@@ -67,6 +67,8 @@ export function answerFrameworkError(
 ): void {
   request.log.debug({ code: error.code }, 'request the router could not decode');
   const path = (request.raw.url ?? '').split('?', 1)[0] ?? '';
+  // Answered before any body was read: the connection closes, so the body is never a next request.
+  if (request.raw.complete === false) reply.header('connection', 'close');
   if (request.raw.method === 'GET' && BINARY_PATH.test(path)) {
     void reply.code(404).send();
     return;

@@ -149,6 +149,12 @@ export async function createServer(
     reply.header('cache-control', 'no-store');
     done();
   });
+  // An answer sent before the request's body has all arrived (access refused in onRequest, say)
+  // closes the connection, so that the rest of the body is never read as a next request.
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.raw.complete === false) reply.header('connection', 'close');
+    done(null, payload);
+  });
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
