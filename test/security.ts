@@ -1,0 +1,109 @@
+/**
+ * Helpers of the `<area>.security.test.ts` files (issue 12): an owner, an attacker with a session
+ * of their own and an unauthenticated session; tables of refused calls whose statuses are checked
+ * while what the owner reads must stay the same, and the attacker's lists and events must not
+ * mention the owner's objects.
+ */
+import assert from 'node:assert/strict';
+import type { App } from '../src/app.js';
+import { type Answer, Client, loggedInClient } from './helper.js';
+
+/** A UUID of the right form that names nothing. */
+export const MISSING_UUID = '6f1c1a40-0000-1000-8000-000000000000';
+/** A string longer than any format allows (and than a description column holds). */
+export const HUGE = 'x'.repeat(100_000);
+
+export type Method = 'GET' | 'POST' | 'DELETE';
+/** A call: method, URL and (for POST) a body. */
+export type Call = readonly [Method, string, unknown?];
+/** A call and the status it must answer. */
+export type Refusal = readonly [Method, string, unknown, string];
+
+export interface Party {
+  client: Client;
+  user: Awaited<ReturnType<typeof loggedInClient>>['user'];
+}
+
+/** The owner, an attacker (a second user) and a session that never logged in. */
+export async function parties(app: App): Promise<{ owner: Party; attacker: Party; anonymous: Client }> {
+  const owner = await loggedInClient(app);
+  const attacker = await loggedInClient(app);
+  const anonymous = new Client(app);
+  await anonymous.open();
+  return { owner, attacker, anonymous };
+}
+
+/** What the client reads at the URLs (GET), to compare after an attack. */
+export function read(client: Client, urls: readonly string[]): Promise<Answer[]> {
+  return Promise.all(urls.map((url) => client.call('GET', url)));
+}
+
+/**
+ * Makes each call as the client and checks its status; afterwards `watcher` reads `reads` exactly
+ * as before (nothing changed).
+ */
+export async function expectRefused(
+  client: Client,
+  cases: readonly Refusal[],
+  watch: { watcher: Client; reads: readonly string[] },
+): Promise<void> {
+  const before = await read(watch.watcher, watch.reads);
+  for (const [method, url, body, status] of cases) {
+    const answer = await client.call(method, url, body);
+    assert.equal(answer.status, status, `${method} ${url}: ${answer.message ?? ''}`);
+  }
+  assert.deepEqual(await read(watch.watcher, watch.reads), before, 'the owner reads the same');
+}
+
+/**
+ * Each call without a logged-in session: no-auth on an unauthenticated session, no-session
+ * without any; nothing the watcher reads changes.
+ */
+export async function expectNoAuth(
+  anonymous: Client,
+  calls: readonly Call[],
+  watch: { watcher: Client; reads: readonly string[] },
+  status = 'no-auth',
+): Promise<void> {
+  const nobody = new Client(anonymous.app);
+  const withStatus = (s: string) => calls.map(([method, url, body]) => [method, url, body, s] as const);
+  await expectRefused(anonymous, withStatus(status), watch);
+  await expectRefused(nobody, withStatus('no-session'), watch);
+}
+
+/** The client's lists (GET URLs) and all events of its session mention none of the secrets. */
+export async function expectNoLeak(
+  client: Client,
+  lists: readonly string[],
+  secrets: readonly string[],
+): Promise<void> {
+  const answers = await read(client, lists);
+  for (const [i, answer] of answers.entries()) {
+    assert.equal(answer.status, 'ok', lists[i]);
+    const text = JSON.stringify(answer);
+    for (const secret of secrets) assert.ok(!text.includes(secret), `${lists[i]} shows ${secret}`);
+  }
+  const events = JSON.stringify((await client.call('GET', '/api/event?next=0&timeout=0')).event);
+  for (const secret of secrets) assert.ok(!events.includes(secret), `an event shows ${secret}`);
+}
+
+/** The calls of `calls` with a status each (the same for all). */
+export function refusals(calls: readonly Call[], status: string): Refusal[] {
+  return calls.map(([method, url, body]) => [method, url, body, status]);
+}
+
+let packs = 0;
+
+/** Gives the user only a pack with these quotas (volume in MB), in place of the default pack. */
+export async function onlyPack(
+  app: App,
+  user: string,
+  quota: { volume?: number; sip?: number; fax?: number },
+) {
+  const { features } = app.services;
+  packs += 1;
+  const name = `security${packs}`;
+  await features.createPack(name, { quota });
+  await features.unassignPack(user, 'default');
+  await features.assignPack(user, name);
+}
