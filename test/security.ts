@@ -11,7 +11,7 @@ import { type Answer, Client, loggedInClient } from './helper.js';
 /** A UUID of the right form that names nothing. */
 export const MISSING_UUID = '6f1c1a40-0000-1000-8000-000000000000';
 /** A string longer than any format allows (and than a description column holds). */
-export const HUGE = 'x'.repeat(100_000);
+export const HUGE = 'x'.repeat(200_000);
 
 export type Method = 'GET' | 'POST' | 'DELETE';
 /** A call: method, URL and (for POST) a body. */
