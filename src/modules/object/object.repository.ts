@@ -95,6 +95,16 @@ export async function findLink(db: Db, a: string, b: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/** How many links the object has (either end). */
+export async function countLinks(db: Db, object: string): Promise<number> {
+  const row = await db
+    .selectFrom('object_link')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where((eb) => eb.or([eb('object_a', '=', object), eb('object_b', '=', object)]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export function deleteLink(db: Db, a: string, b: string): Promise<unknown> {
   const [first, second] = ordered(a, b);
   return db.deleteFrom('object_link').where('object_a', '=', first).where('object_b', '=', second).execute();

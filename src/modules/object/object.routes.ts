@@ -7,6 +7,7 @@ import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
   CommentBody,
+  LINK_MAX,
   LinkParams,
   ListCommentsAnswer,
   ListCommentsQuery,
@@ -115,7 +116,8 @@ export function objectRoutes(app: AppInstance, objects: ObjectService): void {
         summary: 'Link two objects (object_link_new); write on both needed',
         description:
           'Links are symmetric. object_link_new {object, link, type (of the linked object), user} goes to ' +
-          'users who may read both objects.',
+          `users who may read both objects. An object has at most ${LINK_MAX} links (exceeded-limit, ` +
+          'nothing changed, when either object has as many).',
         tags: ['object'],
         params: LinkParams,
         response: { 200: Empty },

@@ -14,6 +14,8 @@ export const COMMENT_LIST_COUNT = { default: 100, max: 1000 };
 export const KEY_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){1,10}$';
 /** A domain: one or more labels; its keys are those below it. */
 export const DOMAIN_PATTERN = '^[a-z0-9]{2,50}(\\.[a-z0-9]{2,50}){0,10}$';
+/** Most links an object has (exceeded-limit beyond), so that its link list stays bounded. */
+export const LINK_MAX = 100;
 /** Largest metadata value, as JSON text (too-large beyond). */
 export const METADATA_VALUE_MAX = 100 * 1024;
 /** Most bytes (keys and values as JSON text) a user's own metadata takes in all (quota-exceeded). */

@@ -17,6 +17,7 @@ import {
   COMMENT_LIST_COUNT,
   type CommentObject,
   KEY_PATTERN,
+  LINK_MAX,
   type ListCommentsQuery,
   METADATA_VALUE_MAX,
   type MetadataQuery,
@@ -159,7 +160,7 @@ export class ObjectService {
     return result;
   }
 
-  /** Needs write on both objects; object_link_new to users who can read both. */
+  /** Needs write on both objects; object_link_new to users who can read both; at most LINK_MAX links per object. */
   createLink(user: string, object: string, other: string): Promise<void> {
     return this.store.write(async (w) => {
       const first = await this.store.getForRead(w.trx, user, object);
@@ -168,6 +169,9 @@ export class ObjectService {
       if (first.level < Level.write || second.level < Level.write)
         throw new ApiError('access-denied', 'write access to both objects needed');
       if (await repo.findLink(w.trx, object, other)) return;
+      for (const end of [object, other])
+        if ((await repo.countLinks(w.trx, end)) >= LINK_MAX)
+          throw new ApiError('exceeded-limit', `at most ${LINK_MAX} links per object`);
       const [a, b] = repo.ordered(object, other);
       await repo.insertLink(w.trx, { object_a: a, object_b: b, user_uuid: user, time: nowSeconds() });
       await this.emitLink(w, 'object_link_new', user, first.row, second.row);
