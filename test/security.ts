@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { App } from '../src/app.js';
-import { type Answer, Client, loggedInClient } from './helper.js';
+import { type Answer, bearer, Client, download, loggedInClient, upload } from './helper.js';
 
 /** A UUID of the right form that names nothing. */
 export const MISSING_UUID = '6f1c1a40-0000-1000-8000-000000000000';
@@ -106,4 +106,49 @@ export async function onlyPack(
   await features.createPack(name, { quota });
   await features.unassignPack(user, 'default');
   await features.assignPack(user, name);
+}
+
+/** The binary routes of a content object: raw uploads (URL and body) and downloads (URLs). */
+export interface BinaryRoutes {
+  uploads: readonly (readonly [string, Uint8Array])[];
+  downloads: readonly string[];
+}
+
+/**
+ * Uploads as the client answer `status`; downloads answer HTTP 404 with an empty body; what the
+ * watcher reads stays the same.
+ */
+export async function expectBinaryRefused(
+  client: Client,
+  routes: BinaryRoutes,
+  status: string,
+  watch: { watcher: Client; reads: readonly string[] },
+): Promise<void> {
+  const before = await read(watch.watcher, watch.reads);
+  for (const [url, body] of routes.uploads)
+    assert.equal((await upload(client, url, body)).status, status, `upload ${url}`);
+  for (const url of routes.downloads) {
+    const response = await download(client.app, url, client.sid ? bearer(client) : {});
+    assert.deepEqual([response.statusCode, response.body], [404, ''], `download ${url}`);
+  }
+  assert.deepEqual(await read(watch.watcher, watch.reads), before, 'the owner reads the same');
+}
+
+/**
+ * A content object (fax, presentation, announcement, recording) attacked by a stranger
+ * (`wrong-<type>`, downloads 404) and by sessions that never logged in (no-auth, no-session);
+ * nothing the owner reads changes and the stranger's events show nothing of the object.
+ */
+export async function attackContentObject(
+  sides: { attacker: Party; anonymous: Client },
+  object: { type: string; uuid: string; routes: readonly Call[]; binary: BinaryRoutes },
+  watch: { watcher: Client; reads: readonly string[] },
+): Promise<void> {
+  const { attacker, anonymous } = sides;
+  await expectRefused(attacker.client, refusals(object.routes, `wrong-${object.type}`), watch);
+  await expectBinaryRefused(attacker.client, object.binary, `wrong-${object.type}`, watch);
+  await expectNoAuth(anonymous, object.routes, watch);
+  await expectBinaryRefused(anonymous, object.binary, 'no-auth', watch);
+  await expectBinaryRefused(new Client(anonymous.app), object.binary, 'no-session', watch);
+  await expectNoLeak(attacker.client, [], [object.uuid]);
 }

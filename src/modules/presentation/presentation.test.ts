@@ -89,50 +89,6 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.call('GET', `/api/presentation/${uuid}`)).status, 'wrong-presentation');
     });
 
-    test('isolation: strangers get wrong-presentation, readers cannot change it', async (t) => {
-      const app = await build(t, { dialect });
-      const { client: owner, user } = await loggedInClient(app);
-      const { client: reader, user: readerUser } = await loggedInClient(app);
-      const { client: stranger } = await loggedInClient(app);
-      const uuid = (await owner.call('POST', '/api/presentation', { description: 'p' })).uuid as string;
-      await linkUsers(app, user.uuid, readerUser.uuid);
-      const tags = await app.services.tags.getUserTags(user.uuid);
-      await owner.call('POST', `/api/object/${uuid}/tag`, { add: [tags.share_read] });
-
-      const contact = await app.services.contacts.getOwnContact(user.uuid);
-      for (const target of [uuid, '6f1c1a40-0000-1000-8000-000000000000']) {
-        assert.equal(
-          (await stranger.call('GET', `/api/presentation/${target}`)).status,
-          'wrong-presentation',
-        );
-        assert.equal(
-          (await stranger.call('POST', `/api/presentation/${target}`, { description: 'x' })).status,
-          'wrong-presentation',
-        );
-        assert.equal(
-          (await stranger.call('DELETE', `/api/presentation/${target}`)).status,
-          'wrong-presentation',
-        );
-        assert.equal(
-          (await upload(stranger, `/api/presentation/${target}/a.pdf`, await makePdf(1))).status,
-          'wrong-presentation',
-        );
-      }
-      // Another type's object is not a presentation, even for its owner.
-      assert.equal((await owner.call('GET', `/api/presentation/${contact}`)).status, 'wrong-presentation');
-      assert.equal((await reader.call('GET', `/api/presentation/${uuid}`)).status, 'ok');
-      assert.equal(
-        (await reader.call('POST', `/api/presentation/${uuid}`, { description: 'x' })).status,
-        'access-denied',
-      );
-      assert.equal((await reader.call('DELETE', `/api/presentation/${uuid}`)).status, 'access-denied');
-      assert.equal(
-        (await upload(reader, `/api/presentation/${uuid}/a.pdf`, await makePdf(1))).status,
-        'access-denied',
-      );
-      assert.equal((await getPresentation(owner, uuid)).status, 'empty');
-    });
-
     test('PDF upload: convert, then one PNG per slide and the original PDF; inline and did downloads', async (t) => {
       const app = await build(t, { dialect });
       const { client, user } = await loggedInClient(app);
