@@ -1,0 +1,86 @@
+/**
+ * Announcements as an attacker sees them (issue 12): a stranger reaches the owner's announcement
+ * through no route (object, text2speech, audio upload and download), a session that never logged
+ * in and bad input change nothing, and the stranger's events show nothing of it. Creating one
+ * counts against the volume quota (uploads beyond it: announcement.test.ts).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { build, DIALECTS, upload } from '../../../test/helper.js';
+import {
+  attackContentObject,
+  expectBinaryRefused,
+  expectRefused,
+  HUGE,
+  MISSING_UUID,
+  onlyPack,
+  parties,
+} from '../../../test/security.js';
+import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
+
+const wav = wavFile({ rate: 8000, body: pcm16(speechLike(8000, 1), 1) });
+
+for (const dialect of DIALECTS) {
+  describe(`announcement security (${dialect})`, () => {
+    test('a stranger, no session, bad input and the volume bound change nothing; the stranger sees nothing', async (t) => {
+      const app = await build(t, { dialect });
+      const { owner, attacker, anonymous } = await parties(app);
+      const uuid = (await owner.client.call('POST', '/api/announcement', { description: 'greeting' }))
+        .uuid as string;
+      assert.equal((await upload(owner.client, `/api/announcement/${uuid}/a.wav`, wav)).status, 'ok');
+      await app.services.content.idle();
+      const watch = {
+        watcher: owner.client,
+        reads: [`/api/announcement/${uuid}`, '/api/event?next=0&timeout=0'],
+      };
+      await attackContentObject(
+        { attacker, anonymous },
+        {
+          type: 'announcement',
+          uuid,
+          routes: [
+            ['GET', `/api/announcement/${uuid}`],
+            ['POST', `/api/announcement/${uuid}`, { description: 'x' }],
+            ['DELETE', `/api/announcement/${uuid}`],
+            ['DELETE', `/api/announcement/${uuid}?purge`],
+            ['POST', `/api/announcement/${uuid}/text2speech`, { text: 'Hallo' }],
+          ],
+          binary: {
+            uploads: [
+              [`/api/announcement/${uuid}/b.wav`, wav],
+              [`/api/announcement/${uuid}/b.ogg`, wav],
+            ],
+            downloads: [`/api/announcement/${uuid}/a.wav`, `/api/announcement/${uuid}/a.ogg?inline`],
+          },
+        },
+        watch,
+      );
+      await expectRefused(
+        owner.client,
+        [
+          ['POST', '/api/announcement', { description: HUGE }, 'wrong-syntax'],
+          ['POST', '/api/announcement', { description: ['x'] }, 'wrong-syntax'],
+          ['POST', `/api/announcement/${uuid}`, { description: 'x'.repeat(201) }, 'wrong-syntax'],
+          ['GET', '/api/announcement/not-a-uuid', undefined, 'wrong-syntax'],
+          ['POST', `/api/announcement/${uuid}/text2speech`, {}, 'missing-element'],
+          ['POST', `/api/announcement/${uuid}/text2speech`, { text: '' }, 'wrong-syntax'],
+          ['POST', `/api/announcement/${uuid}/text2speech`, { text: 'x'.repeat(5001) }, 'wrong-syntax'],
+          ['POST', `/api/announcement/${uuid}/text2speech`, { text: 'x', locale: 'xx-XX' }, 'wrong-syntax'],
+          ['POST', `/api/announcement/${MISSING_UUID}/text2speech`, { text: 'x' }, 'wrong-announcement'],
+        ],
+        watch,
+      );
+      await expectBinaryRefused(
+        owner.client,
+        {
+          uploads: [[`/api/announcement/${MISSING_UUID}/a.wav`, wav]],
+          downloads: [`/api/announcement/${MISSING_UUID}/a.wav`],
+        },
+        'wrong-announcement',
+        watch,
+      );
+      await onlyPack(app, owner.user.uuid, { volume: 0 });
+      await expectRefused(owner.client, [['POST', '/api/announcement', {}, 'quota-exceeded']], watch);
+    });
+  });
+}
