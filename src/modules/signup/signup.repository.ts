@@ -47,6 +47,18 @@ export async function deleteVerification(db: Db, keyHash: string): Promise<boole
   return result.numDeletedRows > 0n;
 }
 
+/** Live keys a partner has requested and nobody has used yet. */
+export async function countPartnerVerifications(db: Db, partnerUuid: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('signup_verification')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('partner_uuid', '=', partnerUuid)
+    .where('kind', '=', 'partner')
+    .where('expires', '>', now)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export function deleteExpiredVerifications(db: Db, now: number): Promise<unknown> {
   return db.deleteFrom('signup_verification').where('expires', '<=', now).execute();
 }

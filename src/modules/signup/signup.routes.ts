@@ -80,7 +80,8 @@ export function signupRoutes(app: AppInstance, { captchas, signup, recovery }: S
           '`email` optional, answer `verification`, `uuid` (the UUID the user will get), `info`. ' +
           'With `hardware-code` instead of the captcha: answer `verification`. Keys are valid 7 ' +
           'days. Statuses wrong-captcha, email-failure, already-exist, wrong-code, exceeded-limit, ' +
-          'resource-throttle (too many wrong captchas or codes).',
+          'resource-throttle (too many wrong captchas or codes). A partner holds at most 1000 unused ' +
+          'keys (exceeded-limit, nothing stored).',
         tags: ['signup'],
         body: PostVerificationBody,
         response: { 200: PostVerificationAnswer },

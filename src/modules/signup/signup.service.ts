@@ -43,6 +43,9 @@ export interface SignupServiceDeps {
   throttle: Throttle;
 }
 
+/** Live keys one partner may hold (exceeded-limit beyond): partner requests need no captcha. */
+export const PARTNER_VERIFICATION_MAX = 1000;
+
 /** `info` serialized: the spec's `^.{1,10000}$`. */
 const INFO_MAX = 10_000;
 
@@ -102,8 +105,14 @@ export class SignupService {
     info: string | null,
   ): Promise<VerificationAnswer> {
     if (email !== undefined) await this.checkEmailFree(email);
+    const partner = session.partnerUuid ?? null;
+    if (
+      partner &&
+      (await repo.countPartnerVerifications(this.deps.db, partner, nowSeconds())) >= PARTNER_VERIFICATION_MAX
+    )
+      throw new ApiError('exceeded-limit', `at most ${PARTNER_VERIFICATION_MAX} unused keys per partner`);
     const key = newSecret(KEY_LENGTH);
-    const row = await this.store(this.deps.db, key, 'partner', email ?? null, session.partnerUuid, info);
+    const row = await this.store(this.deps.db, key, 'partner', email ?? null, partner, info);
     const answer: VerificationAnswer = { verification: key, uuid: row.user_uuid };
     if (info !== null) answer.info = JSON.parse(info);
     return answer;
