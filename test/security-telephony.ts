@@ -1,0 +1,69 @@
+/**
+ * Helpers of the telephony, partner and device security tests (`<area>.security.test.ts`): a
+ * partner session with chosen rights, and probes that call many routes as an attacker and check
+ * that the victim's view is unchanged and that nothing of it reaches the attacker.
+ */
+import assert from 'node:assert/strict';
+import type { App } from '../src/app.js';
+import type { PartnerRight } from '../src/modules/partner/index.js';
+import { type Answer, buildPartner, Client } from './helper.js';
+
+/** A client logged in as a fresh partner holding `rights`. */
+export async function partnerClient(app: App, rights: PartnerRight[]) {
+  const partner = await buildPartner(app);
+  await app.services.partners.setRights(partner.uuid, rights);
+  const client = new Client(app);
+  await client.open();
+  assert.equal(
+    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
+    'ok',
+  );
+  return { client, partner };
+}
+
+/** A client with a session that never logged in. */
+export async function anonymousClient(app: App): Promise<Client> {
+  const client = new Client(app);
+  await client.open();
+  return client;
+}
+
+/** One call an attacker makes: method, URL and body. */
+export type Probe = readonly ['GET' | 'POST' | 'DELETE', string, unknown?];
+
+/** Makes every probe with the client; each must answer `status` (or the status the probe maps to). */
+export async function expectStatus(
+  client: Client,
+  probes: readonly Probe[],
+  status: string | ((probe: Probe) => string),
+): Promise<void> {
+  for (const probe of probes) {
+    const [method, url, body] = probe;
+    const answer: Answer = await client.call(method, url, body);
+    const expected = typeof status === 'string' ? status : status(probe);
+    assert.equal(answer.status, expected, `${method} ${url} ${JSON.stringify(body)?.slice(0, 80) ?? ''}`);
+  }
+}
+
+/**
+ * Reads what the victim sees (`read`), runs the attack, and reads it again: the two must be
+ * equal, so a test fails when an attack changed anything, whatever status it answered.
+ */
+export async function unchangedBy(read: () => Promise<unknown>, attack: () => Promise<void>): Promise<void> {
+  const before = await read();
+  await attack();
+  assert.deepEqual(await read(), before);
+}
+
+/**
+ * What the attacker can read (its lists and the retained events of its session) must not
+ * mention any of `secrets` (the victim's UUIDs, names, numbers).
+ */
+export async function seesNothingOf(client: Client, urls: readonly string[], secrets: readonly string[]) {
+  for (const url of [...urls, '/api/event?next=0&timeout=0']) {
+    const answer = await client.call('GET', url);
+    const text = JSON.stringify(answer);
+    for (const secret of secrets)
+      assert.ok(!text.includes(secret), `${url} shows ${secret}: ${text.slice(0, 300)}`);
+  }
+}
