@@ -67,3 +67,9 @@ export async function seesNothingOf(client: Client, urls: readonly string[], sec
       assert.ok(!text.includes(secret), `${url} shows ${secret}: ${text.slice(0, 300)}`);
   }
 }
+
+/** A string longer than the largest JSON body (1 MB by default): its body is too-large. */
+export const HUGE = 'x'.repeat(1_100_000);
+
+/** A UUID of the right form that names nothing. */
+export const NOBODY = '6ba7b810-9dad-11d1-80b4-00c04fd430c8';
