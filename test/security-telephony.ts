@@ -4,9 +4,11 @@
  * that the victim's view is unchanged and that nothing of it reaches the attacker.
  */
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import type { App } from '../src/app.js';
 import type { PartnerRight } from '../src/modules/partner/index.js';
-import { type Answer, buildPartner, Client } from './helper.js';
+import { newUuid } from '../src/platform/ids.js';
+import { type Answer, buildPartner, Client, type Dialect } from './helper.js';
 
 /** A client logged in as a fresh partner holding `rights`. */
 export async function partnerClient(app: App, rights: PartnerRight[]) {
@@ -73,3 +75,19 @@ export const HUGE = 'x'.repeat(1_100_000);
 
 /** A UUID of the right form that names nothing. */
 export const NOBODY = '6ba7b810-9dad-11d1-80b4-00c04fd430c8';
+
+/** A SIP registration row as Kamailio writes it (SQLite: Julian days; PostgreSQL: UTC timestamp). */
+export async function registerSipAccount(
+  app: App,
+  dialect: Dialect,
+  user: string,
+  contact: string,
+  expires: number,
+) {
+  const when =
+    dialect === 'sqlite'
+      ? sql`${expires / 86400 + 2440587.5}`
+      : sql`${new Date(expires * 1000).toISOString().replace('T', ' ').slice(0, 19)}`;
+  await sql`INSERT INTO location (ruid, username, contact, expires, user_agent)
+    VALUES (${newUuid()}, ${user}, ${`sip:${user}@${contact}`}, ${when}, 'test')`.execute(app.database.db);
+}
