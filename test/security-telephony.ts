@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import type { App } from '../src/app.js';
 import type { PartnerRight } from '../src/modules/partner/index.js';
 import { newUuid } from '../src/platform/ids.js';
-import { type Answer, buildPartner, Client, type Dialect } from './helper.js';
+import { type Answer, buildPartner, buildUser, Client, type Dialect, loggedInClient } from './helper.js';
 
 /** A client logged in as a fresh partner holding `rights`. */
 export async function partnerClient(app: App, rights: PartnerRight[]) {
@@ -45,6 +45,32 @@ export async function expectStatus(
     const expected = typeof status === 'string' ? status : status(probe);
     assert.equal(answer.status, expected, `${method} ${url} ${JSON.stringify(body)?.slice(0, 80) ?? ''}`);
   }
+}
+
+/**
+ * Without a login every probe is no-auth (`others`: further sessions of the wrong kind, such as
+ * a user's on partner routes, answer it too); without a session it is no-session.
+ */
+export async function expectLockedOut(
+  app: App,
+  probes: readonly Probe[],
+  ...others: Client[]
+): Promise<void> {
+  for (const client of [await anonymousClient(app), ...others]) await expectStatus(client, probes, 'no-auth');
+  await expectStatus(new Client(app), probes, 'no-session');
+}
+
+/**
+ * A victim partner with a user of its own and an attacker partner with one too, both holding
+ * `rights`, and a user session (of no partner) that tries the partner routes.
+ */
+export async function twoPartners(app: App, rights: PartnerRight[]) {
+  const victim = await partnerClient(app, rights);
+  const attacker = await partnerClient(app, rights);
+  const user = await buildUser(app, { partnerUuid: victim.partner.uuid });
+  const theirs = await buildUser(app, { partnerUuid: attacker.partner.uuid });
+  const { client: plain } = await loggedInClient(app);
+  return { victim, attacker, user, theirs, plain };
 }
 
 /**

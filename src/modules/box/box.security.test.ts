@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY, FirmwareClient } from '../../../test/devices.js';
-import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import {
-  anonymousClient,
+  expectLockedOut,
   expectStatus,
   HUGE,
   NOBODY,
@@ -46,8 +46,7 @@ for (const dialect of DIALECTS) {
       await unchangedBy(read, async () => {
         await expectStatus(stranger, routes, 'wrong-box');
         const everyRoute: Probe[] = [...routes, ['GET', '/api/box']];
-        await expectStatus(await anonymousClient(app), everyRoute, 'no-auth');
-        await expectStatus(new Client(app), everyRoute, 'no-session');
+        await expectLockedOut(app, everyRoute);
         await expectStatus(
           client,
           [

@@ -7,9 +7,9 @@
  * dialplan.test.ts.
  */
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import {
-  anonymousClient,
+  expectLockedOut,
   expectStatus,
   HUGE,
   NOBODY,
@@ -72,8 +72,7 @@ for (const dialect of DIALECTS) {
           ['POST', '/api/dialplan/callback', { from: '+4930700001', to: '+4989123' }],
           ['POST', '/api/dialplan/callreverse', { filter: '+4930123' }],
         ];
-        await expectStatus(await anonymousClient(app), everyRoute, 'no-auth');
-        await expectStatus(new Client(app), everyRoute, 'no-session');
+        await expectLockedOut(app, everyRoute);
         await expectStatus(
           client,
           [

@@ -5,9 +5,9 @@
  * The per-user bound (100 IVRs) is tested in ivr.test.ts.
  */
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import {
-  anonymousClient,
+  expectLockedOut,
   expectStatus,
   HUGE,
   NOBODY,
@@ -43,13 +43,7 @@ for (const dialect of DIALECTS) {
         await expectStatus(other, routes(own), 'wrong-ivr');
         // A key of the attacker's own IVR may not run the victim's IVR.
         await expectStatus(other, [['POST', '/api/ivr', { ...own, '2': uuid }]], 'wrong-ivr');
-        const anonymous = await anonymousClient(app);
-        await expectStatus(
-          anonymous,
-          [...routes(menu), ['GET', '/api/ivr'], ['POST', '/api/ivr', menu]],
-          'no-auth',
-        );
-        await expectStatus(new Client(app), routes(menu), 'no-session');
+        await expectLockedOut(app, [...routes(menu), ['GET', '/api/ivr'], ['POST', '/api/ivr', menu]]);
         await expectStatus(
           client,
           [

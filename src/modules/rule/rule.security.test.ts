@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import {
-  anonymousClient,
+  expectLockedOut,
   expectStatus,
   HUGE,
   NOBODY,
@@ -55,8 +55,7 @@ for (const dialect of DIALECTS) {
           ['POST', '/api/rule', rule],
           ['POST', '/api/rule/dry-run', { rule }],
         ];
-        await expectStatus(await anonymousClient(app), everyRoute, 'no-auth');
-        await expectStatus(new Client(app), everyRoute, 'no-session');
+        await expectLockedOut(app, everyRoute);
         await expectStatus(
           client,
           [

@@ -7,9 +7,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import {
-  anonymousClient,
+  expectLockedOut,
   expectStatus,
   HUGE,
   type Probe,
@@ -55,8 +55,7 @@ for (const dialect of DIALECTS) {
           ['GET', '/api/sip'],
           ['POST', '/api/sip', { password: 'secret' }],
         ];
-        await expectStatus(await anonymousClient(app), everyRoute, 'no-auth');
-        await expectStatus(new Client(app), everyRoute, 'no-session');
+        await expectLockedOut(app, everyRoute);
         await expectStatus(
           alice.client,
           [
