@@ -1,6 +1,10 @@
 /** The operator CLI bound to one test environment, run in this process through `runAdmin`. */
 import assert from 'node:assert/strict';
+import type { TestContext } from 'node:test';
+import { buildApp } from '../src/app.js';
 import { runAdmin } from '../src/cli/program.js';
+import { loadConfig } from '../src/platform/config.js';
+import { type Dialect, testEnv } from './helper.js';
 
 export interface Run {
   code: number;
@@ -40,4 +44,26 @@ export function cliFor(env: Record<string, string>) {
       assert.equal(result.stdout, '');
     },
   };
+}
+
+/**
+ * An app and the CLI over one fresh database, with users made through the service (password
+ * `secret-pw`, e-mail `<username>@example.com`); the app is closed after the test.
+ */
+export async function cliWithUsers(t: TestContext, dialect: Dialect, usernames: string[]) {
+  const env = await testEnv(t, dialect);
+  const app = await buildApp(loadConfig(env));
+  t.after(() => app.close());
+  const users = [];
+  for (const username of usernames)
+    users.push(
+      await app.services.users.createUser({
+        username,
+        password: 'secret-pw',
+        firstname: username.slice(0, 1).toUpperCase(),
+        lastname: 'D',
+        email: `${username}@example.com`,
+      }),
+    );
+  return { env, app, cli: cliFor(env), users };
 }

@@ -5,41 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Client, DIALECTS, testEnv } from '../../../test/helper.js';
-import { buildApp } from '../../app.js';
-import { loadConfig } from '../../platform/config.js';
-import { runAdmin } from '../program.js';
-
-async function admin(env: Record<string, string>, ...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdmin(args, env, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
-}
+import { cliWithUsers } from '../../../test/cli.js';
+import { Client, DIALECTS } from '../../../test/helper.js';
 
 for (const dialect of DIALECTS) {
   describe(`operator CLI: phone switches (${dialect})`, () => {
     test('set and show partner switches; the user sees them in GET /api/phone; usage errors and wrong-phone', async (t) => {
-      const env = await testEnv(t, dialect);
-      const app = await buildApp(loadConfig(env));
-      t.after(() => app.close());
-      const user = await app.services.users.createUser({
-        username: 'erin',
-        password: 'secret-pw',
-        firstname: 'E',
-        lastname: 'F',
-        email: 'erin@example.com',
-      });
+      const { app, cli, users } = await cliWithUsers(t, dialect, ['erin']);
+      const [user] = users as [(typeof users)[number]];
       await app.services.phones.addNumber('+4930765432', { userUuid: user.uuid }, false);
 
-      const shown = await admin(env, 'phone', 'show', '+4930765432', '--json');
+      const shown = await cli.run('phone', 'show', '+4930765432', '--json');
       assert.equal(shown.code, 0, shown.stderr);
       const before = JSON.parse(shown.stdout);
       assert.equal(before.username, 'erin');
@@ -52,8 +28,7 @@ for (const dialect of DIALECTS) {
         play_announcement_only: false,
       });
 
-      const set = await admin(
-        env,
+      const set = await cli.run(
         'phone',
         'set',
         '+4930765432',
@@ -70,7 +45,7 @@ for (const dialect of DIALECTS) {
       assert.equal(after.effective.dialplan, true);
       assert.equal(after.effective.call_api, false);
 
-      const text = await admin(env, 'phone', 'show', '+4930765432');
+      const text = await cli.run('phone', 'show', '+4930765432');
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /dialplan_enable on, call_enable off, recording_enable on, fax_enable off/);
 
@@ -88,13 +63,9 @@ for (const dialect of DIALECTS) {
         [['set', '+4930000000', '--switch', 'call_enable'], 1, /wrong-phone/],
         [['show', '+4930000000'], 1, /wrong-phone/],
         [['show', '030'], 2, /a phone number/],
-      ] as const) {
-        const result = await admin(env, 'phone', ...args);
-        assert.equal(result.code, code, `${args.join(' ')}: ${result.stderr}`);
-        assert.match(result.stderr, message);
-        assert.equal(result.stdout, '');
-      }
-      const unchanged = JSON.parse((await admin(env, 'phone', 'show', '+4930765432', '--json')).stdout);
+      ] as const)
+        await cli.fails(code, message, 'phone', ...args);
+      const unchanged = JSON.parse((await cli.run('phone', 'show', '+4930765432', '--json')).stdout);
       assert.deepEqual(unchanged.switches, after.switches);
     });
   });

@@ -4,49 +4,24 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { Client, DIALECTS, testEnv } from '../../../test/helper.js';
-import { buildApp } from '../../app.js';
-import { loadConfig } from '../../platform/config.js';
-import { runAdmin } from '../program.js';
-
-async function admin(env: Record<string, string>, ...args: string[]) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runAdmin(args, env, {
-    stdout: (text) => {
-      stdout += text;
-    },
-    stderr: (text) => {
-      stderr += text;
-    },
-  });
-  return { code, stdout, stderr };
-}
+import { cliWithUsers } from '../../../test/cli.js';
+import { Client, DIALECTS } from '../../../test/helper.js';
 
 for (const dialect of DIALECTS) {
   describe(`operator CLI: sip (${dialect})`, () => {
     test('list (all, --user), set-domain; never a password; exit codes for unknown accounts and domains', async (t) => {
-      const env = await testEnv(t, dialect);
-      const app = await buildApp(loadConfig(env));
-      t.after(() => app.close());
+      const { app, cli, users: made } = await cliWithUsers(t, dialect, ['carol', 'dave']);
       const { sipDomainCurrent: current, sipDomainLegacy: legacy } = app.config;
-      const made = [];
-      for (const username of ['carol', 'dave']) {
-        const user = await app.services.users.createUser({
-          username,
-          password: 'secret-pw',
-          firstname: 'C',
-          lastname: 'D',
-          email: `${username}@example.com`,
+      for (const user of made)
+        await app.services.sip.createAccount(user.uuid, {
+          password: 'sip-secret',
+          description: user.username,
         });
-        made.push(user);
-        await app.services.sip.createAccount(user.uuid, { password: 'sip-secret', description: username });
-      }
       const [carol] = made;
       const client = new Client(app);
       await client.login('carol', 'secret-pw');
 
-      const all = await admin(env, 'sip', 'list', '--json');
+      const all = await cli.run('sip', 'list', '--json');
       assert.equal(all.code, 0, all.stderr);
       assert.doesNotMatch(all.stdout, /sip-secret|password|ha1/);
       assert.deepEqual(
@@ -56,12 +31,12 @@ for (const dialect of DIALECTS) {
           ['dave_01', 'dave', current],
         ],
       );
-      const text = await admin(env, 'sip', 'list', '--user', 'carol');
+      const text = await cli.run('sip', 'list', '--user', 'carol');
       assert.equal(text.code, 0, text.stderr);
       assert.match(text.stdout, /carol_01/);
       assert.doesNotMatch(text.stdout, /dave_01|sip-secret/);
 
-      const moved = await admin(env, 'sip', 'set-domain', 'carol_01', legacy, '--json');
+      const moved = await cli.run('sip', 'set-domain', 'carol_01', legacy, '--json');
       assert.equal(moved.code, 0, moved.stderr);
       assert.deepEqual(
         { user: JSON.parse(moved.stdout).user, domain: JSON.parse(moved.stdout).domain },
@@ -75,12 +50,8 @@ for (const dialect of DIALECTS) {
         [['set-domain', 'carol_01', 'sip.example.com'], 1, /wrong-domain/],
         [['set-domain', 'Carol', legacy], 2, /a SIP user name/],
         [['list', '--user', 'nobody'], 1, /./],
-      ] as const) {
-        const result = await admin(env, 'sip', ...args);
-        assert.equal(result.code, code, `${args.join(' ')}: ${result.stderr}`);
-        assert.match(result.stderr, message);
-        assert.equal(result.stdout, '');
-      }
+      ] as const)
+        await cli.fails(code, message, 'sip', ...args);
       assert.equal(carol?.username, 'carol');
     });
   });

@@ -75,33 +75,6 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await owner.call('GET', '/api/box')).box, {});
     });
 
-    test("another user's box is wrong-box and nothing changes", async (t) => {
-      const app = await build(t, { dialect });
-      const { user } = await loggedInClient(app);
-      const { client: stranger } = await loggedInClient(app);
-      const device = await app.services.devices.createDevice({
-        key: DEVICE_KEY,
-        owner: user.uuid,
-        description: 'mine',
-      });
-      const firmware = await FirmwareClient.connect(app, device.uuid);
-      assert.equal((await stranger.call('GET', `/api/box/${device.uuid}`)).status, 'wrong-box');
-      assert.equal(
-        (await stranger.call('POST', `/api/box/${device.uuid}`, { description: 'theirs', reload: true }))
-          .status,
-        'wrong-box',
-      );
-      assert.equal((await stranger.call('DELETE', `/api/box/${device.uuid}`)).status, 'wrong-box');
-      assert.deepEqual((await stranger.call('GET', '/api/box')).box, {});
-      assert.equal((await app.services.devices.findDevice(device.uuid))?.owner, user.uuid);
-      assert.equal(
-        (await app.services.store.getForRead(app.services.store.db, user.uuid, device.uuid)).row.description,
-        'mine',
-      );
-      // No task reached the device.
-      assert.equal((await firmware.call('POST', '/api/device/task/0', {})).status, 'wrong-task');
-    });
-
     test('reload: the box gets the reload task and its answer is returned; box-offline; force', async (t) => {
       const app = await build(t, { dialect });
       const { client: owner, user } = await loggedInClient(app);

@@ -1,30 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import type { App } from '../../app.js';
+import { build, buildUser, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { partnerClient } from '../../../test/security-telephony.js';
 import { newUuid } from '../../platform/ids.js';
-import type { PartnerRight } from '../partner/index.js';
-
-async function partnerClient(app: App, rights: PartnerRight[] = ['emergency']) {
-  const partner = await buildPartner(app);
-  await app.services.partners.setRights(partner.uuid, rights);
-  const client = new Client(app);
-  await client.open();
-  assert.equal(
-    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
-    'ok',
-  );
-  return { client, partner };
-}
 
 for (const dialect of DIALECTS) {
   describe(`partner emergency data (${dialect})`, () => {
-    test('set, get, "" deletes, the call-engine lookup; wrong-syntax, wrong-user, access-denied; a second partner', async (t) => {
+    test('set, get, "" deletes, the call-engine lookup; wrong-syntax, wrong-user, access-denied (a second partner: emergency.security.test.ts)', async (t) => {
       const app = await build(t, { dialect });
-      const { client, partner } = await partnerClient(app);
-      const { client: other, partner: otherPartner } = await partnerClient(app);
+      const { client, partner } = await partnerClient(app, ['emergency']);
       const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const theirs = await buildUser(app, { partnerUuid: otherPartner.uuid });
       const loner = await buildUser(app);
       const url = `/api/partner/emergency/${user.uuid}`;
       const { emergency } = app.services;
@@ -53,13 +38,9 @@ for (const dialect of DIALECTS) {
         [client, 'POST', url, { emergency_police: '12345678901' }, 'wrong-syntax'],
         [client, 'POST', url, { emergency_rescue: 112 }, 'wrong-syntax'],
         [client, 'POST', url, { emergency_rescue: '112', emergency_police: null }, 'wrong-syntax'],
-        [client, 'GET', `/api/partner/emergency/${theirs.uuid}`, undefined, 'wrong-user'],
-        [client, 'POST', `/api/partner/emergency/${theirs.uuid}`, { uui_header: 'y' }, 'wrong-user'],
         [client, 'GET', `/api/partner/emergency/${loner.uuid}`, undefined, 'wrong-user'],
         [client, 'GET', `/api/partner/emergency/${newUuid()}`, undefined, 'wrong-user'],
         [client, 'GET', '/api/partner/emergency/nope', undefined, 'wrong-syntax'],
-        [other, 'GET', url, undefined, 'wrong-user'],
-        [other, 'POST', url, { uui_header: 'y', emergency_rescue: '' }, 'wrong-user'],
       ] as const)
         assert.equal(
           (await c.call(method, path, body)).status,

@@ -1,20 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import type { App } from '../../app.js';
-import type { PartnerRight } from '../partner/index.js';
-
-async function partnerClient(app: App, rights: PartnerRight[] = ['enterprise']) {
-  const partner = await buildPartner(app);
-  await app.services.partners.setRights(partner.uuid, rights);
-  const client = new Client(app);
-  await client.open();
-  assert.equal(
-    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
-    'ok',
-  );
-  return { client, partner };
-}
+import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { partnerClient } from '../../../test/security-telephony.js';
 
 const URL = '/api/partner/enterprise';
 
@@ -22,8 +9,8 @@ for (const dialect of DIALECTS) {
   describe(`partner enterprise settings (${dialect})`, () => {
     test('defaults, partial changes, the prefix flag; wrong-syntax, access-denied; each partner its own', async (t) => {
       const app = await build(t, { dialect });
-      const { client, partner } = await partnerClient(app);
-      const { client: other, partner: otherPartner } = await partnerClient(app);
+      const { client, partner } = await partnerClient(app, ['enterprise']);
+      const { client: other, partner: otherPartner } = await partnerClient(app, ['enterprise']);
       const defaults = { status: 'ok', enterprise: { description: '', group_prefix_enable: false } };
       assert.deepEqual(await client.call('GET', URL), defaults);
       assert.equal((await client.call('POST', URL, { description: 'Acme GmbH' })).status, 'ok');
