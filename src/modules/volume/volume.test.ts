@@ -146,6 +146,24 @@ for (const dialect of DIALECTS) {
       assert.equal(got.body, script);
       assert.equal(got.headers['content-type'], 'text/x-shellscript');
       assert.equal(got.headers['content-disposition'], 'attachment');
+      // did authentication (dkey over the volume UUID) and inline.
+      const { did } = await reader.call('GET', '/api/session');
+      const dkey = (uuid: string) =>
+        createHash('md5')
+          .update(uuid + reader.sid)
+          .digest('base64url');
+      const byDid = await download(
+        app,
+        `/api/volume/${volume}/file/${file}/run.sh?inline&did=${did}&dkey=${dkey(volume)}`,
+      );
+      assert.equal(byDid.statusCode, 200);
+      assert.equal(byDid.body, script);
+      assert.equal(byDid.headers['content-disposition'], 'inline');
+      const wrongKey = await download(
+        app,
+        `/api/volume/${volume}/file/${file}/run.sh?did=${did}&dkey=${dkey(file)}`,
+      );
+      assert.equal(wrongKey.statusCode, 404);
       const missing = await download(app, `/api/volume/${volume}/file/${folder.file}/x`, {
         authorization: `Bearer ${reader.sid}`,
       });
@@ -292,6 +310,16 @@ for (const dialect of DIALECTS) {
         ['batch01', 'batch02'],
       );
 
+      // The folder listing is paged by creation.
+      const first = (await owner.call('GET', `/api/volume/${volume}/file?count=1`)).file as Files;
+      assert.deepEqual(Object.keys(first), [made[0]]);
+      const rest = (await owner.call('GET', `/api/volume/${volume}/file?start=${made[0]}`)).file as Files;
+      assert.deepEqual(Object.keys(rest), [made[2]]);
+      const last = (await owner.call('GET', `/api/volume/${volume}/file?order=desc&count=1`)).file as Files;
+      assert.deepEqual(Object.keys(last), [made[2]]);
+      assert.equal((await owner.call('GET', `/api/volume/${volume}/file?count=1001`)).status, 'wrong-syntax');
+      assert.equal((await owner.call('GET', `/api/volume/${volume}/file/${volume}`)).status, 'wrong-file');
+
       // Statuses of changes.
       const status = async (change: Record<string, unknown>) =>
         (await owner.call('POST', `/api/volume/${volume}/commit`, { change: [change] })).status;
@@ -307,6 +335,13 @@ for (const dialect of DIALECTS) {
       assert.equal(await status({ action: 'folder', name: 'x'.repeat(256) }), 'wrong-syntax');
       assert.equal(await status({ action: 'file', name: 'f', content: '!!' }), 'wrong-syntax');
       assert.equal(await status({ action: 'rename', file: made[0] }), 'wrong-syntax');
+      assert.equal(
+        await status({ action: 'file', name: 'f', content: '', mime_type: 'text' }),
+        'wrong-syntax',
+      );
+      assert.equal(await status({ action: 'delete', file: 'batch01' }), 'wrong-syntax');
+      assert.equal(await status({ action: 'file', name: 'f' }), 'missing-element');
+      assert.equal(await status({ action: 'move', name: 'f' }), 'missing-element');
       assert.equal(await status({ action: 'folder' }), 'missing-element');
       assert.equal(
         (await owner.call('POST', `/api/volume/${volume}/commit`, { change: [] })).status,
@@ -438,6 +473,15 @@ for (const dialect of DIALECTS) {
       // Too large for one upload, in a commit too.
       assert.equal(
         (await upload(client, `/api/volume/${volume}/upload/x?name=big`, Buffer.alloc(201 * 1024))).status,
+        'too-large',
+      );
+      const big = Buffer.alloc(201 * 1024).toString('base64');
+      assert.equal(
+        (
+          await client.call('POST', `/api/volume/${volume}/commit`, {
+            change: [{ action: 'file', name: 'big', content: big }],
+          })
+        ).status,
         'too-large',
       );
       // Deleting frees the bytes: the upload fits again.
