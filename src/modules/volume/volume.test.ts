@@ -444,6 +444,42 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('parallel commits on one volume serialise: one name, one winner, the rest already-exist', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const volume = await makeVolume(client);
+      const answers = await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          client.call('POST', `/api/volume/${volume}/commit`, {
+            change: [
+              { action: 'folder', name: `own${i}` },
+              { action: 'folder', name: 'shared' },
+            ],
+          }),
+        ),
+      );
+      assert.deepEqual(answers.map((answer) => answer.status).sort(), [
+        'already-exist',
+        'already-exist',
+        'already-exist',
+        'already-exist',
+        'already-exist',
+        'already-exist',
+        'already-exist',
+        'ok',
+      ]);
+      const root = (await client.call('GET', `/api/volume/${volume}/file`)).file as Files;
+      assert.equal(Object.keys(root).length, 2);
+      assert.equal(
+        ((await client.call('GET', `/api/volume/${volume}`)).volume as { files: number }).files,
+        2,
+      );
+      assert.equal(
+        Object.keys((await client.call('GET', `/api/volume/${volume}/commit`)).commit as object).length,
+        1,
+      );
+    });
+
     test('bounds: storage quota, upload size, entries per volume, depth', async (t) => {
       const app = await build(t, { dialect, env: { MAX_UPLOAD_SIZE: String(200 * 1024) } });
       const { features, store } = app.services;
