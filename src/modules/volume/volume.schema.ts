@@ -130,7 +130,13 @@ const Content = Type.String({
 /** One change of a commit; which fields it needs depends on `action` (missing-element otherwise). */
 export const Change = Type.Object({
   action: Type.Union(
-    ['folder', 'file', 'content', 'move', 'delete'].map((action) => Type.Literal(action)),
+    [
+      Type.Literal('folder'),
+      Type.Literal('file'),
+      Type.Literal('content'),
+      Type.Literal('move'),
+      Type.Literal('delete'),
+    ],
     { description: 'folder, file, content, move or delete' },
   ),
   name: Type.Optional(FileName),

@@ -290,7 +290,7 @@ export class VolumeService {
         };
       case 'move':
         return { action: 'move', file: need(change.file, 'file'), name: change.name, parent: change.parent };
-      default:
+      case 'delete':
         return { action: 'delete', file: need(change.file, 'file') };
     }
   }
