@@ -38,6 +38,7 @@ import { sipArea } from './modules/sip/index.js';
 import { tagArea } from './modules/tag/index.js';
 import { accountArea, userArea } from './modules/user/index.js';
 import { usergroupArea } from './modules/usergroup/index.js';
+import { volumeArea } from './modules/volume/index.js';
 import { xobjectArea } from './modules/xobject/index.js';
 import type { Area, AreaContext, Services } from './platform/area.js';
 import type { Config } from './platform/config.js';
@@ -99,6 +100,7 @@ const AREAS: readonly Area[] = [
   internalDataArea,
   boxArea,
   sensorArea,
+  volumeArea,
 ];
 
 export interface App {

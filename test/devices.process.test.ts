@@ -151,7 +151,7 @@ describe('device firmware process', () => {
     assert.equal((await waitEvent(node.url, sid, 'box_offline', events)).box, device);
   });
 
-  test('PostgreSQL: a user on one node reloads a box whose device session is on another', async (t) => {
+  test('PostgreSQL: a user on one node reloads and upgrades a box whose device session is on another', async (t) => {
     const env = await testEnv(t, 'postgres', { TELEPHONY: 'off' });
     const { device } = await prepare(env);
     const nodeA = await startNode(t, env, await freeTcpPort());
@@ -168,5 +168,35 @@ describe('device firmware process', () => {
     const reload = await call(nodeB.url, 'POST', `/api/box/${device}`, sid, { reload: true });
     assert.deepEqual(reload.reload, { status: 'ok' });
     await firmware.waitFor('task 0 reload');
+
+    // An upgrade started on node B: the device on node A reads and runs the volume's batches.
+    const volume = (await call(nodeB.url, 'POST', '/api/volume', sid, { description: 'release' })).uuid;
+    const b64 = (text: string) => Buffer.from(text).toString('base64');
+    const commit = await call(nodeB.url, 'POST', `/api/volume/${volume}/commit`, sid, {
+      change: [
+        { action: 'folder', name: 'batch02' },
+        { action: 'file', name: 'run.sh', parent: '#0', content: b64('echo two\n') },
+        { action: 'folder', name: 'batch01' },
+        { action: 'file', name: 'data.txt', parent: '#2', content: b64('A') },
+        { action: 'file', name: 'run.sh', parent: '#2', content: b64('echo "one-$(cat data.txt)"\n') },
+      ],
+    });
+    assert.equal(commit.status, 'ok', commit.message as string);
+    const events = { next: 0 };
+    const upgrade = await call(nodeB.url, 'POST', `/api/box/${device}/upgrade`, sid, { volume });
+    assert.equal(upgrade.status, 'ok', upgrade.message as string);
+    await firmware.waitFor('task 1 upgrade');
+    assert.match(firmware.output(), /batch batch01 one-A\nbatch batch02 two\n/);
+    const answers: Record<string, unknown>[] = [];
+    while (answers.at(-1)?.done !== true)
+      answers.push(await waitEvent(nodeB.url, sid, 'box_upgrade', events));
+    assert.deepEqual(
+      answers.map(({ batch, status, done }) => ({ batch, status, done })),
+      [
+        { batch: 'batch01', status: 'ok', done: false },
+        { batch: 'batch02', status: 'ok', done: false },
+        { batch: undefined, status: 'ok', done: true },
+      ],
+    );
   });
 });

@@ -2,10 +2,16 @@
  * A device as its firmware behaves, run as a process of its own by test/devices.process.test.ts:
  * logs in with its UUID and key (SERVER, DEVICE, KEY), sends one CSP radio packet, then
  * long-polls its tasks and answers them: reload and csp with status ok (csp with rssi and lqi),
- * license with {}, upgrade with an intermediate answer per batch and a final one. Logs in again
- * on no-session; retries while the server is away (a restart). Prints each task it handled
- * ("task <id> <name>") on stdout; SIGTERM closes the session and ends it.
+ * license with {}, upgrade by running the volume's batches (an intermediate answer per batch and
+ * a final one). Logs in again on no-session; retries while the server is away (a restart).
+ * Prints each task it handled ("task <id> <name>") on stdout; SIGTERM closes the session and
+ * ends it.
  */
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
 const server = process.env.SERVER!;
 const device = process.env.DEVICE!;
 const key = process.env.KEY!;
@@ -40,12 +46,53 @@ async function login(): Promise<void> {
   console.log(`session ${sid.length}`);
 }
 
+type Entries = Record<string, { type: string; name: string }>;
+
+/**
+ * The upgrade task: reads the folders batch01, batch02, ... of the volume with the device
+ * session, writes each batch's files into a temporary directory and runs its run.sh there
+ * (prints "batch <name> <output>"), answering {status, batch} per batch; stops at a failure.
+ */
+async function upgrade(volume: string, report: (answer: Record<string, unknown>) => Promise<void>) {
+  const base = `/api/device/volume/${volume}/file`;
+  const root = (await call('GET', base)).file as Entries | undefined;
+  const batches = Object.entries(root ?? {})
+    .filter(([, entry]) => entry.type === 'folder' && /^batch[0-9]+$/.test(entry.name))
+    .sort(([, a], [, b]) => a.name.localeCompare(b.name));
+  for (const [folder, batch] of batches) {
+    const dir = await mkdtemp(path.join(tmpdir(), 'firmware-'));
+    let status = 'ok';
+    try {
+      const files = (await call('GET', `${base}?parent=${folder}`)).file as Entries;
+      for (const [file, entry] of Object.entries(files)) {
+        if (entry.type !== 'file') continue;
+        const response = await fetch(`${server}${base}/${file}/${encodeURIComponent(entry.name)}`, {
+          headers: { authorization: `Bearer ${sid}` },
+        });
+        if (!response.ok) throw new Error(`download ${entry.name}: HTTP ${response.status}`);
+        await writeFile(path.join(dir, entry.name), Buffer.from(await response.arrayBuffer()));
+      }
+      const output = execFileSync('sh', ['run.sh'], { cwd: dir, encoding: 'utf8', timeout: 10_000 });
+      console.log(`batch ${batch.name} ${output.trim()}`);
+    } catch (error) {
+      status = 'fail';
+      console.log(`batch ${batch.name} failed: ${String(error)}`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+    await report({ status, batch: batch.name });
+    if (status !== 'ok') return false;
+  }
+  return true;
+}
+
 async function answer(task: { id: number; task: string; [field: string]: unknown }): Promise<void> {
   const route = `/api/device/task/${task.id}`;
   if (task.task === 'upgrade') {
-    for (const batch of ['batch01', 'batch02'])
-      await call('POST', `${route}?intermediate`, { status: 'ok', batch });
-    await call('POST', route, { status: 'ok' });
+    const ok = await upgrade(task.volume as string, (answer) =>
+      call('POST', `${route}?intermediate`, answer).then(() => undefined),
+    );
+    await call('POST', route, ok ? { status: 'ok' } : { status: 'fail', message: 'a batch failed' });
   } else if (task.task === 'csp') {
     await call('POST', route, { status: 'ok', rssi: -48, lqi: 201 });
   } else if (task.task === 'reload') {

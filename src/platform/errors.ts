@@ -100,7 +100,10 @@ export type ZentraleStatus =
   | 'wrong-partner'
   | 'wrong-permission'
   // a task for a box that holds no device session (boxes: listed without a shape)
-  | 'box-offline';
+  | 'box-offline'
+  // a volume, or a file or folder in it, unknown or not accessible (volumes: listed without a shape)
+  | 'wrong-volume'
+  | 'wrong-file';
 
 export type ApiStatus = GenericStatus | WrongResourceStatus | CallStatus | ZentraleStatus;
 
@@ -183,6 +186,8 @@ const STATUS_TABLE: Record<ApiStatus, true> = {
   'wrong-partner': true,
   'wrong-permission': true,
   'box-offline': true,
+  'wrong-volume': true,
+  'wrong-file': true,
 };
 
 /** Whether `value` is one of the spec statuses (not `ok`). */
