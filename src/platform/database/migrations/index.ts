@@ -24,6 +24,7 @@ import * as devices from './0023-devices.js';
 import * as push from './0024-push.js';
 import * as rules from './0025-rules.js';
 import * as ruleRuns from './0026-rule-runs.js';
+import * as ipquality from './0028-ipquality.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0024-push': push,
   '0025-rules': rules,
   '0026-rule-runs': ruleRuns,
+  '0028-ipquality': ipquality,
 };
