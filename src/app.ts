@@ -22,6 +22,7 @@ import { featureArea } from './modules/feature/index.js';
 import { hardwareArea } from './modules/hardware/index.js';
 import { internalArea, internalDataArea } from './modules/internal/index.js';
 import { invitationArea } from './modules/invitation/index.js';
+import { ipqualityArea } from './modules/ipquality/index.js';
 import { ivrArea } from './modules/ivr/index.js';
 import { languageArea } from './modules/language/index.js';
 import { objectArea } from './modules/object/index.js';
@@ -101,6 +102,7 @@ const AREAS: readonly Area[] = [
   boxArea,
   sensorArea,
   volumeArea,
+  ipqualityArea,
 ];
 
 export interface App {

@@ -389,6 +389,9 @@ export class DeviceProtocolService {
       // A task nobody awaits (the license the operator tool sends) keeps no process alive.
       if (options.detached) this.pending.get(ref)?.timer.unref();
     });
+    // The answer may come (or the session end) while the task is still being handed over:
+    // handled here so that it is no unhandled rejection; the caller still gets it.
+    answer.catch(() => {});
     await this.deps.hub.control(TASK_NEW, {
       device,
       ref,

@@ -25,6 +25,7 @@ import * as push from './0024-push.js';
 import * as rules from './0025-rules.js';
 import * as ruleRuns from './0026-rule-runs.js';
 import * as volumes from './0027-volumes.js';
+import * as ipquality from './0028-ipquality.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0025-rules': rules,
   '0026-rule-runs': ruleRuns,
   '0027-volumes': volumes,
+  '0028-ipquality': ipquality,
 };
