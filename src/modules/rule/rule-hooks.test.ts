@@ -36,7 +36,6 @@ const SWITCH = 0x04;
 const PROJECT = 'zentrale-test';
 const EMAIL = 'push@zentrale-test.iam.gserviceaccount.com';
 const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-const ec = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
 const SERVICE_ACCOUNT = JSON.stringify({
   type: 'service_account',
   project_id: PROJECT,
