@@ -483,7 +483,12 @@ export function evaluate(condition: Condition, at: Situation): ConditionTrace {
     holds,
     why,
   });
-  const local = readLocal(at.zone, at.now);
+  // The local reading only for the conditions of the clock (it costs a zone lookup).
+  let reading: ReturnType<typeof readLocal> | undefined;
+  const local = () => {
+    reading ??= readLocal(at.zone, at.now);
+    return reading;
+  };
   switch (condition.type) {
     case 'sensor_data': {
       const value = at.sensors.get(condition.sensor as string);
@@ -503,37 +508,31 @@ export function evaluate(condition: Condition, at: Situation): ConditionTrace {
         const second = parseClock(condition.value)!;
         const exact =
           at.cause.kind === 'timer' &&
-          [local.day, local.day - 1].some(
+          [local().day, local().day - 1].some(
             (day) => Math.floor(instantOf(at.zone, day, second) / 1000) === Math.floor(at.now / 1000),
           );
         return result(exact, exact ? 'it is that time' : 'not that time');
       }
       const low = parseClock(condition.min as string)!;
       const high = parseClock(condition.max as string)!;
-      const inside = within(local.second, low, high);
+      const inside = within(local().second, low, high);
       return result(inside, inside ? 'inside the range' : 'outside the range');
     }
     case 'weekday': {
-      const day = WEEKDAYS[local.weekday]!;
+      const day = WEEKDAYS[local().weekday]!;
       return result((condition.value as string[]).includes(day), `it is ${day}`);
     }
     case 'date': {
-      const today = local.month * 100 + local.date;
+      const { month, date, year } = local();
+      const today = month * 100 + date;
       const holds =
         typeof condition.value === 'string'
           ? (() => {
               const [month, day] = parseDayOfYear(condition.value)!;
               return month * 100 + day === today;
             })()
-          : within(
-              today,
-              boundIn(condition.min as string, local.year),
-              boundIn(condition.max as string, local.year),
-            );
-      return result(
-        holds,
-        `it is ${String(local.date).padStart(2, '0')}.${String(local.month).padStart(2, '0')}`,
-      );
+          : within(today, boundIn(condition.min as string, year), boundIn(condition.max as string, year));
+      return result(holds, `it is ${String(date).padStart(2, '0')}.${String(month).padStart(2, '0')}`);
     }
     case 'timeout': {
       const waited = Math.floor((at.now - at.since) / 1000);
