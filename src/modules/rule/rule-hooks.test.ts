@@ -28,6 +28,7 @@ import {
 import { PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
+import { linkUsers } from '../../platform/object-store/testing.js';
 import { encodePacket } from '../sensor/index.js';
 import { actionBodies, valueArray } from './rule-hooks.js';
 
@@ -353,6 +354,47 @@ for (const dialect of DIALECTS) {
         () => state(event),
         (s) => s === 'on',
       );
+    });
+
+    test('a sensor shared for reading may be watched, not switched; shared for writing, both', async (t) => {
+      const app = await build(t, { dialect });
+      const w = await world(app);
+      const reader = await loggedInClient(app);
+      await linkUsers(app, w.user.uuid, reader.user.uuid);
+      const tags = await app.services.tags.getUserTags(w.user.uuid);
+      const share = async (tag: string) =>
+        assert.equal(
+          (await w.client.call('POST', `/api/object/${w.sensor}/tag`, { add: [tag] })).status,
+          'ok',
+        );
+      const watch = {
+        name: 'Watch',
+        initial_state: 'a',
+        edges: [
+          {
+            from: 'a',
+            to: 'b',
+            conditions: [{ type: 'sensor_event', sensor: w.sensor, min: [30] }],
+            actions: [],
+          },
+        ],
+      };
+      const switching = {
+        ...watch,
+        edges: [
+          {
+            ...watch.edges[0]!,
+            actions: [{ type: 'sensor_action', sensor: w.sensor, value: [null, null, null, true] }],
+          },
+        ],
+      };
+      assert.equal((await reader.client.call('POST', '/api/rule', watch)).status, 'wrong-sensor');
+      await share(tags.share_read);
+      await create(reader.client, watch);
+      assert.equal((await reader.client.call('POST', '/api/rule', switching)).status, 'wrong-sensor');
+      await share(tags.share_write);
+      await create(reader.client, switching);
+      assert.equal(Object.keys((await reader.client.call('GET', '/api/rule')).rule as object).length, 2);
     });
 
     test('set_credit after leaving the usergroup: the edge is followed, the rule deactivated, the credit kept', async (t) => {

@@ -175,8 +175,10 @@ export class RuleRunner {
    * reads it is looked at, all in one unit of work.
    */
   async sensorValue(sensor: string, value: readonly Json[], time: number = this.now()): Promise<void> {
-    const others = (await repo.sensorsBesides(this.deps.db, sensor)).map((r) => r.sensor);
-    const sensors = await this.lastValues(others);
+    const read = (await repo.sensorsAlongside(this.deps.db, sensor)).map((r) => r.sensor);
+    // No rule reads the sensor: nothing to look at, no write (most readings).
+    if (read.length === 0) return;
+    const sensors = await this.lastValues(read.filter((other) => other !== sensor));
     sensors.set(sensor, value);
     await this.deps.writer.write(async (w) => {
       const rows = await repo.lockRulesOfSensor(w.trx, sensor);

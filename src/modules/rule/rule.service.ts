@@ -3,8 +3,8 @@
  * delete, the rule_new/rule_update/rule_delete events to all the owner's sessions, and the dry
  * run (Zentrale extension). The decisions are rule-engine.ts; this file checks access and keeps
  * the rows. Sensors and usergroups belong to other areas: they are asked through the hooks
- * registered with useSensors and useCredit; until an area registers, no sensor is readable
- * (wrong-sensor) and no usergroup's credit may be set (access-denied).
+ * registered with useSensors and useCredit (rule-hooks.ts, at start); until then no sensor is
+ * readable (wrong-sensor) and no usergroup's credit may be set (access-denied).
  */
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
