@@ -374,7 +374,7 @@ for (const dialect of DIALECTS) {
           {
             from: 'a',
             to: 'b',
-            conditions: [{ type: 'sensor_event', sensor: w.sensor, min: [30] }],
+            conditions: [{ type: 'sensor_event', sensor: w.sensor, min: [30], max: [100] }],
             actions: [],
           },
         ],
