@@ -3,59 +3,23 @@
  * event ids across a SIGKILL, and graceful shutdown.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import { textPdf } from '../src/platform/content/test-inputs.js';
-import { freeTcpPort as freePort } from '../src/platform/ports.js';
 import { createLogger } from '../src/platform/server.js';
 import { testEnv } from './helper.js';
+import { type NodeProcess as Node, startNode } from './node-process.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
 interface Ev {
   id: number;
   [field: string]: unknown;
-}
-
-interface Node {
-  url: string;
-  process: ChildProcess;
-  exited: Promise<number | null>;
-}
-
-/** Starts `src/main.ts` as its own process and waits until it serves. */
-async function startNode(t: TestContext, env: Record<string, string>, fixedPort?: number): Promise<Node> {
-  const port = fixedPort ?? (await freePort());
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node did not start:\n${output}`)), 20_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('serves the API')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', () => reject(new Error(`node exited:\n${output}`)));
-  });
-  return { url, process: child, exited };
 }
 
 /** A user with password secret-pw in the node's database, created before the node starts. */

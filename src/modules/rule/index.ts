@@ -1,11 +1,12 @@
 import { defineArea } from '../../platform/area.js';
 import { ruleRoutes as routes } from './rule.routes.js';
 import { RuleService as Rules } from './rule.service.js';
+import { wireRuleHooks } from './rule-hooks.js';
 import { RuleRunner } from './rule-runner.js';
 
 export type { RuleCalls, RuleCredit, RulePush, RuleSensors } from './rule.service.js';
 export { RuleService } from './rule.service.js';
-export { RuleRunner } from './rule-runner.js';
+export { ActionRefused, RuleRunner } from './rule-runner.js';
 
 declare module '../../platform/area.js' {
   interface Services {
@@ -15,7 +16,7 @@ declare module '../../platform/area.js' {
   }
 }
 
-/** Spec "Rules": the rules API, dry run and trace, and the live engine; other areas register hooks. */
+/** Spec "Rules": the rules API, dry run and trace, and the live engine, wired at start (rule-hooks.ts). */
 export const ruleArea = defineArea({
   name: 'rule',
   create: (s, { database, log }) => {
@@ -31,6 +32,10 @@ export const ruleArea = defineArea({
     return { rules, ruleRunner };
   },
   routes: (app, s) => routes(app, s.rules),
-  start: (s) => s.ruleRunner.start(),
+  // The sensor, usergroup, push and call hooks: every area exists by now.
+  start: (s) => {
+    wireRuleHooks(s);
+    s.ruleRunner.start();
+  },
   stop: (s) => s.ruleRunner.stop(),
 });

@@ -32,6 +32,8 @@ export const MAX_DEPTH = 8;
 export const MAX_ITEMS = 1000;
 /** Rule metadata at most (spec Limits: too-large). */
 export const MAX_METADATA_BYTES = 5 * 1024;
+/** set_credit's credit at most (the usergroup's balance bound). */
+export const MAX_CREDIT = 1_000_000_000_000;
 /** The whole push message of a push_notification action at most (spec Limits: too-large). */
 export const MAX_PUSH_BYTES = 2048;
 
@@ -111,16 +113,31 @@ export function statesOf(edges: readonly Edge[]): Set<string> {
   return new Set(edges.flatMap((edge) => [edge.from, edge.to]));
 }
 
+/** A mandatory UUID field: missing-element when absent, wrong-syntax when not a UUID. */
+function checkUuid(problems: Problems, path: string, value: unknown): void {
+  if (value === undefined) problems.missing(path);
+  else if (typeof value !== 'string' || !UUID.test(value)) problems.bad(path, 'UUID');
+}
+
+/** Whether `list` is an array of 1 to `max` entries (wrong-syntax, naming `what`, if not). */
+function checkList(
+  problems: Problems,
+  path: string,
+  list: unknown,
+  max: number,
+  what: string,
+): list is unknown[] {
+  if (Array.isArray(list) && list.length > 0 && list.length <= max) return true;
+  problems.bad(path, `an array of 1 to ${max} ${what}`);
+  return false;
+}
+
 function checkValues(problems: Problems, path: string, condition: Record<string, unknown>): void {
   const arrays = ['value', 'min', 'max'] as const;
   if (!arrays.some((key) => condition[key] !== undefined)) problems.missing(path, '(value, or min and max)');
   for (const key of arrays) {
     const list = condition[key];
-    if (list === undefined) continue;
-    if (!Array.isArray(list) || list.length === 0 || list.length > 64) {
-      problems.bad(`${path}.${key}`, 'an array of 1 to 64 capability values');
-      continue;
-    }
+    if (list === undefined || !checkList(problems, `${path}.${key}`, list, 64, 'capability values')) continue;
     if (key !== 'value' && list.some((entry) => entry !== null && typeof entry !== 'number'))
       problems.bad(`${path}.${key}`, 'numbers or null');
   }
@@ -179,13 +196,9 @@ function checkCondition(
   switch (raw.type) {
     case 'sensor_data':
     case 'sensor_event':
-      if (raw.sensor === undefined) problems.missing(`${path}.sensor`);
-      else if (typeof raw.sensor !== 'string' || !UUID.test(raw.sensor))
-        problems.bad(`${path}.sensor`, 'UUID');
-      {
-        checkValues(problems, path, raw);
-        return;
-      }
+      checkUuid(problems, `${path}.sensor`, raw.sensor);
+      checkValues(problems, path, raw);
+      return;
     case 'time': {
       checkRange(problems, path, raw, parseClock, 'hh:mm:ss');
       return;
@@ -261,10 +274,7 @@ function checkStrings(
     problems.missing(path);
     return;
   }
-  if (!Array.isArray(list) || list.length === 0 || list.length > 100) {
-    problems.bad(path, `an array of 1 to 100 ${what}`);
-    return;
-  }
+  if (!checkList(problems, path, list, 100, what)) return;
   list.forEach((entry, index) => {
     if (typeof entry !== 'string' || !format.test(entry)) problems.bad(`${path}.${index}`, what);
   });
@@ -290,12 +300,9 @@ function checkAction(problems: Problems, path: string, raw: unknown): void {
       return;
     }
     case 'sensor_action':
-      if (raw.sensor === undefined) problems.missing(`${path}.sensor`);
-      else if (typeof raw.sensor !== 'string' || !UUID.test(raw.sensor))
-        problems.bad(`${path}.sensor`, 'UUID');
+      checkUuid(problems, `${path}.sensor`, raw.sensor);
       if (raw.value === undefined) problems.missing(`${path}.value`);
-      else if (!Array.isArray(raw.value) || raw.value.length === 0 || raw.value.length > 64)
-        problems.bad(`${path}.value`, 'an array of 1 to 64 capability values');
+      else checkList(problems, `${path}.value`, raw.value, 64, 'capability values');
       return;
     case 'email':
       checkStrings(problems, `${path}.recipients`, raw.recipients, EMAIL, 'e-mail addresses');
@@ -303,16 +310,31 @@ function checkAction(problems: Problems, path: string, raw: unknown): void {
       checkText(problems, `${path}.text`, raw.text, 10_000, true);
       return;
     case 'set_credit':
-      if (raw.usergroup === undefined) problems.missing(`${path}.usergroup`);
-      else if (typeof raw.usergroup !== 'string' || !UUID.test(raw.usergroup))
-        problems.bad(`${path}.usergroup`, 'UUID');
+      checkUuid(problems, `${path}.usergroup`, raw.usergroup);
       if (raw.credit === undefined) problems.missing(`${path}.credit`);
-      else if (typeof raw.credit !== 'number' || !Number.isSafeInteger(raw.credit) || raw.credit < 1)
-        problems.bad(`${path}.credit`, 'a positive integer');
+      else if (
+        typeof raw.credit !== 'number' ||
+        !Number.isInteger(raw.credit) ||
+        raw.credit < 1 ||
+        raw.credit > MAX_CREDIT
+      )
+        problems.bad(`${path}.credit`, `a positive integer up to ${MAX_CREDIT}`);
       return;
-    case 'push_notification':
-      if (raw.content === undefined) problems.missing(`${path}.content`);
+    case 'push_notification': {
+      if (raw.content === undefined) {
+        problems.missing(`${path}.content`);
+        return;
+      }
+      // The largest message a device may get: the content with the longest template values.
+      const message = {
+        message: 'rule_engine_notification',
+        rule: '00000000-0000-1000-8000-000000000000',
+        content: raw.content,
+      };
+      if (Buffer.byteLength(JSON.stringify(message)) > MAX_PUSH_BYTES)
+        problems.add('too-large', `${path}: the push message is at most ${MAX_PUSH_BYTES} bytes`);
       return;
+    }
     case 'call': {
       if (raw.from === undefined) problems.missing(`${path}.from`);
       else if (typeof raw.from !== 'string' || !PHONE.test(raw.from)) problems.bad(`${path}.from`, 'PHONE');
@@ -325,10 +347,7 @@ function checkAction(problems: Problems, path: string, raw: unknown): void {
         problems.missing(`${path}.commands`);
         return;
       }
-      if (!Array.isArray(commands) || commands.length === 0 || commands.length > 100) {
-        problems.bad(`${path}.commands`, 'an array of 1 to 100 commands');
-        return;
-      }
+      if (!checkList(problems, `${path}.commands`, commands, 100, 'commands')) return;
       commands.forEach((command, index) => {
         const at = `${path}.commands.${index}`;
         if (isObject(command) && typeof command.silence === 'number') {
@@ -383,23 +402,6 @@ export function checkEdges(edges: readonly unknown[], metadata?: unknown): void 
   if (count.n > MAX_ITEMS) problems.bad('edges', `at most ${MAX_ITEMS} conditions and actions`);
   if (metadata !== undefined && Buffer.byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES)
     problems.add('too-large', `metadata is at most ${MAX_METADATA_BYTES} bytes`);
-  for (const [index, raw] of edges.entries()) {
-    if (!isObject(raw) || !Array.isArray(raw.actions)) continue;
-    for (const [i, action] of raw.actions.entries()) {
-      if (!isObject(action) || action.type !== 'push_notification' || action.content === undefined) continue;
-      // The largest message a device may get: the content with the longest template values.
-      const message = {
-        message: 'rule_engine_notification',
-        rule: '00000000-0000-1000-8000-000000000000',
-        content: action.content,
-      };
-      if (Buffer.byteLength(JSON.stringify(message)) > MAX_PUSH_BYTES)
-        problems.add(
-          'too-large',
-          `edges.${index}.actions.${i}: the push message is at most ${MAX_PUSH_BYTES} bytes`,
-        );
-    }
-  }
   const first = problems.first;
   if (first) throw new ApiError(first.status, first.message);
 }
@@ -481,7 +483,12 @@ export function evaluate(condition: Condition, at: Situation): ConditionTrace {
     holds,
     why,
   });
-  const local = readLocal(at.zone, at.now);
+  // The local reading only for the conditions of the clock (it costs a zone lookup).
+  let reading: ReturnType<typeof readLocal> | undefined;
+  const local = () => {
+    reading ??= readLocal(at.zone, at.now);
+    return reading;
+  };
   switch (condition.type) {
     case 'sensor_data': {
       const value = at.sensors.get(condition.sensor as string);
@@ -501,37 +508,31 @@ export function evaluate(condition: Condition, at: Situation): ConditionTrace {
         const second = parseClock(condition.value)!;
         const exact =
           at.cause.kind === 'timer' &&
-          [local.day, local.day - 1].some(
+          [local().day, local().day - 1].some(
             (day) => Math.floor(instantOf(at.zone, day, second) / 1000) === Math.floor(at.now / 1000),
           );
         return result(exact, exact ? 'it is that time' : 'not that time');
       }
       const low = parseClock(condition.min as string)!;
       const high = parseClock(condition.max as string)!;
-      const inside = within(local.second, low, high);
+      const inside = within(local().second, low, high);
       return result(inside, inside ? 'inside the range' : 'outside the range');
     }
     case 'weekday': {
-      const day = WEEKDAYS[local.weekday]!;
+      const day = WEEKDAYS[local().weekday]!;
       return result((condition.value as string[]).includes(day), `it is ${day}`);
     }
     case 'date': {
-      const today = local.month * 100 + local.date;
+      const { month, date, year } = local();
+      const today = month * 100 + date;
       const holds =
         typeof condition.value === 'string'
           ? (() => {
               const [month, day] = parseDayOfYear(condition.value)!;
               return month * 100 + day === today;
             })()
-          : within(
-              today,
-              boundIn(condition.min as string, local.year),
-              boundIn(condition.max as string, local.year),
-            );
-      return result(
-        holds,
-        `it is ${String(local.date).padStart(2, '0')}.${String(local.month).padStart(2, '0')}`,
-      );
+          : within(today, boundIn(condition.min as string, year), boundIn(condition.max as string, year));
+      return result(holds, `it is ${String(date).padStart(2, '0')}.${String(month).padStart(2, '0')}`);
     }
     case 'timeout': {
       const waited = Math.floor((at.now - at.since) / 1000);

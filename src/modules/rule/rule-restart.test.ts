@@ -4,53 +4,15 @@
  * start neither repeats the transition nor its e-mail.
  */
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-import { describe, type TestContext, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { testEnv } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
+import { type NodeProcess as Node, startNode } from '../../../test/node-process.js';
 import { createServices, openStorage } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { freeTcpPort } from '../../platform/ports.js';
 import { createLogger } from '../../platform/server.js';
-
-const root = path.resolve(import.meta.dirname, '../../..');
-
-interface Node {
-  url: string;
-  process: ChildProcess;
-  exited: Promise<number | null>;
-}
-
-/** Starts `src/main.ts` as its own process and waits until it serves. */
-async function startNode(t: TestContext, env: Record<string, string>, port: number): Promise<Node> {
-  const url = `http://127.0.0.1:${port}`;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, ...env, PORT: String(port), PUBLIC_URL: url, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  t.after(() => {
-    if (child.exitCode === null) child.kill('SIGKILL');
-  });
-  let output = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node did not start:\n${output}`)), 30_000);
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes('serves the API')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
-    child.on('exit', () => reject(new Error(`node exited:\n${output}`)));
-  });
-  return { url, process: child, exited };
-}
 
 async function call(node: Node, method: string, route: string, sid?: string, body?: unknown) {
   const response = await fetch(node.url + route, {

@@ -56,6 +56,8 @@ export class RuleRunner {
   private running: Promise<void> | undefined;
   private again = false;
   private stopped = true;
+  private readonly disposers: (() => void)[] = [];
+  private readings: Promise<void> = Promise.resolve();
   /** Called after each committed timer look with how late it ran (ms); for the benchmark. */
   onLate: ((ms: number) => void) | undefined;
 
@@ -70,8 +72,33 @@ export class RuleRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    for (const dispose of this.disposers.splice(0)) dispose();
     clearTimeout(this.timer);
+    await this.readings;
     await this.running;
+  }
+
+  /** Runs `dispose` at stop (the sensor area's subscription). */
+  onStop(dispose: () => void): void {
+    this.disposers.push(dispose);
+  }
+
+  /**
+   * A reading as the sensor area announces it on this node, after its commit: looked at in the
+   * background, in arrival order (a failure is logged; the reading itself is kept).
+   */
+  reading(sensor: string, value: readonly Json[], time: number = this.now()): void {
+    if (this.stopped) return;
+    this.readings = this.readings
+      .then(() => this.sensorValue(sensor, value, time))
+      .catch((error: unknown) =>
+        this.deps.log.error({ err: error, sensor }, 'rule look at a sensor value failed'),
+      );
+  }
+
+  /** Resolves once every reading handed to `reading` so far was looked at (tests, stop). */
+  settled(): Promise<void> {
+    return this.readings;
   }
 
   /** Looks again soon (a rule was changed on this node). */
@@ -148,8 +175,10 @@ export class RuleRunner {
    * reads it is looked at, all in one unit of work.
    */
   async sensorValue(sensor: string, value: readonly Json[], time: number = this.now()): Promise<void> {
-    const others = (await repo.sensorsBesides(this.deps.db, sensor)).map((r) => r.sensor);
-    const sensors = await this.lastValues(others);
+    const read = (await repo.sensorsAlongside(this.deps.db, sensor)).map((r) => r.sensor);
+    // No rule reads the sensor: nothing to look at, no write (most readings).
+    if (read.length === 0) return;
+    const sensors = await this.lastValues(read.filter((other) => other !== sensor));
     sensors.set(sensor, value);
     await this.deps.writer.write(async (w) => {
       const rows = await repo.lockRulesOfSensor(w.trx, sensor);
@@ -275,12 +304,12 @@ export class RuleRunner {
     const finish = (changes: Pick<repo.RuleActionTable, 'result' | 'next_try' | 'error'>) =>
       repo.finishAction(this.deps.db, row.trace, row.position, changes);
     try {
-      if (!action) throw new Final('the action is gone');
+      if (!action) throw new ActionRefused('the action is gone');
       await this.hand(row, action);
       await finish({ result: 'done', next_try: null, error: null });
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
-      const final = error instanceof Final || attempt >= MAX_ATTEMPTS;
+      const final = error instanceof ActionRefused || attempt >= MAX_ATTEMPTS;
       this.deps.log.warn(
         { rule: row.rule, action: action?.type, attempt, error: message },
         'rule action failed',
@@ -309,7 +338,7 @@ export class RuleRunner {
         );
         return;
       case 'push_notification':
-        if (!hooks.push) throw new Final('no push hook: waits for the push area');
+        if (!hooks.push) throw new ActionRefused('no push hook: waits for the push area');
         await hooks.push.send(row.owner, {
           message: 'rule_engine_notification',
           rule: row.rule,
@@ -317,15 +346,15 @@ export class RuleRunner {
         });
         return;
       case 'sensor_action':
-        if (!hooks.sensors?.act) throw new Final('no sensor action hook: waits for the sensor area');
+        if (!hooks.sensors?.act) throw new ActionRefused('no sensor action hook: waits for the sensor area');
         await hooks.sensors.act(row.owner, action.sensor as string, action.value as Json[]);
         return;
       case 'call':
-        if (!hooks.calls) throw new Final('no call hook: waits for the call engine');
+        if (!hooks.calls) throw new ActionRefused('no call hook: waits for the call engine');
         await hooks.calls.place(row.owner, action as never);
         return;
       case 'set_credit': {
-        if (!hooks.credit?.setCredit) throw new Final('no credit hook: waits for the usergroup area');
+        if (!hooks.credit?.setCredit) throw new ActionRefused('no credit hook: waits for the usergroup area');
         const answer = await hooks.credit.setCredit(
           row.owner,
           action.usergroup as string,
@@ -333,12 +362,12 @@ export class RuleRunner {
         );
         if (answer === 'not-authorised') {
           await this.deactivate(row.rule, row.owner);
-          throw new Final('authorisation lost: the rule is deactivated');
+          throw new ActionRefused('authorisation lost: the rule is deactivated');
         }
         return;
       }
       default:
-        throw new Final(`unknown action ${String(action.type)}`);
+        throw new ActionRefused(`unknown action ${String(action.type)}`);
     }
   }
 
@@ -362,5 +391,5 @@ const newBatch = (): Batch => ({ looks: [], traces: [], actions: [], prune: [] }
 /** Rows per insert (below both databases' parameter limits). */
 const CHUNK = 500;
 
-/** A failure no retry can mend. */
-class Final extends Error {}
+/** A failure no retry can mend: the action is recorded as failed at once (hooks throw it too). */
+export class ActionRefused extends Error {}

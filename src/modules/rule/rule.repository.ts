@@ -179,15 +179,17 @@ export function lockRulesOfSensor(db: Db, sensor: string): Promise<RuleTable[]> 
     .execute() as Promise<RuleTable[]>;
 }
 
-/** Sensors read by the active rules that read `sensor` (their last values are fetched before a look). */
-export function sensorsBesides(db: Db, sensor: string): Promise<{ sensor: string }[]> {
+/**
+ * Sensors read by the rules that read `sensor`, itself included (their last values are fetched
+ * before a look); none when no rule reads it.
+ */
+export function sensorsAlongside(db: Db, sensor: string): Promise<{ sensor: string }[]> {
   return db
     .selectFrom('rule_sensor as other')
     .innerJoin('rule_sensor as mine', 'mine.rule', 'other.rule')
     .select('other.sensor')
     .distinct()
     .where('mine.sensor', '=', sensor)
-    .where('other.sensor', '!=', sensor)
     .execute();
 }
 

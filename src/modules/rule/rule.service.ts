@@ -3,8 +3,8 @@
  * delete, the rule_new/rule_update/rule_delete events to all the owner's sessions, and the dry
  * run (Zentrale extension). The decisions are rule-engine.ts; this file checks access and keeps
  * the rows. Sensors and usergroups belong to other areas: they are asked through the hooks
- * registered with useSensors and useCredit; until an area registers, no sensor is readable
- * (wrong-sensor) and no usergroup's credit may be set (access-denied).
+ * registered with useSensors and useCredit (rule-hooks.ts, at start); until then no sensor is
+ * readable (wrong-sensor) and no usergroup's credit may be set (access-denied).
  */
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
@@ -54,10 +54,14 @@ export interface TraceStep extends Omit<LookStep, 'actions'> {
   actions: (Action & { outcome: ActionOutcome })[];
 }
 
-/** What the rule area asks of the sensor area. */
+/**
+ * What the rule area asks of the sensor area. `permitted` is called inside the rule's write and
+ * must query only through `db` (that write's transaction): on SQLite the transaction holds the
+ * only connection, and a query through another handle would wait for it forever.
+ */
 export interface RuleSensors {
-  /** Which of `sensors` the user may read (conditions) and act on (sensor_action). */
-  permitted(user: string, sensors: { read: Set<string>; act: Set<string> }): Promise<boolean>;
+  /** Whether the user may read every sensor of `read` (conditions) and control every one of `act`. */
+  permitted(user: string, sensors: { read: Set<string>; act: Set<string> }, db: Db): Promise<boolean>;
   /** The last value of a sensor (by capability index), or null when it has none yet. */
   lastValue?(sensor: string): Promise<readonly Json[] | null>;
   /**
@@ -67,9 +71,9 @@ export interface RuleSensors {
   act?(owner: string, sensor: string, value: readonly Json[]): Promise<void>;
 }
 
-/** What the rule area asks of the usergroup area (set_credit). */
+/** What the rule area asks of the usergroup area (set_credit); `mayCredit` as `permitted` above. */
 export interface RuleCredit {
-  mayCredit(user: string, usergroups: Set<string>): Promise<boolean>;
+  mayCredit(user: string, usergroups: Set<string>, db: Db): Promise<boolean>;
   /**
    * set_credit: sets the usergroup's credit if `owner` is still authorised for it and answers
    * 'set', or 'not-authorised' (then the rule is deactivated; the edge was followed).
@@ -162,7 +166,7 @@ export class RuleService {
       if (!active && body.state !== undefined)
         throw new ApiError('deactivated-rule', 'state cannot be given for an inactive rule');
       this.requireStates(definition.edges, [definition.initial_state, body.state]);
-      await this.requirePermissions(user, definition.edges);
+      await this.requirePermissions(w.trx, user, definition.edges);
       if ((await repo.countRules(w.trx, user)) >= MAX_RULES)
         throw new ApiError('quota-exceeded', `at most ${MAX_RULES} rules`);
       const uuid = newUuid();
@@ -255,7 +259,7 @@ export class RuleService {
       if (!active && body.state !== undefined)
         throw new ApiError('deactivated-rule', 'state cannot be given for an inactive rule');
       this.requireStates(definition.edges, [definition.initial_state, body.state]);
-      if (body.edges !== undefined) await this.requirePermissions(user, definition.edges);
+      if (body.edges !== undefined) await this.requirePermissions(w.trx, user, definition.edges);
 
       const now = this.now();
       const restart = body.edges !== undefined || body.time_zone !== undefined;
@@ -365,12 +369,13 @@ export class RuleService {
       throw new ApiError('wrong-state', `state ${unknown.slice(0, 40)} is not in the edges`);
   }
 
-  private async requirePermissions(user: string, edges: readonly Edge[]): Promise<void> {
+  /** Asked inside the write: the hooks query through its transaction `db`. */
+  private async requirePermissions(db: Db, user: string, edges: readonly Edge[]): Promise<void> {
     const sensors = sensorsOf(edges);
-    if (sensors.read.size + sensors.act.size > 0 && !(await this.sensors?.permitted(user, sensors)))
+    if (sensors.read.size + sensors.act.size > 0 && !(await this.sensors?.permitted(user, sensors, db)))
       throw new ApiError('wrong-sensor', 'a sensor is unknown or not permitted');
     const groups = usergroupsOf(edges);
-    if (groups.size > 0 && !(await this.credit?.mayCredit(user, groups)))
+    if (groups.size > 0 && !(await this.credit?.mayCredit(user, groups, db)))
       throw new ApiError('access-denied', 'set_credit is not authorised for that usergroup');
   }
 

@@ -87,6 +87,15 @@ const CALLBACK_RING_SECONDS = 60;
 /** How often this node tells that its running legs are alive; legs silent 4 times as long are closed. */
 const HEARTBEAT_MS = 30_000;
 
+/** The rule action `call` (spec "Rules"), as the rule engine hands it over. */
+export interface RuleCallAction {
+  readonly from: string;
+  readonly from_name?: string;
+  readonly clip?: string;
+  readonly recipients: readonly string[];
+  readonly commands: readonly ({ silence: number } | { announcement: string })[];
+}
+
 /** What a number call ended with, for its CDR. */
 interface Outcome {
   /** Seconds since the epoch when the caller's leg was answered; null: never. */
@@ -642,6 +651,73 @@ export class CallEngine {
       await child.end();
     } finally {
       release();
+    }
+  }
+
+  /**
+   * A rule's call action (spec "Rules", action call): one call to each recipient, placed for the
+   * rule's owner as `from` (the recipients see `clip` when given, and `from_name`), that plays the
+   * commands once answered (the owner's announcements, silences in milliseconds) and hangs up.
+   * Each call is one of the owner's concurrent calls (a recipient beyond the bound is skipped)
+   * and passes the partner's call filter as a callback does. Resolves once every call was
+   * placed; the calls run on, their CDRs (service call, direction out) tell how they went.
+   */
+  async ruleCall(owner: string, action: RuleCallAction): Promise<void> {
+    const shown = action.clip ?? action.from;
+    const asserted = (await this.directory.outgoingIdentity(owner, shown)).assertedIdentity;
+    const identity = this.identity(shown, false, asserted);
+    for (const recipient of new Set(action.recipients)) {
+      const target = await this.outside(owner, recipient, 'callback');
+      if (!target || target === 'denied') {
+        this.options.log.info({ owner, recipient }, 'rule call not placed: no route or filtered');
+        continue;
+      }
+      const release = await this.acquire(owner);
+      if (!release) {
+        this.options.log.info({ owner, recipient }, 'rule call not placed: concurrent call limit');
+        continue;
+      }
+      const record = this.track({
+        owner,
+        service: 'call',
+        direction: 'out',
+        number: target.number,
+        phone: action.from,
+      });
+      void this.playCommands(owner, target.uri, identity, action, record)
+        .catch((error: unknown) => this.options.log.error({ err: error, owner }, 'rule call failed'))
+        .finally(release);
+    }
+  }
+
+  private async playCommands(
+    owner: string,
+    uri: string,
+    identity: CallerIdentity,
+    action: RuleCallAction,
+    record: TrackedLeg,
+  ): Promise<void> {
+    const leg = await MediaLeg.originate(this.ua, this.media, {
+      uri,
+      ...identity,
+      ...(action.from_name ? { fromDisplay: action.from_name } : {}),
+    });
+    try {
+      const timer = setTimeout(() => void leg.hangup(), CALLBACK_RING_SECONDS * 1000);
+      const result = await leg.result;
+      clearTimeout(timer);
+      if (result.status < 200 || result.status >= 300 || leg.call.ended) return;
+      record.answered();
+      for (const command of action.commands) {
+        if (leg.call.ended) break;
+        if ('announcement' in command) {
+          const wav = await this.directory.announcementWav(owner, command.announcement);
+          if (wav && !leg.call.ended) await leg.endpoint.playPcm(pcmFromWav(wav));
+        } else await leg.endpoint.playPcm(new Int16Array(Math.round(command.silence * 8)));
+      }
+      if (!leg.call.ended) await leg.hangup();
+    } finally {
+      await record.end();
     }
   }
 

@@ -1,0 +1,67 @@
+/**
+ * The rule action `call` on a real call (spec "Rules"; issue 19): a rule's call action places one
+ * call per recipient through the call engine to the carrier stand-in (test/carrier.ts), plays the
+ * owner's announcement after a silence and hangs up; the recipient hears the announcement's tone,
+ * sees `clip` as the caller, and the call has its CDR (service call, direction out).
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { telephonyNode, uploadAnnouncement } from '../../../test/calls.js';
+import { startCarrier } from '../../../test/carrier.js';
+import { loggedInClient } from '../../../test/helper.js';
+import { requireTelephonyPackages } from '../../../test/sipp.js';
+import { sine } from '../../platform/content/test-inputs.js';
+
+requireTelephonyPackages();
+
+test('a rule call: each recipient hears the silence, then the announcement, and is hung up; a CDR each', async (t) => {
+  const carrier = await startCarrier(t);
+  const { app } = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777010', { userUuid: user.uuid }, false);
+  const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 3, 0.3));
+  carrier.answer('+4940300', { tone: 600 });
+  carrier.answer('+4940301', { tone: 600 });
+  const created = await client.call('POST', '/api/rule', {
+    name: 'Alarm',
+    initial_state: 'quiet',
+    edges: [
+      {
+        from: 'quiet',
+        to: 'called',
+        conditions: [],
+        actions: [
+          {
+            type: 'call',
+            from: '+4930777010',
+            from_name: 'Alarm',
+            recipients: ['+4940300', '+4940301'],
+            commands: [{ silence: 500 }, { announcement }],
+          },
+        ],
+      },
+    ],
+  });
+  assert.equal(created.status, 'ok', JSON.stringify(created));
+  const calls = await Promise.all(['+4940300', '+4940301'].map((number) => carrier.callTo(number)));
+  for (const call of calls) {
+    assert.match(call.headers.get('from') ?? '', /"?Alarm"? ?<sip:\+4930777010@/);
+    await call.ended;
+    const heard = await carrier.heard(call.recorder!, [1400]);
+    assert.ok((heard.get(1400) ?? 0) >= 30, `the recipient heard the announcement: ${[...heard]}`);
+  }
+  let cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
+  for (let i = 0; i < 100 && cdrs.length < 2; i += 1) {
+    await sleep(100);
+    cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
+  }
+  assert.deepEqual(cdrs.map((cdr) => [cdr.service, cdr.b_number]).sort(), [
+    ['call', '+4940300'],
+    ['call', '+4940301'],
+  ]);
+  const trace = (await client.call('GET', `/api/rule/${created.uuid}/trace`)).trace as {
+    actions: { outcome: { result: string } }[];
+  }[];
+  assert.equal(trace[0]?.actions[0]?.outcome.result, 'done');
+});
