@@ -100,6 +100,19 @@ export function windowsOf(windows: { frequency: number; share: number }[], frequ
   return windows.filter((w) => w.frequency === frequency && w.share > 0.7).length;
 }
 
+/** `number` added to `owner` with dialplan_enable on (it answers as its owner configured). */
+export async function enabledNumber(app: App, owner: string, number: string): Promise<void> {
+  await app.services.phones.addNumber(number, { userUuid: owner });
+  await app.services.phones.setSwitches(number, { dialplan_enable: true });
+}
+
+/** A fresh logged-in user holding `number` (dialplan_enable on): the set-up of most number calls. */
+export async function numberOwner(app: App, number: string) {
+  const { client, user } = await loggedInClient(app);
+  await enabledNumber(app, user.uuid, number);
+  return { client, user };
+}
+
 /** A number of a fresh user, answered by the v2 dialplan `dialplan` (dialplan_enable on). */
 export async function numberWithDialplan(
   app: App,
@@ -108,9 +121,7 @@ export async function numberWithDialplan(
   audio: Float32Array,
   prepare: (owner: string) => Promise<unknown> = async () => {},
 ) {
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber(number, { userUuid: user.uuid });
-  await app.services.phones.setSwitches(number, { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, number);
   await prepare(user.uuid);
   const announcement = await uploadAnnouncement(app, client, audio);
   const dialplan = await client.call('POST', '/api/dialplan/v2', {

@@ -12,6 +12,7 @@ import {
   dial,
   hangUp,
   heard,
+  numberOwner,
   phone,
   sipAccount,
   telephonyNode,
@@ -146,9 +147,7 @@ test("the partner's call filter runs on every outgoing call (403 when it denies,
 test("call-through: *98 from the SIP account connects the saved phone once; the filter number calling the user's number does too", async (t) => {
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930777003', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930777003', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930777003');
   await app.services.dialplans.updateLegacyDialplan(user.uuid, { dial_prefix: '+4940' });
   carrier.answer('+4940555', { tone: 1000 });
   const a = await phone(t, node, await sipAccount(app, 'alice_01', user.uuid), {

@@ -12,6 +12,7 @@ import {
   hangUp,
   heard,
   nextEvent,
+  numberOwner,
   phone,
   sipAccount,
   telephonyNode,
@@ -20,7 +21,6 @@ import {
   windowsOf,
 } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
-import { loggedInClient } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { sine } from '../../platform/content/test-inputs.js';
@@ -33,9 +33,7 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
   const mailbox = await startMailbox(t);
   const node = await telephonyNode(t, { SMTP_URL: mailbox.url });
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666001', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666001', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666001');
   const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
   const dialplan = await client.call('POST', '/api/dialplan/v2', {
     dialplan: { profiles: [{ record: { announcement } }] },
@@ -96,9 +94,7 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
 test('the dialplan ringtone: while the target rings the caller hears the announcement mixed with the ring tone, then the target', async (t) => {
   const node = await telephonyNode(t);
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666002', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666002', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666002');
   const bob = await sipAccount(app, 'bob_01', user.uuid);
   const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 2, 0.3));
   const dialplan = await client.call('POST', '/api/dialplan/v2', {
@@ -132,9 +128,7 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   const carrier = await startCarrier(t);
   const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666003', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666003', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666003');
   const bob = await sipAccount(app, 'bob_01', user.uuid);
   const carol = await sipAccount(app, 'carol_01', user.uuid);
   carrier.answer('+4940300', { ring: true });
@@ -207,9 +201,7 @@ test("call-reverse: a call to the number signals dialplan_callreverse_start, the
   const carrier = await startCarrier(t);
   const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666004', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666004', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666004');
   await sipAccount(app, 'bob_01', user.uuid); // not registered: rings nowhere
   const legacy = await client.call('POST', '/api/dialplan', {
     action: 'sip',
