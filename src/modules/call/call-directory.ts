@@ -168,16 +168,27 @@ export class CallAreaDirectory implements CallDirectory {
     return row && { from: row.from_phone, to: row.to_phone, via: row.via };
   }
 
+  /**
+   * dialplan_callreverse_start as event and as push to the owner's devices (spec "Events"), in
+   * the one write that records the process (the push queue joins it: no second handle).
+   */
   async callReverseStarted(owner: string, from: string, to: string): Promise<void> {
-    await this.services.writer.write((w) => this.services.dialplans.startCallReverse(w, owner, from, to));
+    await this.services.writer.write(async (w) => {
+      await this.services.dialplans.startCallReverse(w, owner, from, to);
+      await this.services.push.callReverse(owner, 'start', { phone_from: from, phone_to: to }, w);
+    });
   }
 
   async callReverseFilter(owner: string): Promise<string | undefined> {
     return (await this.services.dialplans.findCallReverse(owner))?.filter ?? undefined;
   }
 
+  /** dialplan_callreverse_stop, event and push, as the start. */
   async callReverseStopped(owner: string, from: string, to: string): Promise<void> {
-    await this.services.writer.write((w) => this.services.dialplans.stopCallReverse(w, owner, from, to));
+    await this.services.writer.write(async (w) => {
+      await this.services.dialplans.stopCallReverse(w, owner, from, to);
+      await this.services.push.callReverse(owner, 'stop', { phone_from: from, phone_to: to }, w);
+    });
   }
 
   // ---- legs and their CDRs
