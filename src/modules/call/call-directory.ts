@@ -14,6 +14,7 @@ import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/deci
 import type {
   CallbackRequest,
   CallDirectory,
+  EmergencyRoute,
   FilterService,
   FilterVerdict,
   LegEnd,
@@ -150,6 +151,10 @@ export class CallAreaDirectory implements CallDirectory {
       dialPrefix: legacy.dial_prefix,
       assertedIdentity: asserted,
     };
+  }
+
+  emergencyData(user: string): Promise<EmergencyRoute | undefined> {
+    return this.services.emergency.emergencyDataOf(user);
   }
 
   async callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict> {

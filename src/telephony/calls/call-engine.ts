@@ -23,6 +23,7 @@ import {
   orderTargets,
   selectActions,
   stepPin,
+  type Target,
   walkIvr,
 } from '../decisions/index.js';
 import {
@@ -132,6 +133,11 @@ interface CallerIdentity {
 }
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
+
+/** 110 (police) and 112 (rescue): emergency calls (spec "Partner API" emergency data). */
+function isEmergency(digits: string): digits is '110' | '112' {
+  return digits === '110' || digits === '112';
+}
 
 /** An action's ring time: unset is the default; below 1 means until the network gives up (spec). */
 function ringSeconds(timeout: number | undefined): number {
@@ -275,9 +281,12 @@ export class CallEngine {
 
   // ---- concurrency
 
-  /** Takes one of the user's concurrent calls; undefined beyond the feature packs' bound. */
-  private async acquire(user: string): Promise<(() => void) | undefined> {
-    const limit = await this.directory.callLimit(user);
+  /**
+   * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound.
+   * `always` (emergency calls): counted, never refused.
+   */
+  private async acquire(user: string, always = false): Promise<(() => void) | undefined> {
+    const limit = always ? Number.POSITIVE_INFINITY : await this.directory.callLimit(user);
     const current = this.active.get(user) ?? 0;
     if (current >= limit) return undefined;
     this.active.set(user, current + 1);
@@ -374,6 +383,8 @@ export class CallEngine {
       call.reject(404);
       return;
     }
+    if (account && dialled.kind === 'short' && isEmergency(dialled.digits))
+      return this.emergency(call, account, dialled.digits);
     if (account && (dialled.kind === 'sip' || dialled.kind === 'callthrough'))
       return this.fromAccount(call, account, dialled);
     let number = dialled.kind === 'number' ? dialled.number : undefined;
@@ -523,6 +534,50 @@ export class CallEngine {
       await outcome.ended;
       await leg.end();
     });
+  }
+
+  /**
+   * An emergency call (110 police, 112 rescue) from a SIP account (spec "Partner API" emergency
+   * data): to the carrier, addressed to the control centre the user's partner set
+   * (emergency_police, emergency_rescue; else the dialled 110/112 itself, for the carrier to
+   * route), with uui_header as `User-to-User: <hex>;encoding=hex` (RFC 7433). Never held back:
+   * no call filter, no dial_prefix, no concurrent-call quota (it counts, but is never refused),
+   * and no CLIR: the control centre sees the caller id and the P-Asserted-Identity.
+   */
+  private async emergency(call: IncomingCall, account: SipAccountInfo, digits: '110' | '112'): Promise<void> {
+    const { carrierUri } = this.options;
+    if (!carrierUri) {
+      call.reject(403);
+      return;
+    }
+    const data = await this.directory.emergencyData(account.owner);
+    const centre = (digits === '110' ? data?.police : data?.rescue) ?? digits;
+    const identity = await this.directory.outgoingIdentity(account.owner);
+    const caller = this.identity(identity.callerId, false, identity.assertedIdentity);
+    const headers = [...caller.headers];
+    if (data?.uuiHeader)
+      headers.push(['User-to-User', `${Buffer.from(data.uuiHeader, 'utf8').toString('hex')};encoding=hex`]);
+    const release = await this.acquire(account.owner, true);
+    try {
+      const leg = this.track({
+        owner: account.owner,
+        service: 'call',
+        direction: 'out',
+        number: centre,
+        phone: identity.callerId,
+      });
+      const outcome = await bridge(this.ua, this.options.rtpengine, call, {
+        groups: [[{ uri: carrierTarget(carrierUri, encodeURIComponent(centre)) }]],
+        timeout: MAX_RING_SECONDS,
+        ...caller,
+        headers,
+      });
+      if (outcome.answered !== null) leg.answered();
+      await outcome.ended;
+      await leg.end();
+    } finally {
+      release?.();
+    }
   }
 
   /**
@@ -807,11 +862,18 @@ export class CallEngine {
           action.name === 'parallel'
             ? action.params.targets.map((target) => ({ target }))
             : orderTargets(action.params.targets, action.name);
-        for (const { target, timeout } of list as { target: string; timeout?: number }[]) {
+        for (const { target, timeout, clip_number } of list as Target[]) {
           const uri = await this.targetUri(target, run.owner, 'dialplan');
-          // Spec: a timeout below 1 means until the network gives up.
-          if (uri)
-            targets.push({ uri, timeout: timeout !== undefined && timeout >= 1 ? timeout : undefined });
+          if (!uri) continue;
+          targets.push({
+            uri,
+            // Spec: a timeout below 1 means until the network gives up.
+            timeout: timeout !== undefined && timeout >= 1 ? timeout : undefined,
+            // A linear or cyclic target's own clip_number is the caller id it sees (over the action's).
+            ...(clip_number
+              ? { from: `sip:${clip_number}@${this.options.host}`, fromDisplay: clip_number }
+              : {}),
+          });
         }
         if (targets.length === 0) return this.finish(run, 480);
         return this.connect(

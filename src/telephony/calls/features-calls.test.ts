@@ -283,3 +283,127 @@ test('a restart closes the calls the last run left running: their CDRs are writt
   a.command('dial', '+4990000');
   assert.match(JSON.stringify(await closed), /403/);
 });
+
+test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id it sees (From), the action's clip_number the others'", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const { client } = await numberOwner(app, '+4930777005');
+  carrier.answer('+4940601', { reject: 486 });
+  carrier.answer('+4940602', { tone: 1000 });
+  carrier.answer('+4940603', { tone: 1000 });
+  const linear = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: {
+      profiles: [
+        {
+          linear: {
+            targets: [
+              { target: '+4940601', timeout: 10, clip_number: '+4930777011' },
+              { target: '+4940602', timeout: 10 },
+            ],
+            clip_number: '+4930777010',
+          },
+        },
+      ],
+    },
+  });
+  assert.equal(linear.status, 'ok', JSON.stringify(linear));
+  const set = await client.call('POST', '/api/phone', {
+    phone: { '+4930777005': { dialplan: linear.uuid } },
+  });
+  assert.equal(set.status, 'ok', JSON.stringify(set));
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+
+  // The first target is busy: the second rings, each with its caller id.
+  await dial(a, '+4930777005');
+  const busy = await carrier.callTo('+4940601');
+  const second = await carrier.callTo('+4940602');
+  await hangUp(a);
+  await second.ended;
+  assert.match(busy.headers.get('from') ?? '', /<sip:\+4930777011@/);
+  assert.match(second.headers.get('from') ?? '', /<sip:\+4930777010@/);
+
+  // cyclic: the same per target.
+  const cyclic = await client.call('POST', `/api/dialplan/v2/${linear.uuid}`, {
+    dialplan: {
+      profiles: [{ cyclic: { targets: [{ target: '+4940603', clip_number: '+4930777012' }] } }],
+    },
+  });
+  assert.equal(cyclic.status, 'ok', JSON.stringify(cyclic));
+  await dial(a, '+4930777005');
+  const third = await carrier.callTo('+4940603');
+  await hangUp(a);
+  await third.ended;
+  assert.match(third.headers.get('from') ?? '', /<sip:\+4930777012@/);
+});
+
+test("110 and 112 go to the control centre of the user's emergency data with the uui_header as User-to-User and the caller id shown; call filter, dial_prefix, quota and CLIR never hold them back", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const partner = await app.services.partners.createPartner(`p${Date.now()}`, 'partner-key', [
+    'phone',
+    'callfilter',
+    'emergency',
+  ]);
+  const user = await buildUser(app, { partnerUuid: partner.uuid });
+  await app.services.phones.addNumber('+4930777006', { partnerUuid: partner.uuid });
+  await app.services.phones.changePartnerNumbers(partner.uuid, user.uuid, { create: { '+4930777006': {} } });
+  await app.services.emergency.setEmergencyData(partner.uuid, user.uuid, {
+    uui_header: 'loc=Berlin Mitte',
+    emergency_police: '+493011001',
+    emergency_rescue: '+493011201',
+  });
+  // Everything is denied, short numbers would become +4930..., the caller id is withheld, no call allowed.
+  await app.services.callFilters.setFilter(partner.uuid, user.uuid, [
+    { type: 'match', key: '.', pass: false },
+  ]);
+  await app.services.dialplans.updateLegacyDialplan(user.uuid, {
+    dial_prefix: '+4930',
+    clip_number: '+4930777006',
+    clir_enable: true,
+  });
+  await app.services.features.updatePack('default', { quota: { calls: 0 } });
+  carrier.answer('+493011001', { tone: 1000 });
+  carrier.answer('+493011201', { tone: 1000 });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01', user.uuid), {
+    answerMode: 'manual',
+    microphone: tone(600),
+  });
+
+  // An ordinary call is refused (the filter); 110 reaches the police control centre.
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4940123');
+  assert.match(JSON.stringify(await closed), /403/);
+  await dial(a, '110');
+  const police = await carrier.callTo('+493011001');
+  await sleep(2000);
+  await hangUp(a);
+  await police.ended;
+  assert.match(police.headers.get('from') ?? '', /<sip:\+4930777006@/);
+  assert.equal(police.headers.get('privacy'), undefined);
+  assert.equal(
+    police.headers.get('user-to-user'),
+    `${Buffer.from('loc=Berlin Mitte').toString('hex')};encoding=hex`,
+  );
+  assert.ok(((await carrier.heard(police.recorder!, [600])).get(600) ?? 0) >= 30, 'the centre hears alice');
+  assert.ok(windowsOf(heard(a), 1000) >= 30, 'alice hears the centre');
+
+  // 112: the rescue control centre; without emergency data, 112 itself goes to the carrier.
+  await dial(a, '112');
+  await carrier.callTo('+493011201');
+  await hangUp(a);
+  await app.services.emergency.setEmergencyData(partner.uuid, user.uuid, {
+    uui_header: '',
+    emergency_police: '',
+    emergency_rescue: '',
+  });
+  carrier.answer('112', { tone: 1000 });
+  await dial(a, '112');
+  const plain = await carrier.callTo('112');
+  await hangUp(a);
+  assert.equal(plain.headers.get('user-to-user'), undefined);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+493011001', '+493011201', '112'],
+  );
+  await app.services.features.updatePack('default', { quota: { calls: 2 } });
+});
