@@ -233,6 +233,18 @@ export class CallAreaDirectory implements CallDirectory {
     this.log.debug({ call: id }, 'call recorded');
   }
 
+  callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number> {
+    return repo.countCallsElsewhere(this.db, owner, node, aliveSince);
+  }
+
+  async callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>> {
+    const counts: Record<string, number> = Object.fromEntries(numbers.map((number) => [number, 0]));
+    if (numbers.length === 0) return counts;
+    for (const row of await repo.countCallsTo(this.db, numbers, aliveSince))
+      if (row.phone !== null) counts[row.phone] = Number(row.n);
+    return counts;
+  }
+
   async heartbeat(node: string, now: number): Promise<void> {
     await this.services.writer.write(({ trx }) => repo.touchNode(trx, node, now));
   }

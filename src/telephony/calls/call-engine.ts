@@ -87,6 +87,8 @@ export const MAX_VOICEMAIL_SECONDS = 120;
 const CALLBACK_RING_SECONDS = 60;
 /** How often this node tells that its running legs are alive; legs silent 4 times as long are closed. */
 const HEARTBEAT_MS = 30_000;
+/** A node whose legs beat within this long is alive: its calls count (quota, GET .../calls); else they are orphans. */
+export const ALIVE_MS = 4 * HEARTBEAT_MS;
 
 /** What a number call ended with, for its CDR. */
 interface Outcome {
@@ -160,8 +162,6 @@ export class CallEngine {
   private readonly heartbeatTimer: NodeJS.Timeout;
   /** Call-reverse processes waiting for the filter number's call, by owner. */
   private readonly reversing = new Map<string, (call: IncomingCall) => boolean>();
-  /** Calls in progress per platform number called (GET /api/partner/user/{uuid}/calls). */
-  private readonly activeByNumber = new Map<string, number>();
 
   private constructor(
     private readonly ua: SipUserAgent,
@@ -180,7 +180,7 @@ export class CallEngine {
       const now = Date.now();
       void directory
         .heartbeat(this.node, now)
-        .then(() => directory.closeOrphanLegs(this.node, now - 4 * HEARTBEAT_MS, false))
+        .then(() => directory.closeOrphanLegs(this.node, now - ALIVE_MS, false))
         .catch((error: unknown) => options.log.warn({ err: error }, 'call heartbeat failed'));
     }, HEARTBEAT_MS);
     this.heartbeatTimer.unref();
@@ -201,7 +201,7 @@ export class CallEngine {
     const engine = new CallEngine(ua, media, directory, options);
     // Calls this node carried when it stopped without ending them get their CDRs now.
     try {
-      const closed = await directory.closeOrphanLegs(engine.node, Date.now() - 4 * HEARTBEAT_MS, true);
+      const closed = await directory.closeOrphanLegs(engine.node, Date.now() - ALIVE_MS, true);
       if (closed > 0) options.log.info({ closed }, 'calls left running by the last start were closed');
     } catch (error) {
       options.log.error({ err: error }, 'closing calls left running failed');
@@ -287,8 +287,12 @@ export class CallEngine {
    */
   private async acquire(user: string, always = false): Promise<(() => void) | undefined> {
     const limit = always ? Number.POSITIVE_INFINITY : await this.directory.callLimit(user);
+    // The other nodes' calls from the database, this node's own here (counted before their legs are written).
+    const elsewhere = always
+      ? 0
+      : await this.directory.callsElsewhere(user, this.node, Date.now() - ALIVE_MS);
     const current = this.active.get(user) ?? 0;
-    if (current >= limit) return undefined;
+    if (current + elsewhere >= limit) return undefined;
     this.active.set(user, current + 1);
     let released = false;
     return () => {
@@ -425,35 +429,23 @@ export class CallEngine {
       const phone = await this.directory.takeCallThrough(owner, caller);
       if (phone) return this.callThrough(call, owner, caller, phone, number);
     }
-    this.activeByNumber.set(number, (this.activeByNumber.get(number) ?? 0) + 1);
-    try {
-      await this.counted(owner, call, async () => {
-        const leg = this.track({ owner, service: 'call', direction: 'in', number: from, phone: number });
-        const run: NumberCall = {
-          call,
-          owner,
-          number,
-          from,
-          situation: { caller, instant: Date.now() },
-          announcementOnly: answer.announcementOnly === true,
-          answered: null,
-          depth: 0,
-          record: leg,
-        };
-        const result = await this.answerNumber(run, answer);
-        if (result.answer !== null) leg.answered(result.answer * 1000);
-        await leg.end(result.recording);
-      });
-    } finally {
-      const left = (this.activeByNumber.get(number) ?? 1) - 1;
-      if (left > 0) this.activeByNumber.set(number, left);
-      else this.activeByNumber.delete(number);
-    }
-  }
-
-  /** Calls in progress to a platform number on this node's call engine (read-only). */
-  activeCalls(number: string): number {
-    return this.activeByNumber.get(number) ?? 0;
+    await this.counted(owner, call, async () => {
+      const leg = this.track({ owner, service: 'call', direction: 'in', number: from, phone: number });
+      const run: NumberCall = {
+        call,
+        owner,
+        number,
+        from,
+        situation: { caller, instant: Date.now() },
+        announcementOnly: answer.announcementOnly === true,
+        answered: null,
+        depth: 0,
+        record: leg,
+      };
+      const result = await this.answerNumber(run, answer);
+      if (result.answer !== null) leg.answered(result.answer * 1000);
+      await leg.end(result.recording);
+    });
   }
 
   /** A SIP account dialled another account by name, a short number or a feature code. */

@@ -154,6 +154,13 @@ export interface CallDirectory {
   legAnswered(id: string, answered: number): Promise<void>;
   /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
   legEnded(id: string, end: LegEnd): Promise<void>;
+  /**
+   * The user's calls in progress on the other nodes sharing the database (their first legs in
+   * the running-legs table) whose node beat since `aliveSince` (ms): the quota is one over all nodes.
+   */
+  callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number>;
+  /** Calls in progress to each platform number on every node (the callers' legs), 0 for none. */
+  callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>>;
   /** This node's running legs are alive (the heartbeat `closeOrphanLegs` looks at). */
   heartbeat(node: string, now: number): Promise<void>;
   /**

@@ -16,6 +16,7 @@ import {
   phone,
   sipAccount,
   telephonyNode,
+  telephonyNodesOnPostgres,
   tone,
   windowsOf,
 } from '../../../test/calls.js';
@@ -140,6 +141,40 @@ test("the partner's call filter runs on every outgoing call (403 when it denies,
   assert.deepEqual(
     carrier.calls.map((call) => call.number),
     ['+4942555'],
+  );
+
+  // The quota is one over the nodes sharing the database: a call of the user that another node
+  // carries (its leg in running_call) takes the one allowed, and this node refuses (486).
+  const elsewhere = {
+    id: newUuid(),
+    node: 'other-host/10.0.0.2:5060',
+    owner: user.uuid,
+    service: 'call',
+    direction: 'out',
+    number: '+4942000',
+    phone: null,
+    parent: null,
+    date: Date.now(),
+    answered: null,
+    heartbeat: Date.now(),
+  };
+  await app.database.db.insertInto('running_call').values(elsewhere).execute();
+  closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4942557');
+  assert.match(JSON.stringify(await closed), /486/);
+  // A node silent for longer than its heartbeats allow is gone: its calls count no more.
+  await app.database.db
+    .updateTable('running_call')
+    .set({ heartbeat: Date.now() - 600_000 })
+    .where('id', '=', elsewhere.id)
+    .execute();
+  carrier.answer('+4942558', { tone: 1000 });
+  await dial(a, '+4942558');
+  await carrier.callTo('+4942558');
+  await hangUp(a);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942555', '+4942558'],
   );
   await app.services.features.updatePack('default', { quota: { calls: 2 } });
 });
@@ -377,7 +412,6 @@ test("110 and 112 go to the control centre of the user's emergency data with the
   const police = await carrier.callTo('+493011001');
   await sleep(2000);
   await hangUp(a);
-  await police.ended;
   assert.match(police.headers.get('from') ?? '', /<sip:\+4930777006@/);
   assert.equal(police.headers.get('privacy'), undefined);
   assert.equal(
@@ -406,4 +440,49 @@ test("110 and 112 go to the control centre of the user's emergency data with the
     ['+493011001', '+493011201', '112'],
   );
   await app.services.features.updatePack('default', { quota: { calls: 2 } });
+});
+
+test('two nodes on one PostgreSQL: a call node A carries counts for the quota on node B (486), and B counts the calls to the number too', async (t) => {
+  const carrier = await startCarrier(t);
+  const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri });
+  const nodeA = a!;
+  const nodeB = b!;
+  const { client, user } = await numberOwner(nodeA.app, '+4930777007');
+  carrier.answer('+4942003', { ring: true });
+  carrier.answer('+4942004', { tone: 1000 });
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: { profiles: [{ parallel: { targets: ['+4942003'], timeout: 60 } }] },
+  });
+  assert.equal(dialplan.status, 'ok', JSON.stringify(dialplan));
+  await client.call('POST', '/api/phone', { phone: { '+4930777007': { dialplan: dialplan.uuid } } });
+  await nodeA.app.services.features.updatePack('default', { quota: { calls: 1 } });
+  const caller = await phone(t, nodeA, await sipAccount(nodeA.app, 'xavier_01'), { answerMode: 'manual' });
+  const own = await phone(t, nodeB, await sipAccount(nodeB.app, 'ulla_01', user.uuid), {
+    answerMode: 'manual',
+  });
+  const count = async () =>
+    (await nodeB.app.services.telephony.activeCalls(['+4930777007']))['+4930777007'] ?? 0;
+
+  // A call to the user's number rings on node A: node B sees it, and refuses the user's own call.
+  caller.command('dial', '+4930777007');
+  await carrier.callTo('+4942003');
+  for (let i = 0; i < 100 && (await count()) === 0; i++) await sleep(100);
+  assert.equal(await count(), 1, 'node B counts the call node A carries');
+  let closed = own.waitFor('CALL_CLOSED', 20_000);
+  own.command('dial', '+4942004');
+  assert.match(JSON.stringify(await closed), /486/);
+
+  // Once it ended, the user's call goes out through node B.
+  closed = caller.waitFor('CALL_CLOSED', 20_000);
+  caller.command('hangup');
+  await closed;
+  for (let i = 0; i < 100 && (await count()) > 0; i++) await sleep(100);
+  assert.equal(await count(), 0);
+  await dial(own, '+4942004');
+  await carrier.callTo('+4942004');
+  await hangUp(own);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942003', '+4942004'],
+  );
 });
