@@ -7,12 +7,13 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
-import type { App } from '../src/app.js';
+import { type App, buildApp } from '../src/app.js';
+import { loadConfig } from '../src/platform/config.js';
 import { pcm16, wavFile } from '../src/platform/content/test-inputs.js';
 import { parseWav } from '../src/platform/content/wav.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
 import { ToneSource } from '../src/telephony/media/sources.js';
-import { build, buildUser, type Client, loggedInClient, upload } from './helper.js';
+import { build, buildUser, type Client, loggedInClient, tempDir, testEnv, upload } from './helper.js';
 import {
   addSipAccount,
   type Baresip,
@@ -44,6 +45,38 @@ export async function telephonyNode(t: TestContext, env: Record<string, string> 
   assert.equal(app.services.telephony.state, 'running');
   assert.ok(app.services.telephony.calls, 'the call engine runs');
   return { app, sipPort };
+}
+
+/**
+ * `count` nodes with telephony on, sharing one PostgreSQL database (as a cluster does), each with
+ * its own DATA_DIR, Kamailio and rtpengine ports.
+ */
+export async function telephonyNodesOnPostgres(
+  t: TestContext,
+  count: number,
+  env: Record<string, string> = {},
+): Promise<Node[]> {
+  const shared = await testEnv(t, 'postgres', env);
+  const nodes: Node[] = [];
+  for (let i = 0; i < count; i++) {
+    const sipPort = await freePort();
+    const [min, max] = await freePortRange(40);
+    const app = await buildApp(
+      loadConfig({
+        ...shared,
+        DATA_DIR: tempDir(t),
+        PUBLIC_URL: `http://127.0.0.${i + 1}:8080`,
+        TELEPHONY: 'on',
+        SIP_PORT: String(sipPort),
+        RTP_PORT_MIN: String(min),
+        RTP_PORT_MAX: String(max),
+      }),
+    );
+    t.after(() => app.close());
+    assert.equal(app.services.telephony.state, 'running');
+    nodes.push({ app, sipPort });
+  }
+  return nodes;
 }
 
 export type Account = TestSipAccount;
@@ -100,6 +133,19 @@ export function windowsOf(windows: { frequency: number; share: number }[], frequ
   return windows.filter((w) => w.frequency === frequency && w.share > 0.7).length;
 }
 
+/** `number` added to `owner` with dialplan_enable on (it answers as its owner configured). */
+export async function enabledNumber(app: App, owner: string, number: string): Promise<void> {
+  await app.services.phones.addNumber(number, { userUuid: owner });
+  await app.services.phones.setSwitches(number, { dialplan_enable: true });
+}
+
+/** A fresh logged-in user holding `number` (dialplan_enable on): the set-up of most number calls. */
+export async function numberOwner(app: App, number: string) {
+  const { client, user } = await loggedInClient(app);
+  await enabledNumber(app, user.uuid, number);
+  return { client, user };
+}
+
 /** A number of a fresh user, answered by the v2 dialplan `dialplan` (dialplan_enable on). */
 export async function numberWithDialplan(
   app: App,
@@ -108,9 +154,7 @@ export async function numberWithDialplan(
   audio: Float32Array,
   prepare: (owner: string) => Promise<unknown> = async () => {},
 ) {
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber(number, { userUuid: user.uuid });
-  await app.services.phones.setSwitches(number, { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, number);
   await prepare(user.uuid);
   const announcement = await uploadAnnouncement(app, client, audio);
   const dialplan = await client.call('POST', '/api/dialplan/v2', {

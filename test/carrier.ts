@@ -65,7 +65,7 @@ export async function startCarrier(t: TestContext): Promise<Carrier> {
     void (async () => {
       const number = decodeURIComponent(/^sips?:([^@;]+)/.exec(call.request.uri)?.[1] ?? '');
       const headers = new Map<string, string>();
-      for (const name of ['from', 'p-asserted-identity', 'privacy', 'to']) {
+      for (const name of ['from', 'p-asserted-identity', 'privacy', 'to', 'user-to-user']) {
         const value = call.request.headers.get(name);
         if (value !== undefined) headers.set(name, value);
       }

@@ -19,6 +19,7 @@ export type {
   CallbackRequest,
   CallDirectory,
   CallService,
+  EmergencyRoute,
   FilterService,
   FilterVerdict,
   LegEnd,

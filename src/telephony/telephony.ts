@@ -18,7 +18,7 @@ import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { ApiError } from '../platform/errors.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
-import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
+import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
@@ -76,8 +76,11 @@ export interface TelephonyEngine {
    * phones must register again. Kamailio forgets them and reports the change.
    */
   dropRegistrations(sipUser: string): Promise<void>;
-  /** Calls in progress to each of these platform numbers on this node (0 without the engines). */
-  activeCalls(numbers: readonly string[]): Record<string, number>;
+  /**
+   * Calls in progress to each of these platform numbers on every node sharing the database
+   * (the running-legs table; 0 for none).
+   */
+  activeCalls(numbers: readonly string[]): Promise<Record<string, number>>;
 }
 
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
@@ -156,8 +159,9 @@ export class Telephony implements TelephonyEngine {
     return rows.map(toRegistration).filter((registration) => registration.expires > now);
   }
 
-  activeCalls(numbers: readonly string[]): Record<string, number> {
-    return Object.fromEntries(numbers.map((number) => [number, this.calls?.activeCalls(number) ?? 0]));
+  async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
+    if (!this.directory) return Object.fromEntries(numbers.map((number) => [number, 0]));
+    return this.directory.callsTo(numbers, Date.now() - ALIVE_MS);
   }
 
   /** The composition root hands over what the call engine asks the API areas (src/modules/call/). */

@@ -14,6 +14,7 @@ import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/deci
 import type {
   CallbackRequest,
   CallDirectory,
+  EmergencyRoute,
   FilterService,
   FilterVerdict,
   LegEnd,
@@ -152,6 +153,10 @@ export class CallAreaDirectory implements CallDirectory {
     };
   }
 
+  emergencyData(user: string): Promise<EmergencyRoute | undefined> {
+    return this.services.emergency.emergencyDataOf(user);
+  }
+
   async callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict> {
     const filter = await this.services.callFilters.callFilterOf(user);
     if (!filter) return { allowed: true, destination };
@@ -168,16 +173,27 @@ export class CallAreaDirectory implements CallDirectory {
     return row && { from: row.from_phone, to: row.to_phone, via: row.via };
   }
 
+  /**
+   * dialplan_callreverse_start as event and as push to the owner's devices (spec "Events"), in
+   * the one write that records the process (the push queue joins it: no second handle).
+   */
   async callReverseStarted(owner: string, from: string, to: string): Promise<void> {
-    await this.services.writer.write((w) => this.services.dialplans.startCallReverse(w, owner, from, to));
+    await this.services.writer.write(async (w) => {
+      await this.services.dialplans.startCallReverse(w, owner, from, to);
+      await this.services.push.callReverse(owner, 'start', { phone_from: from, phone_to: to }, w);
+    });
   }
 
   async callReverseFilter(owner: string): Promise<string | undefined> {
     return (await this.services.dialplans.findCallReverse(owner))?.filter ?? undefined;
   }
 
+  /** dialplan_callreverse_stop, event and push, as the start. */
   async callReverseStopped(owner: string, from: string, to: string): Promise<void> {
-    await this.services.writer.write((w) => this.services.dialplans.stopCallReverse(w, owner, from, to));
+    await this.services.writer.write(async (w) => {
+      await this.services.dialplans.stopCallReverse(w, owner, from, to);
+      await this.services.push.callReverse(owner, 'stop', { phone_from: from, phone_to: to }, w);
+    });
   }
 
   // ---- legs and their CDRs
@@ -215,6 +231,18 @@ export class CallAreaDirectory implements CallDirectory {
       await repo.deleteRunningCall(w.trx, id);
     });
     this.log.debug({ call: id }, 'call recorded');
+  }
+
+  callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number> {
+    return repo.countCallsElsewhere(this.db, owner, node, aliveSince);
+  }
+
+  async callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>> {
+    const counts: Record<string, number> = Object.fromEntries(numbers.map((number) => [number, 0]));
+    if (numbers.length === 0) return counts;
+    for (const row of await repo.countCallsTo(this.db, numbers, aliveSince))
+      if (row.phone !== null) counts[row.phone] = Number(row.n);
+    return counts;
   }
 
   async heartbeat(node: string, now: number): Promise<void> {

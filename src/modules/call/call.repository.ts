@@ -57,3 +57,42 @@ export function listOrphans(db: Db, node: string | null, staleBefore: number): P
     .limit(1000)
     .execute();
 }
+
+/**
+ * The user's calls in progress on nodes other than `node` (their first legs: a leg with a parent
+ * belongs to a call already counted) whose node was alive since `aliveSince`.
+ */
+export async function countCallsElsewhere(
+  db: Db,
+  owner: string,
+  node: string,
+  aliveSince: number,
+): Promise<number> {
+  const row = await db
+    .selectFrom('running_call')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('owner', '=', owner)
+    .where('parent', 'is', null)
+    .where('node', '!=', node)
+    .where('heartbeat', '>=', aliveSince)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** Calls to each of `numbers` in progress on any node alive since `aliveSince` (the callers' legs). */
+export function countCallsTo(
+  db: Db,
+  numbers: readonly string[],
+  aliveSince: number,
+): Promise<{ phone: string | null; n: string | number | bigint }[]> {
+  return db
+    .selectFrom('running_call')
+    .select((eb) => ['phone', eb.fn.countAll().as('n')])
+    .where('phone', 'in', numbers)
+    .where('service', '=', 'call')
+    .where('direction', '=', 'in')
+    .where('parent', 'is', null)
+    .where('heartbeat', '>=', aliveSince)
+    .groupBy('phone')
+    .execute();
+}

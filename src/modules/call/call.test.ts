@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, buildPartner, buildUser, DIALECTS } from '../../../test/helper.js';
 import { newUuid } from '../../platform/ids.js';
+import type { RunningLeg } from '../../telephony/index.js';
 import { CallAreaDirectory } from './call-directory.js';
 import { voicemailMail } from './voicemail-mail.js';
 
@@ -131,6 +132,51 @@ for (const dialect of DIALECTS) {
       const row = await app.database.db.selectFrom('cdr').selectAll().where('id', '=', id).executeTakeFirst();
       assert.equal(row?.owner, null);
       assert.equal(row?.b_number, 'bob_01');
+    });
+
+    test("calls in progress over all nodes: the quota counts the first legs of other live nodes; each number the callers' legs", async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const other = await buildUser(app);
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const now = Date.now();
+      const leg = (node: string, fields: Partial<RunningLeg>, date = now) =>
+        directory.legStarted({
+          id: newUuid(),
+          node,
+          owner: user.uuid,
+          service: 'call',
+          direction: 'in',
+          number: '+4940100',
+          phone: '+4930100',
+          date,
+          ...fields,
+        });
+      const parent = newUuid();
+      await leg('n1', {});
+      await leg('n2', { id: parent });
+      // Not counted for the quota: a second leg of a counted call, another user's, a silent node's.
+      await leg('n2', { parent, service: 'call_reverse' });
+      await leg('n2', { owner: other.uuid, phone: '+4930101' });
+      await leg('n3', {}, now - 600_000);
+      // Not a call to the number: the user calling out as it.
+      await leg('n2', { direction: 'out', number: '+4940200' });
+      const alive = now - 120_000;
+      assert.equal(await directory.callsElsewhere(user.uuid, 'n1', alive), 2);
+      assert.equal(await directory.callsElsewhere(user.uuid, 'n2', alive), 1);
+      assert.equal(await directory.callsElsewhere(other.uuid, 'n1', alive), 1);
+      assert.equal(await directory.callsElsewhere(newUuid(), 'n1', alive), 0);
+      assert.deepEqual(await directory.callsTo(['+4930100', '+4930101', '+4930102'], alive), {
+        '+4930100': 2,
+        '+4930101': 1,
+        '+4930102': 0,
+      });
+      assert.deepEqual(await directory.callsTo([], alive), {});
+      // What GET /api/partner/user/{uuid}/calls answers with, whichever node runs the calls.
+      assert.deepEqual(await app.services.telephony.activeCalls(['+4930100', '+4930102']), {
+        '+4930100': 2,
+        '+4930102': 0,
+      });
     });
   });
 }

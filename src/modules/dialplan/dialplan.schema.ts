@@ -56,7 +56,14 @@ const CallTargets = {
   timeout: Type.Optional(Seconds),
   clip_number: Type.Optional(Phone),
 };
-const TargetObject = Type.Object({ target: TargetString, ...CallTargets });
+const TargetObject = Type.Object({
+  target: TargetString,
+  timeout: CallTargets.timeout,
+  clip_number: Type.Optional({
+    ...Phone,
+    description: "the caller id this target sees (From); unset: the action's clip_number, else the caller's",
+  }),
+});
 const SequentialTargets = Type.Object({ targets: Type.Array(TargetObject, { minItems: 1 }), ...CallTargets });
 
 /**

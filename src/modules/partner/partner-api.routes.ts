@@ -60,9 +60,10 @@ export function partnerApiRoutes(app: AppInstance, api: PartnerApiService): void
       schema: {
         summary: "Calls in progress on each of the user's numbers",
         description:
-          '`{phones: {number: active_call_count}}` for every number the user holds (0 when idle), as the call ' +
-          'engine of the node that answers counts them: calls to the number that the engine is handling now ' +
-          `(ringing, announcement, IVR or bridged). ${OWN_USERS}`,
+          '`{phones: {number: active_call_count}}` for every number the user holds (0 when idle): calls to the ' +
+          'number in progress (ringing, announcement, IVR or bridged) on every node sharing the database, ' +
+          'counted from the running calls table (a node silent for two minutes counts no more). ' +
+          OWN_USERS,
         tags: ['partner'],
         params: PartnerUserParams,
         response: { 200: PartnerCallsAnswer },

@@ -135,7 +135,7 @@ export class PartnerApiService {
     if (body.disabled === true) await sessions.closeUserSessions(user.uuid);
   }
 
-  /** GET /api/partner/user/{uuid}/calls: calls in progress per number of the user (this node's engine). */
+  /** GET /api/partner/user/{uuid}/calls: calls in progress per number of the user (over all nodes). */
   async activeCalls(partnerUuid: string, userUuid: string): Promise<Record<string, number>> {
     const user = await this.requireOwnUser(partnerUuid, userUuid);
     const numbers = await this.deps.phones.listNumbers({ userUuid: user.uuid });

@@ -19,6 +19,9 @@ export interface BridgeTarget {
   readonly uri: string;
   /** Seconds this target rings; default the group's. */
   readonly timeout?: number;
+  /** The caller id this target sees (a dialplan target's own clip_number); default the options'. */
+  readonly from?: string;
+  readonly fromDisplay?: string;
 }
 
 export interface BridgeOptions {
@@ -168,8 +171,8 @@ export async function bridge(
     const legs = group.map((target) => {
       const leg = ua.invite({
         uri: target.uri,
-        from: options.from,
-        fromDisplay: options.fromDisplay,
+        from: target.from ?? options.from,
+        fromDisplay: target.fromDisplay ?? options.fromDisplay,
         headers: options.headers,
         sdp: offered,
       });

@@ -23,6 +23,7 @@ import {
   orderTargets,
   selectActions,
   stepPin,
+  type Target,
   walkIvr,
 } from '../decisions/index.js';
 import {
@@ -86,6 +87,8 @@ export const MAX_VOICEMAIL_SECONDS = 120;
 const CALLBACK_RING_SECONDS = 60;
 /** How often this node tells that its running legs are alive; legs silent 4 times as long are closed. */
 const HEARTBEAT_MS = 30_000;
+/** A node whose legs beat within this long is alive: its calls count (quota, GET .../calls); else they are orphans. */
+export const ALIVE_MS = 4 * HEARTBEAT_MS;
 
 /** The rule action `call` (spec "Rules"), as the rule engine hands it over. */
 export interface RuleCallAction {
@@ -142,6 +145,11 @@ interface CallerIdentity {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** 110 (police) and 112 (rescue): emergency calls (spec "Partner API" emergency data). */
+function isEmergency(digits: string): digits is '110' | '112' {
+  return digits === '110' || digits === '112';
+}
+
 /** An action's ring time: unset is the default; below 1 means until the network gives up (spec). */
 function ringSeconds(timeout: number | undefined): number {
   if (timeout === undefined) return DEFAULT_RING_SECONDS;
@@ -163,8 +171,6 @@ export class CallEngine {
   private readonly heartbeatTimer: NodeJS.Timeout;
   /** Call-reverse processes waiting for the filter number's call, by owner. */
   private readonly reversing = new Map<string, (call: IncomingCall) => boolean>();
-  /** Calls in progress per platform number called (GET /api/partner/user/{uuid}/calls). */
-  private readonly activeByNumber = new Map<string, number>();
 
   private constructor(
     private readonly ua: SipUserAgent,
@@ -183,7 +189,7 @@ export class CallEngine {
       const now = Date.now();
       void directory
         .heartbeat(this.node, now)
-        .then(() => directory.closeOrphanLegs(this.node, now - 4 * HEARTBEAT_MS, false))
+        .then(() => directory.closeOrphanLegs(this.node, now - ALIVE_MS, false))
         .catch((error: unknown) => options.log.warn({ err: error }, 'call heartbeat failed'));
     }, HEARTBEAT_MS);
     this.heartbeatTimer.unref();
@@ -204,7 +210,7 @@ export class CallEngine {
     const engine = new CallEngine(ua, media, directory, options);
     // Calls this node carried when it stopped without ending them get their CDRs now.
     try {
-      const closed = await directory.closeOrphanLegs(engine.node, Date.now() - 4 * HEARTBEAT_MS, true);
+      const closed = await directory.closeOrphanLegs(engine.node, Date.now() - ALIVE_MS, true);
       if (closed > 0) options.log.info({ closed }, 'calls left running by the last start were closed');
     } catch (error) {
       options.log.error({ err: error }, 'closing calls left running failed');
@@ -284,11 +290,18 @@ export class CallEngine {
 
   // ---- concurrency
 
-  /** Takes one of the user's concurrent calls; undefined beyond the feature packs' bound. */
-  private async acquire(user: string): Promise<(() => void) | undefined> {
-    const limit = await this.directory.callLimit(user);
+  /**
+   * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound.
+   * `always` (emergency calls): counted, never refused.
+   */
+  private async acquire(user: string, always = false): Promise<(() => void) | undefined> {
+    const limit = always ? Number.POSITIVE_INFINITY : await this.directory.callLimit(user);
+    // The other nodes' calls from the database, this node's own here (counted before their legs are written).
+    const elsewhere = always
+      ? 0
+      : await this.directory.callsElsewhere(user, this.node, Date.now() - ALIVE_MS);
     const current = this.active.get(user) ?? 0;
-    if (current >= limit) return undefined;
+    if (current + elsewhere >= limit) return undefined;
     this.active.set(user, current + 1);
     let released = false;
     return () => {
@@ -383,6 +396,8 @@ export class CallEngine {
       call.reject(404);
       return;
     }
+    if (account && dialled.kind === 'short' && isEmergency(dialled.digits))
+      return this.emergency(call, account, dialled.digits);
     if (account && (dialled.kind === 'sip' || dialled.kind === 'callthrough'))
       return this.fromAccount(call, account, dialled);
     let number = dialled.kind === 'number' ? dialled.number : undefined;
@@ -423,35 +438,23 @@ export class CallEngine {
       const phone = await this.directory.takeCallThrough(owner, caller);
       if (phone) return this.callThrough(call, owner, caller, phone, number);
     }
-    this.activeByNumber.set(number, (this.activeByNumber.get(number) ?? 0) + 1);
-    try {
-      await this.counted(owner, call, async () => {
-        const leg = this.track({ owner, service: 'call', direction: 'in', number: from, phone: number });
-        const run: NumberCall = {
-          call,
-          owner,
-          number,
-          from,
-          situation: { caller, instant: Date.now() },
-          announcementOnly: answer.announcementOnly === true,
-          answered: null,
-          depth: 0,
-          record: leg,
-        };
-        const result = await this.answerNumber(run, answer);
-        if (result.answer !== null) leg.answered(result.answer * 1000);
-        await leg.end(result.recording);
-      });
-    } finally {
-      const left = (this.activeByNumber.get(number) ?? 1) - 1;
-      if (left > 0) this.activeByNumber.set(number, left);
-      else this.activeByNumber.delete(number);
-    }
-  }
-
-  /** Calls in progress to a platform number on this node's call engine (read-only). */
-  activeCalls(number: string): number {
-    return this.activeByNumber.get(number) ?? 0;
+    await this.counted(owner, call, async () => {
+      const leg = this.track({ owner, service: 'call', direction: 'in', number: from, phone: number });
+      const run: NumberCall = {
+        call,
+        owner,
+        number,
+        from,
+        situation: { caller, instant: Date.now() },
+        announcementOnly: answer.announcementOnly === true,
+        answered: null,
+        depth: 0,
+        record: leg,
+      };
+      const result = await this.answerNumber(run, answer);
+      if (result.answer !== null) leg.answered(result.answer * 1000);
+      await leg.end(result.recording);
+    });
   }
 
   /** A SIP account dialled another account by name, a short number or a feature code. */
@@ -532,6 +535,50 @@ export class CallEngine {
       await outcome.ended;
       await leg.end();
     });
+  }
+
+  /**
+   * An emergency call (110 police, 112 rescue) from a SIP account (spec "Partner API" emergency
+   * data): to the carrier, addressed to the control centre the user's partner set
+   * (emergency_police, emergency_rescue; else the dialled 110/112 itself, for the carrier to
+   * route), with uui_header as `User-to-User: <hex>;encoding=hex` (RFC 7433). Never held back:
+   * no call filter, no dial_prefix, no concurrent-call quota (it counts, but is never refused),
+   * and no CLIR: the control centre sees the caller id and the P-Asserted-Identity.
+   */
+  private async emergency(call: IncomingCall, account: SipAccountInfo, digits: '110' | '112'): Promise<void> {
+    const { carrierUri } = this.options;
+    if (!carrierUri) {
+      call.reject(403);
+      return;
+    }
+    const data = await this.directory.emergencyData(account.owner);
+    const centre = (digits === '110' ? data?.police : data?.rescue) ?? digits;
+    const identity = await this.directory.outgoingIdentity(account.owner);
+    const caller = this.identity(identity.callerId, false, identity.assertedIdentity);
+    const headers = [...caller.headers];
+    if (data?.uuiHeader)
+      headers.push(['User-to-User', `${Buffer.from(data.uuiHeader, 'utf8').toString('hex')};encoding=hex`]);
+    const release = await this.acquire(account.owner, true);
+    try {
+      const leg = this.track({
+        owner: account.owner,
+        service: 'call',
+        direction: 'out',
+        number: centre,
+        phone: identity.callerId,
+      });
+      const outcome = await bridge(this.ua, this.options.rtpengine, call, {
+        groups: [[{ uri: carrierTarget(carrierUri, encodeURIComponent(centre)) }]],
+        timeout: MAX_RING_SECONDS,
+        ...caller,
+        headers,
+      });
+      if (outcome.answered !== null) leg.answered();
+      await outcome.ended;
+      await leg.end();
+    } finally {
+      release?.();
+    }
   }
 
   /**
@@ -883,11 +930,18 @@ export class CallEngine {
           action.name === 'parallel'
             ? action.params.targets.map((target) => ({ target }))
             : orderTargets(action.params.targets, action.name);
-        for (const { target, timeout } of list as { target: string; timeout?: number }[]) {
+        for (const { target, timeout, clip_number } of list as Target[]) {
           const uri = await this.targetUri(target, run.owner, 'dialplan');
-          // Spec: a timeout below 1 means until the network gives up.
-          if (uri)
-            targets.push({ uri, timeout: timeout !== undefined && timeout >= 1 ? timeout : undefined });
+          if (!uri) continue;
+          targets.push({
+            uri,
+            // Spec: a timeout below 1 means until the network gives up.
+            timeout: timeout !== undefined && timeout >= 1 ? timeout : undefined,
+            // A linear or cyclic target's own clip_number is the caller id it sees (over the action's).
+            ...(clip_number
+              ? { from: `sip:${clip_number}@${this.options.host}`, fromDisplay: clip_number }
+              : {}),
+          });
         }
         if (targets.length === 0) return this.finish(run, 480);
         return this.connect(

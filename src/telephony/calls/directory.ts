@@ -106,6 +106,16 @@ export interface FilterVerdict {
   readonly destination: string;
 }
 
+/** A user's emergency data (spec "Partner API" emergency data) as the engine routes 110/112 with it. */
+export interface EmergencyRoute {
+  /** The control centre police calls (110) go to; unset: 110 itself goes to the carrier. */
+  readonly police?: string;
+  /** The control centre rescue calls (112) go to; unset: 112 itself. */
+  readonly rescue?: string;
+  /** Sent with the call as User-to-User (RFC 7433). */
+  readonly uuiHeader?: string;
+}
+
 export interface CallDirectory {
   sipAccount(username: string): Promise<SipAccountInfo | undefined>;
   /** undefined: not a platform number. */
@@ -122,6 +132,8 @@ export interface CallDirectory {
   callLimit(user: string): Promise<number>;
   /** How the user's calls leave the platform; with `as` (one of the user's numbers), calling as that number. */
   outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity>;
+  /** The user's emergency data; undefined when the partner set none. */
+  emergencyData(user: string): Promise<EmergencyRoute | undefined>;
   /** The user's partner call filter on an outgoing call (allowed when there is none). */
   callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict>;
   /**
@@ -142,6 +154,13 @@ export interface CallDirectory {
   legAnswered(id: string, answered: number): Promise<void>;
   /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
   legEnded(id: string, end: LegEnd): Promise<void>;
+  /**
+   * The user's calls in progress on the other nodes sharing the database (their first legs in
+   * the running-legs table) whose node beat since `aliveSince` (ms): the quota is one over all nodes.
+   */
+  callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number>;
+  /** Calls in progress to each platform number on every node (the callers' legs), 0 for none. */
+  callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>>;
   /** This node's running legs are alive (the heartbeat `closeOrphanLegs` looks at). */
   heartbeat(node: string, now: number): Promise<void>;
   /**

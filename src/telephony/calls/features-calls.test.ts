@@ -12,9 +12,11 @@ import {
   dial,
   hangUp,
   heard,
+  numberOwner,
   phone,
   sipAccount,
   telephonyNode,
+  telephonyNodesOnPostgres,
   tone,
   windowsOf,
 } from '../../../test/calls.js';
@@ -140,15 +142,47 @@ test("the partner's call filter runs on every outgoing call (403 when it denies,
     carrier.calls.map((call) => call.number),
     ['+4942555'],
   );
+
+  // The quota is one over the nodes sharing the database: a call of the user that another node
+  // carries (its leg in running_call) takes the one allowed, and this node refuses (486).
+  const elsewhere = {
+    id: newUuid(),
+    node: 'other-host/10.0.0.2:5060',
+    owner: user.uuid,
+    service: 'call',
+    direction: 'out',
+    number: '+4942000',
+    phone: null,
+    parent: null,
+    date: Date.now(),
+    answered: null,
+    heartbeat: Date.now(),
+  };
+  await app.database.db.insertInto('running_call').values(elsewhere).execute();
+  closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4942557');
+  assert.match(JSON.stringify(await closed), /486/);
+  // A node silent for longer than its heartbeats allow is gone: its calls count no more.
+  await app.database.db
+    .updateTable('running_call')
+    .set({ heartbeat: Date.now() - 600_000 })
+    .where('id', '=', elsewhere.id)
+    .execute();
+  carrier.answer('+4942558', { tone: 1000 });
+  await dial(a, '+4942558');
+  await carrier.callTo('+4942558');
+  await hangUp(a);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942555', '+4942558'],
+  );
   await app.services.features.updatePack('default', { quota: { calls: 2 } });
 });
 
 test("call-through: *98 from the SIP account connects the saved phone once; the filter number calling the user's number does too", async (t) => {
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930777003', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930777003', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930777003');
   await app.services.dialplans.updateLegacyDialplan(user.uuid, { dial_prefix: '+4940' });
   carrier.answer('+4940555', { tone: 1000 });
   const a = await phone(t, node, await sipAccount(app, 'alice_01', user.uuid), {
@@ -283,4 +317,172 @@ test('a restart closes the calls the last run left running: their CDRs are writt
   const closed = a.waitFor('CALL_CLOSED', 20_000);
   a.command('dial', '+4990000');
   assert.match(JSON.stringify(await closed), /403/);
+});
+
+test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id it sees (From), the action's clip_number the others'", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const { client } = await numberOwner(app, '+4930777005');
+  carrier.answer('+4940601', { reject: 486 });
+  carrier.answer('+4940602', { tone: 1000 });
+  carrier.answer('+4940603', { tone: 1000 });
+  const linear = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: {
+      profiles: [
+        {
+          linear: {
+            targets: [
+              { target: '+4940601', timeout: 10, clip_number: '+4930777011' },
+              { target: '+4940602', timeout: 10 },
+            ],
+            clip_number: '+4930777010',
+          },
+        },
+      ],
+    },
+  });
+  assert.equal(linear.status, 'ok', JSON.stringify(linear));
+  const set = await client.call('POST', '/api/phone', {
+    phone: { '+4930777005': { dialplan: linear.uuid } },
+  });
+  assert.equal(set.status, 'ok', JSON.stringify(set));
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
+
+  // The first target is busy: the second rings, each with its caller id.
+  await dial(a, '+4930777005');
+  const busy = await carrier.callTo('+4940601');
+  const second = await carrier.callTo('+4940602');
+  await hangUp(a);
+  await second.ended;
+  assert.match(busy.headers.get('from') ?? '', /<sip:\+4930777011@/);
+  assert.match(second.headers.get('from') ?? '', /<sip:\+4930777010@/);
+
+  // cyclic: the same per target.
+  const cyclic = await client.call('POST', `/api/dialplan/v2/${linear.uuid}`, {
+    dialplan: {
+      profiles: [{ cyclic: { targets: [{ target: '+4940603', clip_number: '+4930777012' }] } }],
+    },
+  });
+  assert.equal(cyclic.status, 'ok', JSON.stringify(cyclic));
+  await dial(a, '+4930777005');
+  const third = await carrier.callTo('+4940603');
+  await hangUp(a);
+  await third.ended;
+  assert.match(third.headers.get('from') ?? '', /<sip:\+4930777012@/);
+});
+
+test("110 and 112 go to the control centre of the user's emergency data with the uui_header as User-to-User and the caller id shown; call filter, dial_prefix, quota and CLIR never hold them back", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const partner = await app.services.partners.createPartner(`p${Date.now()}`, 'partner-key', [
+    'phone',
+    'callfilter',
+    'emergency',
+  ]);
+  const user = await buildUser(app, { partnerUuid: partner.uuid });
+  await app.services.phones.addNumber('+4930777006', { partnerUuid: partner.uuid });
+  await app.services.phones.changePartnerNumbers(partner.uuid, user.uuid, { create: { '+4930777006': {} } });
+  await app.services.emergency.setEmergencyData(partner.uuid, user.uuid, {
+    uui_header: 'loc=Berlin Mitte',
+    emergency_police: '+493011001',
+    emergency_rescue: '+493011201',
+  });
+  // Everything is denied, short numbers would become +4930..., the caller id is withheld, no call allowed.
+  await app.services.callFilters.setFilter(partner.uuid, user.uuid, [
+    { type: 'match', key: '.', pass: false },
+  ]);
+  await app.services.dialplans.updateLegacyDialplan(user.uuid, {
+    dial_prefix: '+4930',
+    clip_number: '+4930777006',
+    clir_enable: true,
+  });
+  await app.services.features.updatePack('default', { quota: { calls: 0 } });
+  carrier.answer('+493011001', { tone: 1000 });
+  carrier.answer('+493011201', { tone: 1000 });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01', user.uuid), {
+    answerMode: 'manual',
+    microphone: tone(600),
+  });
+
+  // An ordinary call is refused (the filter); 110 reaches the police control centre.
+  const closed = a.waitFor('CALL_CLOSED', 20_000);
+  a.command('dial', '+4940123');
+  assert.match(JSON.stringify(await closed), /403/);
+  await dial(a, '110');
+  const police = await carrier.callTo('+493011001');
+  await sleep(2000);
+  await hangUp(a);
+  assert.match(police.headers.get('from') ?? '', /<sip:\+4930777006@/);
+  assert.equal(police.headers.get('privacy'), undefined);
+  assert.equal(
+    police.headers.get('user-to-user'),
+    `${Buffer.from('loc=Berlin Mitte').toString('hex')};encoding=hex`,
+  );
+  assert.ok(((await carrier.heard(police.recorder!, [600])).get(600) ?? 0) >= 30, 'the centre hears alice');
+  assert.ok(windowsOf(heard(a), 1000) >= 30, 'alice hears the centre');
+
+  // 112: the rescue control centre; without emergency data, 112 itself goes to the carrier.
+  await dial(a, '112');
+  await carrier.callTo('+493011201');
+  await hangUp(a);
+  await app.services.emergency.setEmergencyData(partner.uuid, user.uuid, {
+    uui_header: '',
+    emergency_police: '',
+    emergency_rescue: '',
+  });
+  carrier.answer('112', { tone: 1000 });
+  await dial(a, '112');
+  const plain = await carrier.callTo('112');
+  await hangUp(a);
+  assert.equal(plain.headers.get('user-to-user'), undefined);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+493011001', '+493011201', '112'],
+  );
+  await app.services.features.updatePack('default', { quota: { calls: 2 } });
+});
+
+test('two nodes on one PostgreSQL: a call node A carries counts for the quota on node B (486), and B counts the calls to the number too', async (t) => {
+  const carrier = await startCarrier(t);
+  const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri });
+  const nodeA = a!;
+  const nodeB = b!;
+  const { client, user } = await numberOwner(nodeA.app, '+4930777007');
+  carrier.answer('+4942003', { ring: true });
+  carrier.answer('+4942004', { tone: 1000 });
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: { profiles: [{ parallel: { targets: ['+4942003'], timeout: 60 } }] },
+  });
+  assert.equal(dialplan.status, 'ok', JSON.stringify(dialplan));
+  await client.call('POST', '/api/phone', { phone: { '+4930777007': { dialplan: dialplan.uuid } } });
+  await nodeA.app.services.features.updatePack('default', { quota: { calls: 1 } });
+  const caller = await phone(t, nodeA, await sipAccount(nodeA.app, 'xavier_01'), { answerMode: 'manual' });
+  const own = await phone(t, nodeB, await sipAccount(nodeB.app, 'ulla_01', user.uuid), {
+    answerMode: 'manual',
+  });
+  const count = async () =>
+    (await nodeB.app.services.telephony.activeCalls(['+4930777007']))['+4930777007'] ?? 0;
+
+  // A call to the user's number rings on node A: node B sees it, and refuses the user's own call.
+  caller.command('dial', '+4930777007');
+  await carrier.callTo('+4942003');
+  for (let i = 0; i < 100 && (await count()) === 0; i++) await sleep(100);
+  assert.equal(await count(), 1, 'node B counts the call node A carries');
+  let closed = own.waitFor('CALL_CLOSED', 20_000);
+  own.command('dial', '+4942004');
+  assert.match(JSON.stringify(await closed), /486/);
+
+  // Once it ended, the user's call goes out through node B.
+  closed = caller.waitFor('CALL_CLOSED', 20_000);
+  caller.command('hangup');
+  await closed;
+  for (let i = 0; i < 100 && (await count()) > 0; i++) await sleep(100);
+  assert.equal(await count(), 0);
+  await dial(own, '+4942004');
+  await carrier.callTo('+4942004');
+  await hangUp(own);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942003', '+4942004'],
+  );
 });

@@ -9,6 +9,7 @@ export type {
   CallbackRequest,
   CallDirectory,
   CallService,
+  EmergencyRoute,
   FilterService,
   FilterVerdict,
   LegEnd,

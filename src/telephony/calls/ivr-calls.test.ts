@@ -8,9 +8,11 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   dial,
+  enabledNumber,
   hangUp,
   heard,
   nextEvent,
+  numberOwner,
   numberWithDialplan,
   phone,
   sipAccount,
@@ -19,7 +21,6 @@ import {
   uploadAnnouncement,
   windowsOf,
 } from '../../../test/calls.js';
-import { loggedInClient } from '../../../test/helper.js';
 import type { Baresip } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { sine } from '../../platform/content/test-inputs.js';
@@ -48,8 +49,7 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
       accounts.push(await sipAccount(app, 'bob_01', owner));
     },
   );
-  await app.services.phones.addNumber('+4930555101', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930555101', { dialplan_enable: true });
+  await enabledNumber(app, user.uuid, '+4930555101');
   const main = await uploadAnnouncement(app, client, sine(1400, 8000, 6, 0.3));
   const nestedAnnouncement = await uploadAnnouncement(app, client, sine(600, 8000, 2, 0.3));
   const nested = await client.call('POST', '/api/ivr', {
@@ -101,9 +101,7 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
 test('a legacy dialplan: sip rings the account (bridged); with the account unregistered, the unavailable action records a voicemail', async (t) => {
   const node = await telephonyNode(t);
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930555201', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930555201', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930555201');
   const bob = await sipAccount(app, 'bob_01', user.uuid);
   await sipAccount(app, 'carol_01', user.uuid);
   const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
@@ -182,9 +180,7 @@ test('a dialplan pin: onStart plays, the right digits run onSuccess (ringing a S
 test("an IVR's timeout: without a key, timeout.announcement plays and Zentrale hangs up", async (t) => {
   const node = await telephonyNode(t);
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930555401', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930555401', { dialplan_enable: true });
+  const { client } = await numberOwner(app, '+4930555401');
   const main = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
   const bye = await uploadAnnouncement(app, client, sine(600, 8000, 2, 0.3));
   const ivr = await client.call('POST', '/api/ivr', {

@@ -5,13 +5,15 @@
  * numbers outside, and call-reverse. Real baresips and the carrier stand-in (test/carrier.ts).
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { generateKeyPairSync } from 'node:crypto';
+import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   dial,
   hangUp,
   heard,
   nextEvent,
+  numberOwner,
   phone,
   sipAccount,
   telephonyNode,
@@ -20,8 +22,8 @@ import {
   windowsOf,
 } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
-import { loggedInClient } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
+import { PushStandIns } from '../../../test/push-services.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { sine } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
@@ -33,9 +35,7 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
   const mailbox = await startMailbox(t);
   const node = await telephonyNode(t, { SMTP_URL: mailbox.url });
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666001', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666001', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666001');
   const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
   const dialplan = await client.call('POST', '/api/dialplan/v2', {
     dialplan: { profiles: [{ record: { announcement } }] },
@@ -96,9 +96,7 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
 test('the dialplan ringtone: while the target rings the caller hears the announcement mixed with the ring tone, then the target', async (t) => {
   const node = await telephonyNode(t);
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666002', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666002', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666002');
   const bob = await sipAccount(app, 'bob_01', user.uuid);
   const announcement = await uploadAnnouncement(app, client, sine(1400, 8000, 2, 0.3));
   const dialplan = await client.call('POST', '/api/dialplan/v2', {
@@ -132,9 +130,7 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   const carrier = await startCarrier(t);
   const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666003', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666003', { dialplan_enable: true });
+  const { client, user } = await numberOwner(app, '+4930666003');
   const bob = await sipAccount(app, 'bob_01', user.uuid);
   const carol = await sipAccount(app, 'carol_01', user.uuid);
   carrier.answer('+4940300', { ring: true });
@@ -203,13 +199,38 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   assert.ok(windowsOf(heard(a, 'last'), 600) >= 30, 'the busy branch redirected to +4940500');
 });
 
-test("call-reverse: a call to the number signals dialplan_callreverse_start, the filter number's call is joined to the waiting caller, then _stop", async (t) => {
+/** Local FCM stand-ins (test/push-services.ts) and the service account a node signs with. */
+async function fcmStandIn(t: TestContext) {
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const email = 'push@zentrale-test.iam.gserviceaccount.com';
+  const services = await new PushStandIns({
+    fcm: { projectId: 'zentrale-test', clientEmail: email, publicKey: rsa.publicKey },
+    apnsKeys: new Map(),
+  }).start();
+  t.after(() => services.close());
+  const serviceAccount = JSON.stringify({
+    type: 'service_account',
+    project_id: 'zentrale-test',
+    private_key_id: 'abc123def456',
+    private_key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    client_email: email,
+    token_uri: 'https://oauth2.googleapis.com/token',
+  });
+  return { services, serviceAccount };
+}
+
+test("call-reverse: a call to the number signals dialplan_callreverse_start (event and push), the filter number's call is joined to the waiting caller, then _stop", async (t) => {
   const carrier = await startCarrier(t);
-  const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  const push = await fcmStandIn(t);
+  const node = await telephonyNode(t, { CARRIER_URI: carrier.uri, ...push.services.env });
   const { app } = node;
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber('+4930666004', { userUuid: user.uuid });
-  await app.services.phones.setSwitches('+4930666004', { dialplan_enable: true });
+  await app.services.pushFcmCredentials.setCredential(push.serviceAccount);
+  const { client, user } = await numberOwner(app, '+4930666004');
+  assert.equal(
+    (await client.call('POST', '/api/push', { action: 'add', system: 'fcm', device_token: 'reverse-phone' }))
+      .status,
+    'ok',
+  );
   await sipAccount(app, 'bob_01', user.uuid); // not registered: rings nowhere
   const legacy = await client.call('POST', '/api/dialplan', {
     action: 'sip',
@@ -256,4 +277,15 @@ test("call-reverse: a call to the number signals dialplan_callreverse_start, the
   assert.equal(first?.a_number, '+4917000111', JSON.stringify(cdrs));
   assert.equal(joined?.a_number, '+4916000222');
   assert.equal(joined?.parent, first?.id);
+
+  // The owner's device got both as push messages (FCM data), start before stop.
+  const pushed = (await push.services.waitFor('fcm', 2)).map((request) => {
+    const { message } = JSON.parse(request.body) as { message: { token: string; data: unknown } };
+    return { token: message.token, data: message.data };
+  });
+  const call = { owner: user.uuid, phone_from: '+4917000111', phone_to: '+4930666004' };
+  assert.deepEqual(pushed, [
+    { token: 'reverse-phone', data: { message: 'dialplan_callreverse_start', ...call } },
+    { token: 'reverse-phone', data: { message: 'dialplan_callreverse_stop', ...call } },
+  ]);
 });

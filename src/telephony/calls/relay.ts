@@ -54,8 +54,8 @@ export async function relay(
       group.map((target) =>
         MediaLeg.originate(ua, media, {
           uri: target.uri,
-          from: options.from,
-          fromDisplay: options.fromDisplay,
+          from: target.from ?? options.from,
+          fromDisplay: target.fromDisplay ?? options.fromDisplay,
           headers: options.headers,
         }).then((leg) => {
           const timer = setTimeout(() => void leg.hangup(), (target.timeout ?? options.timeout) * 1000);
