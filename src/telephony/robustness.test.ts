@@ -232,8 +232,7 @@ test('a peer sending garbage to every port crashes nothing: registrations and ca
   assert.ok(windowsOf(heard(a), 1000) >= 20, 'audio flows');
 });
 
-// SQLite only for now: the PostgreSQL run of these tests hung in a CI run (issue 15 keeps it open).
-for (const dialect of DIALECTS.filter((each) => each === (process.env.ROBUST_DIALECT ?? 'sqlite'))) {
+for (const dialect of DIALECTS) {
   describe(`engines restarted (${dialect})`, () => {
     test('Kamailio killed under REGISTER load is restarted: registrations kept, new ones work and are reported', async (t) => {
       const { env, sipPort } = await telephonyEnv(t, dialect);
