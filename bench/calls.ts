@@ -6,7 +6,7 @@
  *     `--accounts` accounts) against Kamailio alone with a minimal registrar configuration
  *     (auth_db over an SQLite subscriber table, usrloc in memory), then against the Kamailio
  *     that Zentrale starts (its whole configuration, its database, the location table written
- *     through). Measured: successful registrations per second, failures.
+ *     back on SQLite, database-only on PostgreSQL). Measured: successful registrations per second, failures.
  * (2) Call setup through Zentrale: SIPp calls a platform number whose dialplan plays an
  *     announcement (Kamailio authenticates the INVITE and routes it to Zentrale's user agent,
  *     which answers with its media endpoint), `--rate` new calls per second, each held
