@@ -6,7 +6,7 @@
  *     `--accounts` accounts) against Kamailio alone with a minimal registrar configuration
  *     (auth_db over an SQLite subscriber table, usrloc in memory), then against the Kamailio
  *     that Zentrale starts (its whole configuration, its database, the location table written
- *     through). Measured: successful registrations per second, failures.
+ *     back on SQLite, database-only on PostgreSQL). Measured: successful registrations per second, failures.
  * (2) Call setup through Zentrale: SIPp calls a platform number whose dialplan plays an
  *     announcement (Kamailio authenticates the INVITE and routes it to Zentrale's user agent,
  *     which answers with its media endpoint), `--rate` new calls per second, each held
@@ -43,6 +43,8 @@ const { values } = parseArgs({
     hold: { type: 'string', default: '2000' },
     'api-rate': { type: 'string', default: '200' },
     'api-seconds': { type: 'string', default: '10' },
+    /** Only part (1), REGISTER: no calls, no API latency. */
+    'register-only': { type: 'boolean', default: false },
     /** A PostgreSQL database URL: the node runs on it (usrloc database-only) instead of SQLite. */
     postgres: { type: 'string' },
   },
@@ -361,11 +363,16 @@ for (const name of names) {
   });
 }
 const stackRate = await register(
-  'through Zentrale (its Kamailio, database, location written through)',
+  `through Zentrale (its Kamailio, database, location ${values.postgres ? 'database-only' : 'written back'})`,
   sipPort,
   domain,
 );
 console.log(`REGISTER ratio stack / Kamailio alone: ${(stackRate / aloneRate).toFixed(2)} (target >= 0.8)`);
+if (values['register-only']) {
+  await app.close();
+  if (!process.env.BENCH_KEEP) fs.rmSync(work, { recursive: true, force: true });
+  process.exit(0);
+}
 
 // ---- (2) + (3) call setup at --rate per second, the API idle and under that load
 const number = '+4930999000';

@@ -239,10 +239,10 @@ export interface TestSipAccount {
 export async function addSipAccount(
   app: App,
   username: string,
-  options: { owner: string; domain?: string },
+  options: { owner: string; domain?: string; password?: string },
 ): Promise<TestSipAccount> {
   const domain = options.domain ?? app.config.sipDomainCurrent;
-  const password = `pw-${newUuid().slice(0, 8)}`;
+  const password = options.password ?? `pw-${newUuid().slice(0, 8)}`;
   await insertSipAccount(app.database.db, {
     uuid: newUuid(),
     owner: options.owner,

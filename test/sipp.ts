@@ -93,3 +93,70 @@ export async function sippRegister(options: RegisterOptions): Promise<{ port: nu
     fs.rmSync(dir, { recursive: true, force: true });
   }
 }
+
+export interface BurstOptions {
+  server: string;
+  /** Account names, registered in turn (SIPp's injection file); all with `password`. */
+  users: readonly string[];
+  password: string;
+  domain: string;
+  /** REGISTER transactions started per second. */
+  rate: number;
+}
+
+/**
+ * Registers every account of `users` once, `rate` new registrations per second, each with its
+ * own Call-ID; resolves with SIPp's counts and the unexpected statuses that came back (e.g. 500).
+ */
+export async function sippRegisterBurst(
+  options: BurstOptions,
+): Promise<{ successful: number; failed: number; unexpected: string[] }> {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sipp-burst-'));
+  const request = (cseq: number, auth: boolean) => `<send retrans="500"><![CDATA[
+REGISTER sip:${options.domain} SIP/2.0
+Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
+From: <sip:[field0]@${options.domain}>;tag=[pid]b[call_number]
+To: <sip:[field0]@${options.domain}>
+Call-ID: [call_id]
+CSeq: ${cseq} REGISTER
+Contact: <sip:[field0]@[local_ip]:[local_port]>
+${auth ? '[authentication]\n' : ''}Expires: 600
+Max-Forwards: 70
+User-Agent: sipp-burst
+Content-Length: 0
+
+]]></send>`;
+  fs.writeFileSync(
+    path.join(dir, 'burst.xml'),
+    `<?xml version="1.0" encoding="ISO-8859-1" ?><scenario name="burst">${request(1, false)}<recv response="401" auth="true"/>${request(2, true)}<recv response="200"/></scenario>`,
+  );
+  fs.writeFileSync(path.join(dir, 'accounts.csv'), `SEQUENTIAL\n${options.users.join('\n')}\n`);
+  const port = await freeUdpPort('127.0.0.1');
+  const args = [
+    options.server,
+    ...['-sf', 'burst.xml', '-inf', 'accounts.csv', '-m', String(options.users.length)],
+    ...['-r', String(options.rate), '-l', '1000', '-i', '127.0.0.1', '-p', String(port), '-t', 'u1'],
+    ...['-au', '[field0]', '-ap', options.password, '-recv_timeout', '10000', '-timeout', '60s'],
+    ...['-trace_stat', '-stf', 'stat.csv', '-trace_err', '-error_file', 'errors.log', '-nostdin'],
+  ];
+  try {
+    await new Promise<number>((resolve, reject) => {
+      const child = spawn('sipp', args, { cwd: dir, stdio: 'ignore' });
+      child.once('error', reject);
+      child.once('exit', (status) => resolve(status ?? 1));
+    });
+    const lines = fs.readFileSync(path.join(dir, 'stat.csv'), 'utf8').trim().split('\n');
+    const header = (lines[0] ?? '').split(';');
+    const last = (lines.at(-1) ?? '').split(';');
+    const column = (name: string) => Number(last[header.indexOf(name)]);
+    const errors = fs.existsSync(path.join(dir, 'errors.log'))
+      ? fs.readFileSync(path.join(dir, 'errors.log'), 'utf8')
+      : '';
+    const unexpected = [
+      ...new Set([...errors.matchAll(/^SIP\/2\.0 (\d{3})/gm)].map((match) => match[1] ?? '')),
+    ];
+    return { successful: column('SuccessfulCall(C)'), failed: column('FailedCall(C)'), unexpected };
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

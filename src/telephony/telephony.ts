@@ -3,11 +3,14 @@
  * rtpengine when TELEPHONY allows and they are installed, learns of registrations, and is the
  * one interface the API areas read them through.
  *
- * Registrations live in the database's `location` table (usrloc write-through on SQLite,
- * database-only on PostgreSQL so that every node's Kamailio finds every phone). Kamailio
- * pushes "this user's registrations changed" over evapi after each successful REGISTER; expiry
- * without unregistration is noticed by a watch on the latest expiry of each user this node
- * has seen (also those found in the table at start, so a restart misses none).
+ * Registrations live in the database's `location` table: database-only on PostgreSQL so that
+ * every node's Kamailio finds every phone; on SQLite (one node) usrloc keeps them in memory and
+ * writes them back each second (decisions.md "Registrations on SQLite"), and its evapi event
+ * carries the user's contacts, which this node keeps as the current state until Kamailio
+ * restarts (then the table, which Kamailio loaded, is again the state). Kamailio pushes "this
+ * user's registrations changed" over evapi after each successful REGISTER; expiry without
+ * unregistration is noticed by a watch on the latest expiry of each user this node has seen
+ * (also those found in the table at start, so a restart misses none).
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -130,6 +133,29 @@ function toRegistration(row: LocationRow): Registration {
   };
 }
 
+function fromBase64(text: unknown): string | undefined {
+  return typeof text === 'string' ? Buffer.from(text, 'base64').toString('utf8') : undefined;
+}
+
+/** The contacts of a write-back registration event, `[contact, received, expires, agent]` each. */
+export function reportedContacts(sipUser: string, contacts: unknown): Registration[] | undefined {
+  if (!Array.isArray(contacts)) return undefined;
+  const registrations: Registration[] = [];
+  for (const entry of contacts) {
+    if (!Array.isArray(entry)) return undefined;
+    const [contact, received, expires, userAgent] = [
+      fromBase64(entry[0]),
+      fromBase64(entry[1]),
+      entry[2],
+      fromBase64(entry[3]),
+    ];
+    if (!contact || received === undefined || typeof expires !== 'number' || userAgent === undefined)
+      return undefined;
+    registrations.push({ sipUser, contact: contactAddress(received || contact), expires, userAgent });
+  }
+  return registrations;
+}
+
 export class Telephony implements TelephonyEngine {
   state: TelephonyEngine['state'] = 'stopped';
   ports: TelephonyPorts | undefined;
@@ -137,6 +163,11 @@ export class Telephony implements TelephonyEngine {
   private readonly events = new EventEmitter();
   private readonly supervisors: EngineSupervisor[] = [];
   private evapi: EvapiClient | undefined;
+  /**
+   * Write-back mode (SQLite): each user's registrations as Kamailio last reported them, newer
+   * than the table. Bounded by the accounts that registered since Kamailio's last start.
+   */
+  private readonly reported = new Map<string, Registration[]>();
   /** Latest known expiry (ms) per user registered through this node. */
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
@@ -155,8 +186,14 @@ export class Telephony implements TelephonyEngine {
 
   async registrations(sipUser: string): Promise<Registration[]> {
     const now = Date.now() / 1000;
-    const rows = await findLocations(this.database.db, sipUser);
-    return rows.map(toRegistration).filter((registration) => registration.expires > now);
+    const reported = this.reported.get(sipUser);
+    const all = reported ?? (await findLocations(this.database.db, sipUser)).map(toRegistration);
+    return all.filter((registration) => registration.expires > now);
+  }
+
+  /** Write-back: usrloc's location table lags Kamailio's memory by up to a second. */
+  private get writeBack(): boolean {
+    return !this.config.databaseUrl;
   }
 
   async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
@@ -184,6 +221,7 @@ export class Telephony implements TelephonyEngine {
     // The table first (every reader sees them gone at once; on PostgreSQL it is all there is),
     // then Kamailio, which keeps SQLite registrations in memory too (write-through).
     await deleteLocations(this.database.db, sipUser);
+    if (this.writeBack) this.reported.set(sipUser, []);
     this.evapi?.send(`unregister:${sipUser}`);
   }
 
@@ -257,7 +295,7 @@ export class Telephony implements TelephonyEngine {
         eventPort: ports.kamailioEvent,
         domains: [config.sipDomainCurrent, config.sipDomainLegacy],
         dbUrl: kamailioDbUrl(config),
-        usrlocDbMode: config.databaseUrl ? 3 : 1,
+        usrlocDbMode: this.writeBack ? 2 : 3,
         presenceDbMode: config.databaseUrl ? 3 : 2,
         carrierHost: config.carrierUri ? contactAddress(config.carrierUri).replace(/:\d+$/, '') : undefined,
         authSecret: randomBytes(16).toString('hex'),
@@ -271,6 +309,9 @@ export class Telephony implements TelephonyEngine {
       ports.kamailioEvent,
       (event) => this.handleEvent(event),
       (message) => this.log.warn(message),
+      // Events sent while disconnected are lost, and a restarted Kamailio holds what it loaded
+      // from the table: the table is the state again until the next reports.
+      () => this.reported.clear(),
     );
     const kam = new EngineSupervisor(
       kamailioSpec({
@@ -281,7 +322,7 @@ export class Telephony implements TelephonyEngine {
         pidFile: path.join(dir, 'kamailio.pid'),
         // After every (re)start: Kamailio's evapi socket is new.
         onReady: () => {
-          this.evapi?.connect().catch((error: unknown) => this.log.error(`evapi: ${String(error)}`));
+          void this.evapi?.connect();
         },
       }),
       this.log,
@@ -303,6 +344,14 @@ export class Telephony implements TelephonyEngine {
 
   private handleEvent(event: Record<string, unknown>): void {
     if (event.event !== 'registration' || typeof event.user !== 'string') return;
+    if (this.writeBack) {
+      const contacts = reportedContacts(event.user, event.contacts);
+      if (!contacts) {
+        this.log.warn({ user: event.user }, 'evapi: registration event without valid contacts');
+        return;
+      }
+      this.reported.set(event.user, contacts);
+    }
     void this.publish(event.user);
   }
 
@@ -353,6 +402,7 @@ export class Telephony implements TelephonyEngine {
   async stop(): Promise<void> {
     if (this.watchTimer) clearTimeout(this.watchTimer);
     this.watched.clear();
+    this.reported.clear();
     await this.calls?.close();
     this.calls = undefined;
     this.evapi?.close();

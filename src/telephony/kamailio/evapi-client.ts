@@ -2,35 +2,64 @@
  * Client of Kamailio's `evapi` module: a TCP connection on loopback over which Kamailio pushes
  * netstring-framed JSON events (`<length>:<payload>,`). Frames are bounded: a longer length
  * than any event the script sends means a broken stream, and the connection is dropped.
+ *
+ * The connection is kept: a refused connect (Kamailio answers SIP a moment before its evapi
+ * process listens) or a lost one is retried until close(), so that events never stop for good
+ * after an engine restart. `onConnect` runs after every (re)connection: events sent while
+ * disconnected are lost, and the owner re-reads what it needs.
  */
 import net from 'node:net';
 
 const MAX_FRAME = 64 * 1024;
+const RETRY_MS = 200;
+const MAX_RETRY_MS = 2000;
 
 export class EvapiClient {
   private socket: net.Socket | undefined;
   private buffer: Buffer = Buffer.alloc(0);
   private closed = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private retryMs = RETRY_MS;
 
   constructor(
     private readonly port: number,
     private readonly onEvent: (event: Record<string, unknown>) => void,
     private readonly onError: (message: string) => void,
+    private readonly onConnect: () => void = () => {},
   ) {}
 
-  /** Connects (again); resolves once connected. */
+  /** Connects (again), and keeps reconnecting until close(); resolves once connected. */
   connect(): Promise<void> {
-    this.socket?.destroy();
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.retryMs = RETRY_MS;
+    return new Promise((resolve) => this.open(resolve));
+  }
+
+  private open(connected: () => void): void {
+    if (this.closed) return;
+    const previous = this.socket;
+    this.socket = undefined;
+    previous?.destroy();
     this.buffer = Buffer.alloc(0);
-    return new Promise((resolve, reject) => {
-      const socket = net.connect({ host: '127.0.0.1', port: this.port });
-      this.socket = socket;
-      socket.once('connect', () => resolve());
-      socket.once('error', (error) => reject(error));
-      socket.on('data', (chunk) => this.receive(socket, chunk));
-      socket.on('close', () => {
-        if (!this.closed && this.socket === socket) this.onError('evapi connection closed');
-      });
+    const socket = net.connect({ host: '127.0.0.1', port: this.port });
+    this.socket = socket;
+    socket.once('connect', () => {
+      this.retryMs = RETRY_MS;
+      this.onConnect();
+      connected();
+    });
+    socket.on('error', () => {}); // followed by close, which retries
+    socket.on('data', (chunk) => this.receive(socket, chunk));
+    socket.on('close', () => {
+      if (this.closed || this.socket !== socket) return;
+      this.onError(`evapi connection closed; reconnecting in ${this.retryMs} ms`);
+      this.retryTimer = setTimeout(() => {
+        this.retryTimer = undefined;
+        this.open(connected);
+      }, this.retryMs);
+      this.retryTimer.unref();
+      this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);
     });
   }
 
@@ -71,6 +100,7 @@ export class EvapiClient {
 
   close(): void {
     this.closed = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
     this.socket?.destroy();
   }
 }

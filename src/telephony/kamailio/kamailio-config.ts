@@ -17,8 +17,12 @@ export interface KamailioSettings {
   readonly domains: readonly string[];
   /** Kamailio's db_url: sqlite:///path or postgres://user:pass@host:port/db */
   readonly dbUrl: string;
-  /** 1: write-through (one node, SQLite); 3: database only (nodes share PostgreSQL). */
-  readonly usrlocDbMode: 1 | 3;
+  /**
+   * 2: write-back (one node, SQLite): REGISTER touches memory only, one timer process writes
+   * the changes each second, and each change is pushed with the user's contacts over evapi.
+   * 3: database only (nodes share PostgreSQL).
+   */
+  readonly usrlocDbMode: 2 | 3;
   /**
    * Presence (BLF) subscriptions: 2 write-back (one node, SQLite), 3 database only with no
    * presentity cache (nodes share PostgreSQL: a state published on one node reaches the
@@ -32,6 +36,40 @@ export interface KamailioSettings {
   readonly authFailureLimit: number;
   readonly banSeconds: number;
   readonly modulesDir: string;
+}
+
+/**
+ * route[REGISTRATION_EVENT]: tells Zentrale over evapi that $var(user)'s registrations changed.
+ * In write-back mode the database lags by up to a second, so the event carries the user's
+ * contacts as Kamailio holds them (base64: contact URIs and user agents are free text):
+ * `{"event":"registration","user":U,"contacts":[[contact,received,expires,user_agent],...]}`.
+ */
+function registrationEvent(usrlocDbMode: 2 | 3): string {
+  if (usrlocDbMode === 3)
+    return `route[REGISTRATION_EVENT] {
+  evapi_relay("{\\"event\\":\\"registration\\",\\"user\\":\\"$var(user)\\"}");
+}`;
+  return `route[REGISTRATION_EVENT] {
+  $var(list) = "";
+  if (reg_fetch_contacts("location", "sip:$var(user)@localhost", "reg")) {
+    $var(i) = 0;
+    while ($var(i) < $(ulc(reg=>count))) {
+      $var(received) = "";
+      if ($(ulc(reg=>received)[$var(i)]) != $null && $(ulc(reg=>received)[$var(i)]) != "") {
+        $var(received) = $(ulc(reg=>received)[$var(i)]{s.encode.base64});
+      }
+      $var(agent) = "";
+      if ($(ulc(reg=>user_agent)[$var(i)]) != $null && $(ulc(reg=>user_agent)[$var(i)]) != "") {
+        $var(agent) = $(ulc(reg=>user_agent)[$var(i)]{s.encode.base64});
+      }
+      if ($var(i) > 0) $var(list) = $var(list) + ",";
+      $var(list) = $var(list) + "[\\"" + $(ulc(reg=>addr)[$var(i)]{s.encode.base64}) + "\\",\\"" + $var(received) + "\\"," + $(ulc(reg=>expires)[$var(i)]) + ",\\"" + $var(agent) + "\\"]";
+      $var(i) = $var(i) + 1;
+    }
+    reg_free_contacts("reg");
+  }
+  evapi_relay("{\\"event\\":\\"registration\\",\\"user\\":\\"$var(user)\\",\\"contacts\\":[$var(list)]}");
+}`;
 }
 
 /** Kamailio string literal: the values come from validated config, quotes are still escaped. */
@@ -72,6 +110,7 @@ loadmodule "siputils.so"
 loadmodule "xlog.so"
 loadmodule "sanity.so"
 loadmodule "kex.so"
+loadmodule "cfgutils.so"
 loadmodule "${s.dbUrl.startsWith('sqlite') ? 'db_sqlite' : 'db_postgres'}.so"
 loadmodule "usrloc.so"
 loadmodule "registrar.so"
@@ -96,7 +135,15 @@ modparam("rr", "append_fromtag", 1)
 modparam("usrloc", "db_url", ${str(s.dbUrl)})
 modparam("usrloc", "db_mode", ${s.usrlocDbMode})
 modparam("usrloc", "use_domain", 0)
-modparam("usrloc", "timer_interval", 10)
+modparam("usrloc", "timer_interval", ${s.usrlocDbMode === 2 ? 1 : 10})
+${
+  s.usrlocDbMode === 2
+    ? `# db_sqlite sets no busy timeout: with write-through, workers writing at once (and Zentrale
+# writing the same file) got SQLITE_BUSY and answered 500. Write-back leaves the one usrloc timer
+# process as the only writer of location; a write refused for a lock is retried at the next tick.
+modparam("usrloc", "timer_procs", 1)`
+    : ''
+}
 modparam("registrar", "max_contacts", 10)
 modparam("registrar", "max_expires", 3600)
 modparam("registrar", "min_expires", 30)
@@ -294,13 +341,21 @@ route[REGISTER] {
   $var(domain) = $rd;
   route(AUTH);
   if (nat_uac_test("19")) fix_nated_register();
-  if (!save("location")) {
+  # Per user, the save and its report go out in order (several workers may take one phone's
+  # REGISTERs); the report before the answer, so that Zentrale knows it as the phone learns it.
+  lock("$var(user)");
+  if (!save("location", "0x02")) {
+    unlock("$var(user)");
     sl_reply_error();
     exit;
   }
-  evapi_relay("{\\"event\\":\\"registration\\",\\"user\\":\\"$var(user)\\"}");
+  route(REGISTRATION_EVENT);
+  reg_send_reply();
+  unlock("$var(user)");
   exit;
 }
+
+${registrationEvent(s.usrlocDbMode)}
 
 # Digest authentication with realm = the account's domain; the domain may be this server's
 # address, then the account's own domain is the realm. Every failure is a new challenge, so
@@ -377,8 +432,10 @@ route[FROM_APP] {
 event_route[evapi:message-received] {
   if ($evapi(msg) =~ "^unregister:[a-z0-9]{2,20}_[0-9]{2}$") {
     $var(user) = $(evapi(msg){s.substr,11,0});
+    lock("$var(user)");
     unregister("location", "sip:$var(user)@localhost");
-    evapi_relay("{\\"event\\":\\"registration\\",\\"user\\":\\"$var(user)\\"}");
+    route(REGISTRATION_EVENT);
+    unlock("$var(user)");
   }
 }
 

@@ -55,8 +55,12 @@ export function listLocationExpiries(db: Db): Promise<{ username: string; expire
     .execute();
 }
 
-/** Seconds since the epoch of a location timestamp as either database gives it back. */
+/**
+ * Seconds since the epoch of a location timestamp as either database gives it back. db_sqlite
+ * stores t as the Julian day of t - 0.5 s: rounding (x + 0.5) gives t back exactly, where
+ * rounding x fell on either side of the half second (one second off at random).
+ */
 export function parseKamailioTime(text: string): number {
-  if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Math.round((Number(text) - 2440587.5) * 86400);
+  if (/^[0-9]+(\.[0-9]+)?$/.test(text)) return Math.round((Number(text) - 2440587.5) * 86400 + 0.5);
   return Math.floor(Date.parse(`${text.replace(' ', 'T').slice(0, 19)}Z`) / 1000);
 }

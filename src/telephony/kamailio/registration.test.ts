@@ -10,7 +10,13 @@ import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
 import { build, buildUser, DIALECTS } from '../../../test/helper.js';
 import { addSipAccount } from '../../../test/sip-peers.js';
-import { freePortRange, freeUdpPort, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
+import {
+  freePortRange,
+  freeUdpPort,
+  requireTelephonyPackages,
+  sippRegister,
+  sippRegisterBurst,
+} from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import { newUuid } from '../../platform/ids.js';
 import type { RegistrationChange } from '../index.js';
@@ -74,10 +80,16 @@ async function challenge(server: string, user: string, domain: string, localIp =
   return { status, realm, headers };
 }
 
+/** The next registration change of `sipUser`; fails after 20 s instead of waiting for ever. */
 function nextChange(app: App, sipUser: string): Promise<RegistrationChange> {
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`no registration change of ${sipUser} within 20 s`));
+    }, 20_000);
     const off = app.services.telephony.onRegistration((change) => {
       if (change.sipUser !== sipUser) return;
+      clearTimeout(timer);
       off();
       resolve(change);
     });
@@ -100,11 +112,12 @@ for (const dialect of DIALECTS) {
         expires: 120,
         expect: 200,
       });
+      const reported = (await registered).registrations;
       const [registration, ...more] = await app.services.telephony.registrations(account.username);
       assert.equal(more.length, 0);
       assert.equal(registration?.contact, `127.0.0.1:${port}`);
       assert.ok(registration && registration.expires >= before + 119 && registration.expires <= before + 122);
-      assert.deepEqual((await registered).registrations, [registration]);
+      assert.deepEqual(reported, [registration]);
 
       const unregistered = nextChange(app, account.username);
 
@@ -116,8 +129,8 @@ for (const dialect of DIALECTS) {
         expires: 0,
         expect: 200,
       });
-      assert.deepEqual(await app.services.telephony.registrations(account.username), []);
       assert.deepEqual((await unregistered).registrations, []);
+      assert.deepEqual(await app.services.telephony.registrations(account.username), []);
     });
 
     test('a wrong password is refused and registers nothing', async (t) => {
@@ -138,6 +151,7 @@ for (const dialect of DIALECTS) {
       const account = await sipAccount(app, app.config.sipDomainLegacy);
       const first = await challenge(server, account.username, server);
       assert.equal(first.realm, app.config.sipDomainLegacy);
+      const registered = nextChange(app, account.username);
       await sippRegister({
         server,
         user: account.username,
@@ -145,6 +159,7 @@ for (const dialect of DIALECTS) {
         domain: server,
         expect: 200,
       });
+      await registered;
       assert.equal((await app.services.telephony.registrations(account.username)).length, 1);
     });
 
@@ -166,6 +181,7 @@ for (const dialect of DIALECTS) {
       for (let i = 0; i < 10; i++) await sippRegister({ ...attack, password: `guess${i}`, expect: 401 });
       // Throttled now, even with the right password.
       await sippRegister({ ...attack, password: account.password, expect: 503 });
+      const registered = nextChange(app, account.username);
       await sippRegister({
         server,
         user: account.username,
@@ -173,7 +189,69 @@ for (const dialect of DIALECTS) {
         domain: account.domain,
         expect: 200,
       });
+      await registered;
       assert.equal((await app.services.telephony.registrations(account.username)).length, 1);
+    });
+
+    test('a burst of 200 accounts registering at once while Zentrale writes: every one registered, none refused', async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const owner = (await buildUser(app)).uuid;
+      const password = 'burst-password-1';
+      const users = Array.from(
+        { length: 200 },
+        (_, i) => `burst${Math.floor(i / 100)}_${String(i % 100).padStart(2, '0')}`,
+      );
+      for (const username of users) await addSipAccount(app, username, { owner, password });
+      const reported = new Set<string>();
+      const allReported = new Promise<void>((resolve) => {
+        const off = app.services.telephony.onRegistration((change) => {
+          if (change.registrations.length > 0) reported.add(change.sipUser);
+          if (reported.size < users.length) return;
+          off();
+          resolve();
+        });
+      });
+      // Zentrale's own writes to the same database meanwhile (sessions, events, CDRs do this).
+      let writing = true;
+      const writes = (async () => {
+        let count = 0;
+        while (writing) {
+          await app.database.db
+            .updateTable('sip_account')
+            .set({ description: `write ${count++}` })
+            .where('username', '=', users[0] ?? '')
+            .execute();
+          await new Promise((resolve) => setImmediate(resolve));
+        }
+        return count;
+      })();
+      const burst = await sippRegisterBurst({
+        server,
+        users,
+        password,
+        domain: app.config.sipDomainCurrent,
+        rate: 1000,
+      });
+      writing = false;
+      t.diagnostic(`Zentrale wrote ${await writes} times during the burst`);
+      assert.deepEqual(burst.unexpected, [], 'no answer but 401 and 200');
+      assert.equal(burst.successful, users.length);
+      assert.equal(burst.failed, 0);
+      await allReported;
+      for (const username of users)
+        assert.equal((await app.services.telephony.registrations(username)).length, 1, username);
+      // All of them reach the location table (write-back on SQLite: within seconds).
+      let stored = 0;
+      for (let tries = 0; tries < 200 && stored < users.length; tries++) {
+        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
+        const row = await app.database.db
+          .selectFrom('location')
+          .select((eb) => eb.fn.countAll<number>().as('count'))
+          .where('username', 'like', 'burst%')
+          .executeTakeFirstOrThrow();
+        stored = Number(row.count);
+      }
+      assert.equal(stored, users.length, 'every registration in the location table');
     });
   });
 }
