@@ -542,7 +542,7 @@ if (!SKIP.has('media')) {
     await new Promise((resolve) => setTimeout(resolve, 1000));
     const after = await relayed();
     // SIPp's rtp_stream sends one packet more than the file's frames (measured: 6 calls of 50
-    // frames, 612 relayed at a load of 1), so each call sends packetsPerCall + 1.
+    // frames: 612 relayed = 6 x 2 x 51), so each call sends packetsPerCall + 1.
     const sent = run.successful * (packetsPerCall + 1);
     const through = after.relayedpackets - before.relayedpackets;
     const loss = 1 - through / (2 * sent);

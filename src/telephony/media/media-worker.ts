@@ -106,11 +106,13 @@ function handle(command: WorkerCommand): void {
   }
 }
 
-port.on('message', (command: WorkerCommand) => {
-  try {
-    handle(command);
-  } catch {
-    // A bad command must not end every call's media.
+port.on('message', (batch: WorkerCommand[]) => {
+  for (const command of batch) {
+    try {
+      handle(command);
+    } catch {
+      // A bad command must not end every call's media.
+    }
   }
 });
 post({ ev: 'ready' });

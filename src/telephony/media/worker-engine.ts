@@ -28,7 +28,7 @@ import {
   ToneSource,
 } from './sources.js';
 
-/** Main thread -> worker. Endpoints and requests are named by ids the main thread picks. */
+/** Main thread -> worker (in batches). Endpoints and requests are named by ids the main thread picks. */
 export type WorkerCommand =
   | { readonly op: 'create'; readonly id: number }
   | { readonly op: 'close-all' }
@@ -99,6 +99,7 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
   /** Requests waiting for the worker's answer; settled with undefined if the worker dies. */
   private readonly pending = new Map<number, Pending>();
   private readonly endpoints = new Map<number, WorkerEndpoint>();
+  private outbox: WorkerCommand[] = [];
   private closed = false;
 
   constructor(options: MediaEngineOptions = {}) {
@@ -135,6 +136,7 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
   /** The worker ended: every endpoint is closed, every pending request settles. */
   private lost(): void {
     this.worker = undefined;
+    this.outbox = [];
     for (const endpoint of [...this.endpoints.values()]) endpoint.markClosed();
     this.endpoints.clear();
     const pending = [...this.pending.values()];
@@ -157,9 +159,20 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
     request.resolve(event);
   }
 
-  /** @internal */
+  /**
+   * @internal Commands of one turn of the event loop go as one message: a postMessage wakes the
+   * worker (a system call), and a call's setup sends several commands at once.
+   */
   send(command: WorkerCommand): void {
-    this.worker?.postMessage(command);
+    if (!this.worker) return;
+    this.outbox.push(command);
+    if (this.outbox.length === 1) queueMicrotask(() => this.flush());
+  }
+
+  private flush(): void {
+    const batch = this.outbox;
+    this.outbox = [];
+    if (batch.length > 0) this.worker?.postMessage(batch);
   }
 
   /** @internal a command answered by one event with its id. */
@@ -209,7 +222,8 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
         clearTimeout(timer);
         resolve();
       });
-      worker.postMessage({ op: 'close-all' } satisfies WorkerCommand);
+      this.flush();
+      worker.postMessage([{ op: 'close-all' }] satisfies WorkerCommand[]);
     });
     this.worker = undefined;
     this.lost();
