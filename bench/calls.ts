@@ -357,6 +357,15 @@ function mulawWav(samples: Float32Array): Uint8Array {
   return Buffer.concat([header, data]);
 }
 
+/** CPU seconds (user + system) the main thread has used: /proc's count for the thread whose id is the pid. */
+function mainThreadCpu(): number {
+  const fields = fs
+    .readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
+    .split(') ')[1]!
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function api(url: string, label: string): Promise<number> {
   const result = await openLoop(url, {
     rate: Number(values['api-rate']),
@@ -465,10 +474,14 @@ if (!SKIP.has('setup')) {
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
   const loopBefore = performance.eventLoopUtilization();
+  const cpuBefore = { main: mainThreadCpu(), all: process.cpuUsage() };
   await new Promise((resolve) => setTimeout(resolve, 5000)); // calls ramp up to rate x hold
   const loadedP99 = await api(apiUrl, `under ${rate} new calls/s`);
   const setup = await callRun;
   const loop = performance.eventLoopUtilization(loopBefore);
+  const mainCpu = mainThreadCpu() - cpuBefore.main;
+  const allUsage = process.cpuUsage(cpuBefore.all);
+  const allCpu = (allUsage.user + allUsage.system) / 1e6;
   delay.disable();
   console.log(
     `call setup through Zentrale at ${rate}/s (held ${values.hold} ms, up to ${(rate * Number(values.hold)) / 1000} at once): ` +
@@ -479,7 +492,9 @@ if (!SKIP.has('setup')) {
   console.log(
     `main event loop during the calls: utilisation ${(loop.utilization * 100).toFixed(0)} %, ` +
       `delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, ` +
-      `max ${(delay.max / 1e6).toFixed(0)} ms`,
+      `max ${(delay.max / 1e6).toFixed(0)} ms; CPU of the node's main thread ${mainCpu.toFixed(1)} s ` +
+      `(${((mainCpu * 1000) / Math.max(1, setup.successful)).toFixed(2)} ms per call, the API's requests included), ` +
+      `all its threads ${allCpu.toFixed(1)} s`,
   );
   console.log(`API p99 under call load / idle: ${(loadedP99 / idleP99).toFixed(2)} (target <= 2)`);
 }
