@@ -45,13 +45,15 @@ const STATEMENT_CACHE = 500;
  * Keeps prepared statements by their SQL text: Kysely's driver prepares every query anew, which
  * was a third of the query time in the call benchmark (docs/benchmarks.md "Calls through the
  * whole stack"). Kysely runs one query at a time on this one connection (a stream holds it to
- * the end), so a kept statement is never in use twice at once.
+ * the end), so a kept statement is never in use twice at once; one left iterating is not reused.
  */
 function keepStatements(database: SQLite.Database): void {
   const prepare = database.prepare.bind(database);
   const kept = new Map<string, SQLite.Statement>();
   database.prepare = ((sql: string) => {
     let statement = kept.get(sql);
+    // A statement still iterating (an abandoned stream) cannot run again: a fresh one does.
+    if (statement?.busy) return prepare(sql);
     if (statement) {
       kept.delete(sql);
     } else {
