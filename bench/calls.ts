@@ -13,7 +13,14 @@
  *     `--hold` ms. Measured: INVITE (authenticated) -> 200 OK p50/p99 (SIPp's response-time
  *     file, 1 ms resolution) and failed calls.
  * (3) The API's latency: open-loop GET /api/session at `--api-rate` per second, once idle and
- *     once while (2) runs. Measured: p50/p99.
+ *     once while (2) runs. Measured: p50/p99, and the node's main event loop while (2) runs
+ *     (utilisation, delay p99): the API and the SIP UA share it, the media worker does not.
+ * (4) Media through rtpengine: `--media-calls` calls at `--media-rate` per second from one SIP
+ *     account to another (bridged by rtpengine), each held `--media-hold` ms, so about
+ *     rate x hold calls with media at once. The caller (SIPp) streams a PCMU tone of hold - 1 s
+ *     (50 packets/s); the callee (SIPp -rtp_echo, registered to Kamailio) sends every packet
+ *     back. Loss = 1 - packets rtpengine relayed (its totalstatistics, both directions) / twice
+ *     the packets the callers sent.
  *
  * The machine is shared: the load average is printed beside every figure.
  */
@@ -21,6 +28,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { buildApp } from '../src/app.js';
@@ -29,6 +37,8 @@ import { loadConfig } from '../src/platform/config.js';
 import { sine } from '../src/platform/content/test-inputs.js';
 import { newUuid } from '../src/platform/ids.js';
 import { sipDigests } from '../src/telephony/index.js';
+import { encodeG711 } from '../src/telephony/media/g711.js';
+import { NgClient } from '../src/telephony/rtpengine/ng-client.js';
 import { numberWithDialplan } from '../test/calls.js';
 import { freePort } from '../test/sip-peers.js';
 import { openLoop, percentile } from './open-loop.js';
@@ -45,11 +55,17 @@ const { values } = parseArgs({
     'api-seconds': { type: 'string', default: '10' },
     /** Only part (1), REGISTER: no calls, no API latency. */
     'register-only': { type: 'boolean', default: false },
+    'media-calls': { type: 'string', default: '600' },
+    'media-rate': { type: 'string', default: '25' },
+    'media-hold': { type: 'string', default: '8000' },
+    /** Skip steps: a comma-separated list of `register`, `setup`, `media`. */
+    skip: { type: 'string', default: '' },
     /** A PostgreSQL database URL: the node runs on it (usrloc database-only) instead of SQLite. */
     postgres: { type: 'string' },
   },
 });
 const ACCOUNTS = Number(values.accounts);
+const SKIP = new Set(values.skip.split(','));
 const REGISTERS = Number(values.registers);
 const PASSWORD = 'bench-password-1';
 const MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
@@ -88,14 +104,20 @@ interface SippRun {
   times: number[];
 }
 
-async function sipp(dir: string, target: string, args: string[], timeoutSeconds: number): Promise<SippRun> {
+async function sipp(
+  dir: string,
+  target: string,
+  args: string[],
+  timeoutSeconds: number,
+  localPort?: number,
+): Promise<SippRun> {
   fs.mkdirSync(dir, { recursive: true });
   const started = performance.now();
   const child = spawn(
     'sipp',
     [
       target,
-      ...['-i', '127.0.0.1', '-p', String(await freePort()), '-mp', String(await freePort())],
+      ...['-i', '127.0.0.1', '-p', String(localPort ?? (await freePort())), '-mp', String(await freePort())],
       ...['-trace_stat', '-stf', 'stat.csv', '-fd', '1', '-nostdin', '-timeout', `${timeoutSeconds}s`],
       ...(process.env.BENCH_KEEP ? ['-trace_err'] : []),
       ...args,
@@ -304,6 +326,48 @@ Content-Length: 0
 </scenario>`;
 }
 
+/** A call from one account to another with a PCMU stream of tone.wav after the ACK (SIPp rtp_stream). */
+function mediaScenario(callee: string, user: string, domain: string, hold: number): string {
+  return callScenario(callee, user, domain, hold).replace(
+    '<pause milliseconds=',
+    '<nop><action><exec rtp_stream="../tone.wav,1,0"/></action></nop>\n<pause milliseconds=',
+  );
+}
+
+/** 8 kHz mono G.711 µ-law WAV (format 7) of the samples, for SIPp's rtp_stream. */
+function mulawWav(samples: Float32Array): Uint8Array {
+  const data = new Uint8Array(samples.length);
+  const pcm = Int16Array.from(samples, (value) => Math.round(Math.max(-1, Math.min(1, value)) * 32767));
+  encodeG711(pcm, 0, data);
+  const header = Buffer.alloc(58);
+  header.write('RIFF', 0);
+  header.writeUInt32LE(50 + data.length, 4);
+  header.write('WAVEfmt ', 8);
+  header.writeUInt32LE(18, 16);
+  header.writeUInt16LE(7, 20);
+  header.writeUInt16LE(1, 22);
+  header.writeUInt32LE(8000, 24);
+  header.writeUInt32LE(8000, 28);
+  header.writeUInt16LE(1, 32);
+  header.writeUInt16LE(8, 34);
+  header.writeUInt16LE(0, 36);
+  header.write('fact', 38);
+  header.writeUInt32LE(4, 42);
+  header.writeUInt32LE(data.length, 46);
+  header.write('data', 50);
+  header.writeUInt32LE(data.length, 54);
+  return Buffer.concat([header, data]);
+}
+
+/** CPU seconds (user + system) the main thread has used: /proc's count for the thread whose id is the pid. */
+function mainThreadCpu(): number {
+  const fields = fs
+    .readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
+    .split(') ')[1]!
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 async function api(url: string, label: string): Promise<number> {
   const result = await openLoop(url, {
     rate: Number(values['api-rate']),
@@ -320,9 +384,13 @@ async function api(url: string, label: string): Promise<number> {
 
 // ---- (1) REGISTER: Kamailio alone, then the whole stack
 const sipPort = await freePort();
-const alone = await kamailioAlone();
-const aloneRate = await register('Kamailio alone (minimal config)', alone.port, 'bench.local');
-await alone.stop();
+const ngPort = await freePort();
+let aloneRate = 0;
+if (!SKIP.has('register')) {
+  const alone = await kamailioAlone();
+  aloneRate = await register('Kamailio alone (minimal config)', alone.port, 'bench.local');
+  await alone.stop();
+}
 
 const app = await buildApp(
   loadConfig({
@@ -334,6 +402,7 @@ const app = await buildApp(
     SIP_PORT: String(sipPort),
     RTP_PORT_MIN: '40000',
     RTP_PORT_MAX: '44999',
+    RTPENGINE_CONTROL_PORT: String(ngPort),
     PORT: '0',
     PUBLIC_URL: 'http://127.0.0.1:8080',
     ...(values.postgres ? { DATABASE_URL: values.postgres } : {}),
@@ -362,12 +431,14 @@ for (const name of names) {
     created: Math.floor(Date.now() / 1000),
   });
 }
-const stackRate = await register(
-  `through Zentrale (its Kamailio, database, location ${values.postgres ? 'database-only' : 'written back'})`,
-  sipPort,
-  domain,
-);
-console.log(`REGISTER ratio stack / Kamailio alone: ${(stackRate / aloneRate).toFixed(2)} (target >= 0.8)`);
+if (!SKIP.has('register')) {
+  const stackRate = await register(
+    `through Zentrale (its Kamailio, database, location ${values.postgres ? 'database-only' : 'written back'})`,
+    sipPort,
+    domain,
+  );
+  console.log(`REGISTER ratio stack / Kamailio alone: ${(stackRate / aloneRate).toFixed(2)} (target >= 0.8)`);
+}
 if (values['register-only']) {
   await app.close();
   if (!process.env.BENCH_KEEP) fs.rmSync(work, { recursive: true, force: true });
@@ -387,34 +458,131 @@ await numberWithDialplan(
   (numberOwner) => app.services.features.assignPack(numberOwner, 'bench'),
 );
 // The announcement plays 30 s: the call is held by the caller, who hangs up after --hold.
-const idleP99 = await api(apiUrl, 'idle');
-const rate = Number(values.rate);
-const calls = Number(values.calls);
-const callDir = path.join(work, 'calls');
-fs.mkdirSync(callDir, { recursive: true });
-fs.writeFileSync(
-  path.join(callDir, 'call.xml'),
-  callScenario(number, names[0]!, domain, Number(values.hold)),
-);
-const callRun = sipp(
-  callDir,
-  `127.0.0.1:${sipPort}`,
-  [
-    ...['-sf', 'call.xml', '-au', names[0]!, '-ap', PASSWORD, '-r', String(rate), '-m', String(calls)],
-    ...['-l', String(rate * 10), '-trace_rtt', '-rtt_freq', '1', '-recv_timeout', '10000'],
-  ],
-  Math.ceil(calls / rate) + 60,
-);
-await new Promise((resolve) => setTimeout(resolve, 5000)); // calls ramp up to rate x hold
-const loadedP99 = await api(apiUrl, `under ${rate} new calls/s`);
-const setup = await callRun;
-console.log(
-  `call setup through Zentrale at ${rate}/s (held ${values.hold} ms, up to ${(rate * Number(values.hold)) / 1000} at once): ` +
-    `${setup.successful} completed, ${setup.failed} failed; authenticated INVITE -> 200 ` +
-    `p50 ${percentile(Float64Array.from(setup.times), 50).toFixed(0)} ms, p99 ${percentile(Float64Array.from(setup.times), 99).toFixed(0)} ms ` +
-    `(${setup.times.length} samples; target p99 < 50 ms); ${load()}`,
-);
-console.log(`API p99 under call load / idle: ${(loadedP99 / idleP99).toFixed(2)} (target <= 2)`);
+if (!SKIP.has('setup')) {
+  const idleP99 = await api(apiUrl, 'idle');
+  const rate = Number(values.rate);
+  const calls = Number(values.calls);
+  const callDir = path.join(work, 'calls');
+  fs.mkdirSync(callDir, { recursive: true });
+  fs.writeFileSync(
+    path.join(callDir, 'call.xml'),
+    callScenario(number, names[0]!, domain, Number(values.hold)),
+  );
+  const callRun = sipp(
+    callDir,
+    `127.0.0.1:${sipPort}`,
+    [
+      ...['-sf', 'call.xml', '-au', names[0]!, '-ap', PASSWORD, '-r', String(rate), '-m', String(calls)],
+      ...['-l', String(rate * 10), '-trace_rtt', '-rtt_freq', '1', '-recv_timeout', '10000'],
+    ],
+    Math.ceil(calls / rate) + 60,
+  );
+  // The node's main event loop while the calls run (the API and the SIP UA share it).
+  const delay = monitorEventLoopDelay({ resolution: 10 });
+  delay.enable();
+  const loopBefore = performance.eventLoopUtilization();
+  const cpuBefore = { main: mainThreadCpu(), all: process.cpuUsage() };
+  await new Promise((resolve) => setTimeout(resolve, 5000)); // calls ramp up to rate x hold
+  const loadedP99 = await api(apiUrl, `under ${rate} new calls/s`);
+  const setup = await callRun;
+  const loop = performance.eventLoopUtilization(loopBefore);
+  const mainCpu = mainThreadCpu() - cpuBefore.main;
+  const allUsage = process.cpuUsage(cpuBefore.all);
+  const allCpu = (allUsage.user + allUsage.system) / 1e6;
+  delay.disable();
+  console.log(
+    `call setup through Zentrale at ${rate}/s (held ${values.hold} ms, up to ${(rate * Number(values.hold)) / 1000} at once): ` +
+      `${setup.successful} completed, ${setup.failed} failed; authenticated INVITE -> 200 ` +
+      `p50 ${percentile(Float64Array.from(setup.times), 50).toFixed(0)} ms, p99 ${percentile(Float64Array.from(setup.times), 99).toFixed(0)} ms ` +
+      `(${setup.times.length} samples; target p99 < 50 ms); ${load()}`,
+  );
+  console.log(
+    `main event loop during the calls: utilisation ${(loop.utilization * 100).toFixed(0)} %, ` +
+      `delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, ` +
+      `max ${(delay.max / 1e6).toFixed(0)} ms; CPU of the node's main thread ${mainCpu.toFixed(1)} s ` +
+      `(${((mainCpu * 1000) / Math.max(1, setup.successful)).toFixed(2)} ms per call, the API's requests included), ` +
+      `all its threads ${allCpu.toFixed(1)} s`,
+  );
+  console.log(`API p99 under call load / idle: ${(loadedP99 / idleP99).toFixed(2)} (target <= 2)`);
+}
+
+// ---- (4) media through rtpengine: account to account, the caller streams, the callee echoes
+if (!SKIP.has('media')) {
+  const mediaDir = path.join(work, 'media');
+  fs.mkdirSync(mediaDir, { recursive: true });
+  const mediaRate = Number(values['media-rate']);
+  const mediaCalls = Number(values['media-calls']);
+  const mediaHold = Number(values['media-hold']);
+  const caller = names[0]!;
+  const callee = names[1]!;
+  // hold - 1 s of a PCMU tone, played once: no packet is in flight when the BYE goes.
+  const packetsPerCall = Math.floor((mediaHold - 1000) / 20);
+  fs.writeFileSync(
+    path.join(mediaDir, 'tone.wav'),
+    mulawWav(sine(1000, 8000, (packetsPerCall * 160) / 8000, 0.3)),
+  );
+  fs.writeFileSync(path.join(mediaDir, 'call.xml'), mediaScenario(callee, caller, domain, mediaHold));
+  fs.writeFileSync(path.join(mediaDir, 'register.xml'), registerScenario(domain));
+  fs.writeFileSync(path.join(mediaDir, 'callee.csv'), `SEQUENTIAL\n${callee}\n`);
+  const calleePort = await freePort();
+  const calleeMediaPort = await freePort();
+  const registered = await sipp(
+    path.join(mediaDir, 'register'),
+    `127.0.0.1:${sipPort}`,
+    ['-sf', '../register.xml', '-inf', '../callee.csv', '-au', '[field0]', '-ap', PASSWORD, '-m', '1'],
+    20,
+    calleePort,
+  );
+  if (registered.successful !== 1) throw new Error('the callee did not register');
+  const uas = spawn(
+    'sipp',
+    [
+      ...['-sn', 'uas', '-i', '127.0.0.1', '-p', String(calleePort), '-mp', String(calleeMediaPort)],
+      ...['-rtp_echo', '-nostdin'],
+    ],
+    { cwd: mediaDir, stdio: 'ignore', detached: true },
+  );
+  const ng = new NgClient({ host: '127.0.0.1', port: ngPort });
+  const relayed = async () => {
+    const answer = (await ng.request('statistics', {})) as {
+      statistics: { totalstatistics: { relayedpackets: number; relayedpacketerrors: number } };
+    };
+    return answer.statistics.totalstatistics;
+  };
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const before = await relayed();
+    const run = await sipp(
+      path.join(mediaDir, 'calls'),
+      `127.0.0.1:${sipPort}`,
+      [
+        ...['-sf', '../call.xml', '-au', caller, '-ap', PASSWORD, '-r', String(mediaRate)],
+        ...['-m', String(mediaCalls), '-l', String(mediaRate * 20), '-recv_timeout', '10000'],
+      ],
+      Math.ceil(mediaCalls / mediaRate + mediaHold / 1000) + 60,
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const after = await relayed();
+    // SIPp's rtp_stream sends one packet more than the file's frames (measured: 6 calls of 50
+    // frames: 612 relayed = 6 x 2 x 51), so each call sends packetsPerCall + 1.
+    const sent = run.successful * (packetsPerCall + 1);
+    const through = after.relayedpackets - before.relayedpackets;
+    const loss = 1 - through / (2 * sent);
+    console.log(
+      `media through rtpengine: ${run.successful} calls completed, ${run.failed} failed, ` +
+        `${mediaRate}/s held ${mediaHold} ms (about ${Math.round((mediaRate * mediaHold) / 1000)} at once); ` +
+        `callers sent ${sent} packets, rtpengine relayed ${through} of ${2 * sent} (there and echoed back), ` +
+        `errors ${after.relayedpacketerrors - before.relayedpacketerrors}: loss ${(loss * 100).toFixed(3)} % (target < 0.1 %); ${load()}`,
+    );
+  } finally {
+    ng.close();
+    try {
+      if (uas.pid) process.kill(-uas.pid, 'SIGKILL');
+    } catch {
+      // ended
+    }
+  }
+}
 
 await app.close();
 if (!process.env.BENCH_KEEP) fs.rmSync(work, { recursive: true, force: true });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { FIXTURES, runSipp } from '../../test/sip-peers.js';
-import { type DtmfEvent, dominantFrequencies, MediaEngine } from './media/index.js';
+import { type DtmfEvent, dominantFrequencies, type MediaEndpoint, MediaEngine } from './media/index.js';
 import { MediaLeg } from './media-leg.js';
 import { LocalSdp, OutgoingCall, SipUserAgent } from './sip/index.js';
 
@@ -18,7 +18,7 @@ async function setup(t: TestContext) {
 
 test('media legs: early media, answer, tone, DTMF by RFC 4733 and SIP INFO through one event, hold, BYE', async (t) => {
   const { engine, callee, caller } = await setup(t);
-  const answered = new Promise<MediaLeg>((resolve) => {
+  const answered = new Promise<MediaLeg<MediaEndpoint>>((resolve) => {
     callee.onInvite(async (call) => {
       const leg = await MediaLeg.accept(call, engine, { early: true });
       assert.ok(leg);

@@ -4,7 +4,7 @@
  * (RFC 3264 8.4), DTMF from SIP INFO (RFC 6086) and RFC 4733 arrive through one event, and the
  * endpoint closes when the call ends. This is what the call engine builds its calls from.
  */
-import type { DtmfEvent, MediaEndpoint, MediaEngine } from './media/index.js';
+import type { DtmfEvent, Endpoint, EndpointSource } from './media/index.js';
 import {
   acceptAnswer,
   IncomingCall,
@@ -19,12 +19,12 @@ import {
   type SipUserAgent,
 } from './sip/index.js';
 
-export class MediaLeg {
+export class MediaLeg<E extends Endpoint = Endpoint> {
   private readonly sdp = new LocalSdp();
 
   private constructor(
     readonly call: SipCall,
-    readonly endpoint: MediaEndpoint,
+    readonly endpoint: E,
   ) {
     call.onEnd(() => endpoint.close());
     call.onDtmf((dtmf) => endpoint.emitDtmf({ ...dtmf, source: 'info' }));
@@ -56,7 +56,11 @@ export class MediaLeg {
    * Takes an incoming call's offer: undefined (after answering 488) when no codec matches.
    * With `early`, a 183 with our SDP goes out so that prompts play before the answer.
    */
-  static async accept(call: IncomingCall, engine: MediaEngine, options: { early?: boolean } = {}) {
+  static async accept<E extends Endpoint>(
+    call: IncomingCall,
+    engine: EndpointSource<E>,
+    options: { early?: boolean } = {},
+  ): Promise<MediaLeg<E> | undefined> {
     const endpoint = await engine.createEndpoint();
     const local = { address: endpoint.address, port: endpoint.port };
     const negotiated = call.offer && negotiate(call.offer, local);
@@ -83,11 +87,11 @@ export class MediaLeg {
    * CANCEL it while it rings, as parallel ringing needs); `result` settles with the final
    * status, and the endpoint is closed when the call failed or its answer had no usable SDP.
    */
-  static async originate(
+  static async originate<E extends Endpoint>(
     ua: SipUserAgent,
-    engine: MediaEngine,
+    engine: EndpointSource<E>,
     options: Omit<InviteOptions, 'sdp'>,
-  ): Promise<MediaLeg & { result: Promise<InviteResult> }> {
+  ): Promise<MediaLeg<E> & { result: Promise<InviteResult> }> {
     const endpoint = await engine.createEndpoint();
     const sdp = new LocalSdp();
     const local = { address: endpoint.address, port: endpoint.port };

@@ -30,9 +30,18 @@ import * as repo from './call.repository.js';
 import { voicemailMail } from './voicemail-mail.js';
 
 const PHONE = /^\+[0-9]{3,20}$/;
+/** Bytes of announcement audio kept in memory (announcementWav), most recently used first out last. */
+const AUDIO_CACHE_BYTES = 64 * 1024 * 1024;
 const SIPUSER = /^[a-z0-9]{2,20}_[0-9]{2}$/;
 
 export class CallAreaDirectory implements CallDirectory {
+  /**
+   * Announcement WAVs by storage key. A key names one content version, which never changes, so
+   * an entry cannot go stale; the access check still runs on every call (audioKey).
+   */
+  private readonly audio = new Map<string, Uint8Array>();
+  private audioBytes = 0;
+
   constructor(
     private readonly services: Services,
     private readonly db: Db,
@@ -84,7 +93,22 @@ export class CallAreaDirectory implements CallDirectory {
   async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {
     const { announcements } = this.services;
     try {
-      return await announcements.storage.read(await announcements.audioKey(user, uuid, 'wav'));
+      const key = await announcements.audioKey(user, uuid, 'wav');
+      const cached = this.audio.get(key);
+      if (cached) {
+        this.audio.delete(key);
+        this.audio.set(key, cached);
+        return cached;
+      }
+      const wav = new Uint8Array(await announcements.storage.read(key));
+      this.audio.set(key, wav);
+      this.audioBytes += wav.byteLength;
+      for (const [oldKey, old] of this.audio) {
+        if (this.audioBytes <= AUDIO_CACHE_BYTES) break;
+        this.audio.delete(oldKey);
+        this.audioBytes -= old.byteLength;
+      }
+      return wav;
     } catch (error) {
       this.log.warn({ err: error, announcement: uuid }, 'announcement audio not readable');
       return undefined;

@@ -28,12 +28,12 @@ import {
 } from '../decisions/index.js';
 import {
   type AudioSource,
-  MediaEngine,
   MixSource,
   PcmSource,
   pcmFromWav,
   recordingToWav,
   ringTone,
+  WorkerMediaEngine,
 } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
@@ -171,10 +171,12 @@ export class CallEngine {
   private readonly heartbeatTimer: NodeJS.Timeout;
   /** Call-reverse processes waiting for the filter number's call, by owner. */
   private readonly reversing = new Map<string, (call: IncomingCall) => boolean>();
+  /** Decoded announcements (pcm()). */
+  private readonly decoded = new WeakMap<Uint8Array, Int16Array>();
 
   private constructor(
     private readonly ua: SipUserAgent,
-    private readonly media: MediaEngine,
+    private readonly media: WorkerMediaEngine,
     private readonly directory: CallDirectory,
     private readonly options: CallEngineOptions,
   ) {
@@ -202,7 +204,8 @@ export class CallEngine {
       outboundProxy: options.proxy,
       userAgent: 'Zentrale',
     });
-    const media = new MediaEngine({
+    // RTP runs in a worker thread: packets never wait for (or delay) the API and the SIP UA.
+    const media = new WorkerMediaEngine({
       address: options.host,
       portMin: options.mediaPorts?.min,
       portMax: options.mediaPorts?.max,
@@ -242,7 +245,7 @@ export class CallEngine {
   async close(): Promise<void> {
     clearInterval(this.heartbeatTimer);
     await this.ua.close();
-    this.media.close();
+    await this.media.close();
   }
 
   // ---- CDRs
@@ -810,10 +813,25 @@ export class CallEngine {
     return leg;
   }
 
+  /**
+   * An announcement's samples, decoded once per WAV the directory hands out (it gives the same
+   * bytes for the same content version), in shared memory the media worker reads without a copy.
+   */
+  private pcm(wav: Uint8Array): Int16Array {
+    let samples = this.decoded.get(wav);
+    if (!samples) {
+      const plain = pcmFromWav(wav);
+      samples = new Int16Array(new SharedArrayBuffer(plain.byteLength));
+      samples.set(plain);
+      this.decoded.set(wav, samples);
+    }
+    return samples;
+  }
+
   /** Plays the owner's announcement on the answered leg (nothing when it has no audio). */
   private async play(run: NumberCall, leg: MediaLeg, announcement: string | undefined): Promise<void> {
     const wav = announcement && (await this.directory.announcementWav(run.owner, announcement));
-    if (wav && !run.call.ended) await leg.endpoint.playPcm(pcmFromWav(wav));
+    if (wav && !run.call.ended) await leg.endpoint.playPcm(this.pcm(wav));
   }
 
   /** The voicemail path (v2 `record`, legacy `record`): the announcement, then the message. */
@@ -877,7 +895,7 @@ export class CallEngine {
     const wav = await this.directory.announcementWav(run.owner, ringtone.announcement);
     const leg = await this.answered(run);
     if (!leg) return;
-    let source: AudioSource = wav ? new PcmSource(pcmFromWav(wav), true) : ringTone();
+    let source: AudioSource = wav ? new PcmSource(this.pcm(wav), true) : ringTone();
     if (wav && ringtone.mix) source = new MixSource(source, ringTone());
     void leg.endpoint.play(source);
   }

@@ -1,30 +1,23 @@
 /**
  * Connecting a call Zentrale has already answered itself (an IVR, a pin, an announcement) to
  * targets: the targets ring as legs with their own media endpoints, the first answer wins, and
- * the audio is relayed between the two endpoints in Node.
+ * the audio is relayed between the two endpoints (in the media worker: Endpoint.connect).
  *
  * Why not rtpengine as bridge.ts does: the caller's media already ends at Zentrale's endpoint,
  * and moving it to rtpengine needs a re-INVITE towards the caller, which the UA does not send
  * yet. The relay costs a decode and an encode per packet, acceptable for the IVR paths.
  */
-import { type MediaEngine, QueueSource } from '../media/index.js';
+import type { Endpoint, EndpointSource } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { SipUserAgent } from '../sip/index.js';
 import { type BridgeOptions, type BridgeOutcome, failureStatus, firstAnswer } from './bridge.js';
 
 /** Relays audio between two answered legs until either ends (then both are hung up). */
 export function connectLegs(a: MediaLeg, b: MediaLeg): Promise<void> {
-  const toB = new QueueSource();
-  const toA = new QueueSource();
-  const offs = [
-    a.endpoint.onAudio((samples) => toB.push(samples)),
-    b.endpoint.onAudio((samples) => toA.push(samples)),
-  ];
-  void a.endpoint.play(toA);
-  void b.endpoint.play(toB);
+  const off = a.endpoint.connect(b.endpoint);
   return new Promise<void>((resolve) => {
     const done = () => {
-      for (const off of offs) off();
+      off();
       void a.hangup().catch(() => {});
       void b.hangup().catch(() => {});
       resolve();
@@ -42,7 +35,7 @@ const now = () => Math.floor(Date.now() / 1000);
  */
 export async function relay(
   ua: SipUserAgent,
-  media: MediaEngine,
+  media: EndpointSource<Endpoint>,
   caller: MediaLeg,
   options: BridgeOptions & { readonly cancel?: AbortSignal },
 ): Promise<BridgeOutcome> {

@@ -5,7 +5,15 @@
  */
 
 export { dominantFrequencies, goertzelPower } from './goertzel.js';
-export { type DtmfEvent, MediaEndpoint, type PlayResult, type RemoteMedia } from './media-endpoint.js';
+export {
+  type DtmfEvent,
+  type Endpoint,
+  type EndpointSource,
+  MediaEndpoint,
+  type PlayResult,
+  type RecordingHandle,
+  type RemoteMedia,
+} from './media-endpoint.js';
 export { MediaEngine, type MediaEngineOptions } from './media-engine.js';
 export { type Recorder, type Recording, recordingToWav } from './recorder.js';
 export {
@@ -18,3 +26,4 @@ export {
   type ToneOptions,
   ToneSource,
 } from './sources.js';
+export { WorkerEndpoint, WorkerMediaEngine } from './worker-engine.js';

@@ -13,7 +13,14 @@ import { DTMF_EVENTS, DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711, type G711Type } from './g711.js';
 import { Recorder, type Recording } from './recorder.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';
-import { type AudioSource, FRAME_SAMPLES, PcmSource, type ToneOptions, ToneSource } from './sources.js';
+import {
+  type AudioSource,
+  FRAME_SAMPLES,
+  PcmSource,
+  QueueSource,
+  type ToneOptions,
+  ToneSource,
+} from './sources.js';
 
 export interface RemoteMedia {
   address: string;
@@ -34,6 +41,39 @@ export interface DtmfEvent {
 
 export type PlayResult = 'done' | 'stopped' | 'closed';
 
+/** A recording in progress: `done` settles with what was heard once it stops. */
+export interface RecordingHandle {
+  readonly done: Promise<Recording>;
+  stop(reason?: Recording['reason']): unknown;
+}
+
+/**
+ * What calls use of an endpoint, whether it runs in this thread (MediaEndpoint) or in the media
+ * worker (WorkerEndpoint, worker-engine.ts): the same operations, all asynchronous in effect.
+ */
+export interface Endpoint {
+  readonly address: string;
+  readonly port: number;
+  readonly isClosed: boolean;
+  setRemote(remote: RemoteMedia): void;
+  play(source: AudioSource): Promise<PlayResult>;
+  playPcm(samples: Int16Array, loop?: boolean): Promise<PlayResult>;
+  tone(frequency: number, options?: ToneOptions): Promise<PlayResult>;
+  stop(): void;
+  sendDtmf(digits: string, durationMs?: number): Promise<void>;
+  record(maxSeconds: number): RecordingHandle;
+  onDtmf(handler: (event: DtmfEvent) => void): void;
+  emitDtmf(event: DtmfEvent): void;
+  /** Relays audio both ways with `other` (an endpoint of the same engine); returns the off switch. */
+  connect(other: Endpoint): () => void;
+  close(): void;
+}
+
+/** Where endpoints come from (MediaEngine, WorkerMediaEngine). */
+export interface EndpointSource<E extends Endpoint> {
+  createEndpoint(): Promise<E>;
+}
+
 interface Playing {
   source: AudioSource;
   resolve: (result: PlayResult) => void;
@@ -52,7 +92,7 @@ interface DtmfSending {
 const DTMF_VOLUME = 10;
 const DTMF_PAUSE_FRAMES = 3;
 
-export class MediaEndpoint {
+export class MediaEndpoint implements Endpoint {
   private remote: RemoteMedia | undefined;
   private playing: Playing | undefined;
   private dtmfOut: DtmfSending | undefined;
@@ -183,6 +223,22 @@ export class MediaEndpoint {
   onAudio(listener: (samples: Int16Array) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Relays the audio of each side to the other (decoded, queued, sent on the clock). */
+  connect(other: Endpoint): () => void {
+    if (!(other instanceof MediaEndpoint)) throw new Error('endpoints of different media engines');
+    const toOther = new QueueSource();
+    const toThis = new QueueSource();
+    const offs = [
+      this.onAudio((samples) => toOther.push(samples)),
+      other.onAudio((samples) => toThis.push(samples)),
+    ];
+    void this.play(toThis);
+    void other.play(toOther);
+    return () => {
+      for (const off of offs) off();
+    };
   }
 
   /** @internal one 20 ms frame, called by the engine's clock. */

@@ -8,6 +8,7 @@ import { MediaEngine } from './media-engine.js';
 import { Recorder } from './recorder.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';
 import { MixSource, PcmSource, ToneSource } from './sources.js';
+import { WorkerMediaEngine } from './worker-engine.js';
 
 test('G.711 µ-law and A-law round trips stay within the quantisation step', () => {
   for (const type of [0, 8] as const) {
@@ -139,4 +140,82 @@ test('a recording of silence is empty; foreign payload types and garbage are ign
   assert.equal(recording.empty, true);
   assert.equal(b.stats.ignored, 2);
   assert.equal(parseRtp(Buffer.from('garbage')), undefined);
+});
+
+test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both ways, recording, relay between two worker endpoints, close', async (t) => {
+  const base = 36000 + Math.floor(Math.random() * 400) * 2;
+  const worker = new WorkerMediaEngine({ portMin: base, portMax: base + 20 });
+  const local = new MediaEngine({ portMin: base + 40, portMax: base + 60 });
+  t.after(async () => {
+    local.close();
+    await worker.close();
+  });
+  const w1 = await worker.createEndpoint();
+  const w2 = await worker.createEndpoint();
+  const l1 = await local.createEndpoint();
+  const l2 = await local.createEndpoint();
+  const remote = (port: number) => ({
+    address: '127.0.0.1',
+    port,
+    payloadType: 0 as const,
+    telephoneEvent: 101,
+  });
+  w1.setRemote(remote(l1.port));
+  l1.setRemote(remote(w1.port));
+  w2.setRemote(remote(l2.port));
+  l2.setRemote(remote(w2.port));
+  const loud = (samples: Int16Array, frequencies: number[]) =>
+    dominantFrequencies(samples, 8000, frequencies, 30).filter((w) => w.rms > 3000);
+
+  // The worker plays a tone, then shared PCM (no copy), then a mix; this thread records it.
+  const heard = l1.record(10);
+  assert.equal(await w1.tone(1000, { durationMs: 300 }), 'done');
+  const pcm = new Int16Array(new SharedArrayBuffer(2 * 2400));
+  pcm.set(
+    Int16Array.from({ length: 2400 }, (_, i) => Math.round(9000 * Math.sin((2 * Math.PI * 600 * i) / 8000))),
+  );
+  assert.equal(await w1.playPcm(pcm), 'done');
+  const heardSamples = heard.stop().samples;
+  const windows = loud(heardSamples, [600, 1000]);
+  assert.ok(windows.some((w) => w.frequency === 1000) && windows.some((w) => w.frequency === 600));
+
+  // DTMF: this thread sends, the worker endpoint reports; the worker sends, this thread reports.
+  const inWorker: string[] = [];
+  w1.onDtmf((event) => inWorker.push(`${event.digit}/${event.source}`));
+  const here: string[] = [];
+  l1.onDtmf((event) => here.push(event.digit));
+  await l1.sendDtmf('5*');
+  await w1.sendDtmf('7');
+  for (let waited = 0; inWorker.length < 2 || here.length < 1; waited += 10) {
+    assert.ok(waited < 10_000, `digits: ${inWorker} / ${here}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  assert.deepEqual(inWorker, ['5/rfc4733', '*/rfc4733']);
+  assert.deepEqual(here, ['7']);
+
+  // The worker records what this thread plays.
+  const recording = w1.record(5);
+  await l1.tone(425, { durationMs: 300 });
+  recording.stop();
+  const recorded = await recording.done;
+  assert.equal(recorded.empty, false);
+  assert.ok(loud(recorded.samples, [425, 1000]).every((w) => w.frequency === 425));
+
+  // Relay inside the worker: what l2 plays into w2 comes out of w1 towards l1.
+  const off = w1.connect(w2);
+  const relayed = l1.record(5);
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  await l2.tone(800, { durationMs: 400 });
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  off();
+  const relayedWindows = loud(relayed.stop().samples, [425, 800, 1000]);
+  assert.ok(relayedWindows.length >= 4 && relayedWindows.every((w) => w.frequency === 800));
+
+  // A play in progress ends as `closed` when the endpoint closes; the port is given back.
+  const endless = w1.tone(1000);
+  w1.close();
+  assert.equal(await endless, 'closed');
+  assert.equal(await w1.tone(1000), 'closed');
+  w2.close();
+  assert.equal(worker.endpointCount, 0);
 });

@@ -35,7 +35,7 @@ export class ToneSource implements AudioSource {
 
   constructor(
     readonly frequency: number,
-    options: ToneOptions = {},
+    readonly options: ToneOptions = {},
   ) {
     this.step = (2 * Math.PI * frequency) / SAMPLE_RATE;
     this.amplitude = Math.round(32767 * Math.min(1, Math.max(0, options.amplitude ?? 0.3)));
@@ -68,8 +68,8 @@ export class PcmSource implements AudioSource {
   private position = 0;
 
   constructor(
-    private readonly samples: Int16Array,
-    private readonly loop = false,
+    readonly samples: Int16Array,
+    readonly loop = false,
   ) {}
 
   read(frame: Int16Array): boolean {
@@ -124,8 +124,8 @@ export class MixSource implements AudioSource {
   private secondaryDone = false;
 
   constructor(
-    private readonly primary: AudioSource,
-    private readonly secondary: AudioSource,
+    readonly primary: AudioSource,
+    readonly secondary: AudioSource,
   ) {}
 
   read(frame: Int16Array): boolean {
@@ -139,5 +139,40 @@ export class MixSource implements AudioSource {
     for (let i = 0; i < frame.length; i++)
       frame[i] = Math.max(-32768, Math.min(32767, frame[i]! + other[i]!));
     return true;
+  }
+}
+
+/**
+ * A source as plain data, for an endpoint in the media worker (worker-engine.ts): what crosses
+ * the thread boundary is the description, the worker builds the source again. PCM in a
+ * SharedArrayBuffer is shared, not copied.
+ */
+export type SourceSpec =
+  | { readonly kind: 'tone'; readonly frequency: number; readonly options: ToneOptions }
+  | { readonly kind: 'pcm'; readonly samples: Int16Array; readonly loop: boolean }
+  | { readonly kind: 'mix'; readonly primary: SourceSpec; readonly secondary: SourceSpec };
+
+/** The description of a tone, PCM or mix source; undefined for any other (a relay's queue). */
+export function sourceSpec(source: AudioSource): SourceSpec | undefined {
+  if (source instanceof ToneSource)
+    return { kind: 'tone', frequency: source.frequency, options: { ...source.options } };
+  if (source instanceof PcmSource) return { kind: 'pcm', samples: source.samples, loop: source.loop };
+  if (source instanceof MixSource) {
+    const primary = sourceSpec(source.primary);
+    const secondary = sourceSpec(source.secondary);
+    return primary && secondary && { kind: 'mix', primary, secondary };
+  }
+  return undefined;
+}
+
+/** A fresh source from its description (each play starts at the beginning). */
+export function sourceFromSpec(spec: SourceSpec): AudioSource {
+  switch (spec.kind) {
+    case 'tone':
+      return new ToneSource(spec.frequency, spec.options);
+    case 'pcm':
+      return new PcmSource(spec.samples, spec.loop);
+    case 'mix':
+      return new MixSource(sourceFromSpec(spec.primary), sourceFromSpec(spec.secondary));
   }
 }

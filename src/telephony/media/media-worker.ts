@@ -1,0 +1,118 @@
+/**
+ * The media worker's thread (started by WorkerMediaEngine, worker-engine.ts): one MediaEngine
+ * whose RTP sockets, 20 ms clock, G.711 coding, DTMF and recorders live here, so that packets
+ * never reach the main event loop (the API and the SIP UA). The main thread sends commands
+ * (protocol in worker-engine.ts); this thread answers with results and DTMF events.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type { MediaEndpoint } from './media-endpoint.js';
+import { MediaEngine, type MediaEngineOptions } from './media-engine.js';
+import type { Recorder } from './recorder.js';
+import { sourceFromSpec } from './sources.js';
+import type { WorkerCommand, WorkerEvent } from './worker-engine.js';
+
+const port = parentPort;
+if (!port) throw new Error('media-worker.ts runs as a worker thread');
+const engine = new MediaEngine(workerData as MediaEngineOptions);
+const endpoints = new Map<number, MediaEndpoint>();
+const recorders = new Map<number, Recorder>();
+const links = new Map<number, () => void>();
+
+const post = (event: WorkerEvent, transfer?: ArrayBuffer[]) => port.postMessage(event, transfer);
+
+async function create(id: number): Promise<void> {
+  try {
+    const endpoint = await engine.createEndpoint();
+    endpoints.set(id, endpoint);
+    endpoint.onDtmf((event) => {
+      if (event.source === 'rfc4733')
+        post({ ev: 'dtmf', endpoint: id, digit: event.digit, durationMs: event.durationMs });
+    });
+    post({ ev: 'created', id, port: endpoint.port });
+  } catch (error) {
+    post({ ev: 'created', id, error: (error as Error).message });
+  }
+}
+
+function handle(command: WorkerCommand): void {
+  switch (command.op) {
+    case 'create':
+      void create(command.id);
+      return;
+    case 'close-all':
+      for (const off of links.values()) off();
+      links.clear();
+      engine.close();
+      endpoints.clear();
+      post({ ev: 'closed-all' });
+      return;
+    case 'connect': {
+      const a = endpoints.get(command.a);
+      const b = endpoints.get(command.b);
+      if (a && b) links.set(command.id, a.connect(b));
+      return;
+    }
+    case 'disconnect':
+      links.get(command.id)?.();
+      links.delete(command.id);
+      return;
+  }
+  const endpoint = endpoints.get(command.endpoint);
+  switch (command.op) {
+    case 'remote':
+      endpoint?.setRemote(command.remote);
+      return;
+    case 'play':
+      if (!endpoint) {
+        post({ ev: 'result', id: command.id, value: 'closed' });
+        return;
+      }
+      void endpoint
+        .play(sourceFromSpec(command.source))
+        .then((value) => post({ ev: 'result', id: command.id, value }));
+      return;
+    case 'stop':
+      endpoint?.stop();
+      return;
+    case 'dtmf':
+      if (!endpoint) {
+        post({ ev: 'result', id: command.id, value: 'done' });
+        return;
+      }
+      void endpoint
+        .sendDtmf(command.digits, command.durationMs)
+        .then(() => post({ ev: 'result', id: command.id, value: 'done' }));
+      return;
+    case 'record': {
+      if (!endpoint) {
+        post({ ev: 'recorded', id: command.id });
+        return;
+      }
+      const recorder = endpoint.record(command.maxSeconds);
+      recorders.set(command.id, recorder);
+      void recorder.done.then((recording) => {
+        recorders.delete(command.id);
+        post({ ev: 'recorded', id: command.id, recording }, [recording.samples.buffer as ArrayBuffer]);
+      });
+      return;
+    }
+    case 'record-stop':
+      recorders.get(command.id)?.stop(command.reason);
+      return;
+    case 'close':
+      endpoints.delete(command.endpoint);
+      endpoint?.close();
+      return;
+  }
+}
+
+port.on('message', (batch: WorkerCommand[]) => {
+  for (const command of batch) {
+    try {
+      handle(command);
+    } catch {
+      // A bad command must not end every call's media.
+    }
+  }
+});
+post({ ev: 'ready' });
