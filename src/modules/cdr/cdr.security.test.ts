@@ -7,28 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import { type Call, expectNoAuth, expectNoLeak, expectRefused } from '../../../test/security.js';
-import type { App } from '../../app.js';
-
-async function partnerClient(app: App): Promise<{ client: Client; uuid: string }> {
-  const partner = await buildPartner(app, `p${Math.random().toString(36).slice(2, 10)}`);
-  await app.services.partners.setRights(partner.uuid, ['phone', 'cdr']);
-  const client = new Client(app);
-  await client.open();
-  assert.equal(
-    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
-    'ok',
-  );
-  return { client, uuid: partner.uuid };
-}
+import { build, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import * as security from '../../../test/security.js';
 
 for (const dialect of DIALECTS) {
   describe(`cdr security (${dialect})`, () => {
     test("another partner, the user and sessions without login reach none of a partner's CDRs", async (t) => {
       const app = await build(t, { dialect });
-      const owner = await partnerClient(app);
-      const attacker = await partnerClient(app);
+      const owner = await security.partnerParty(app, ['phone', 'cdr']);
+      const attacker = await security.partnerParty(app, ['phone', 'cdr']);
       const user = await buildUser(app, { partnerUuid: owner.uuid });
       await app.services.phones.addNumber('+4930100', { partnerUuid: owner.uuid, userUuid: user.uuid });
       const record = () =>
@@ -45,11 +32,11 @@ for (const dialect of DIALECTS) {
         watcher: owner.client,
         reads: ['/api/partner/cdr/+4930100?count=5000', `/api/partner/user/${user.uuid}/calls`],
       };
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', '/api/partner/cdr/+4930100'],
         ['GET', `/api/partner/user/${user.uuid}/calls`],
       ];
-      await expectRefused(
+      await security.expectRefused(
         attacker.client,
         [
           ['GET', '/api/partner/cdr/+4930100?count=5000', undefined, 'wrong-phone'],
@@ -58,22 +45,22 @@ for (const dialect of DIALECTS) {
         watch,
       );
       const { client: plain } = await loggedInClient(app);
-      const everything: Call[] = [
+      const everything: security.Call[] = [
         ...routes,
         ['GET', '/api/partner/cdr/event'],
         ['DELETE', '/api/partner/cdr/event'],
       ];
-      await expectRefused(
+      await security.expectRefused(
         plain,
         everything.map(([method, url]) => [method, url, undefined, 'no-auth'] as const),
         watch,
       );
       const anonymous = new Client(app);
       await anonymous.open();
-      await expectNoAuth(anonymous, everything, watch);
+      await security.expectNoAuth(anonymous, everything, watch);
       const second = await record();
       await app.services.partnerStreams.idle();
-      await expectNoLeak(attacker.client, [], [first.id, second.id, user.uuid, '+4930100']);
+      await security.expectNoLeak(attacker.client, [], [first.id, second.id, user.uuid, '+4930100']);
     });
   });
 }
