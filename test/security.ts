@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import type { App } from '../src/app.js';
-import { type Answer, bearer, Client, download, loggedInClient, upload } from './helper.js';
+import { type Answer, bearer, buildPartner, Client, download, loggedInClient, upload } from './helper.js';
 
 /** A UUID of the right form that names nothing. */
 export const MISSING_UUID = '6f1c1a40-0000-1000-8000-000000000000';
@@ -151,4 +151,18 @@ export async function attackContentObject(
   await expectBinaryRefused(anonymous, object.binary, 'no-auth', watch);
   await expectBinaryRefused(new Client(anonymous.app), object.binary, 'no-session', watch);
   await expectNoLeak(attacker.client, [], [object.uuid]);
+}
+
+let partners = 0;
+
+/** A new partner with these rights and a session logged in as it. */
+export async function partnerParty(app: App, rights: ('phone' | 'cdr')[] = ['phone']) {
+  partners += 1;
+  const partner = await buildPartner(app, `security${process.pid}x${partners}`);
+  await app.services.partners.setRights(partner.uuid, rights);
+  const client = new Client(app);
+  await client.open();
+  const answer = await client.call('POST', '/api/session', { partner: partner.name, key: partner.key });
+  assert.equal(answer.status, 'ok');
+  return { client, uuid: partner.uuid };
 }

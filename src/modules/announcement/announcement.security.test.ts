@@ -7,15 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, upload } from '../../../test/helper.js';
-import {
-  attackContentObject,
-  expectBinaryRefused,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  onlyPack,
-  parties,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 
 const wav = wavFile({ rate: 8000, body: pcm16(speechLike(8000, 1), 1) });
@@ -24,7 +16,7 @@ for (const dialect of DIALECTS) {
   describe(`announcement security (${dialect})`, () => {
     test('a stranger, no session, bad input and the volume bound change nothing; the stranger sees nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const uuid = (await owner.client.call('POST', '/api/announcement', { description: 'greeting' }))
         .uuid as string;
       assert.equal((await upload(owner.client, `/api/announcement/${uuid}/a.wav`, wav)).status, 'ok');
@@ -33,7 +25,7 @@ for (const dialect of DIALECTS) {
         watcher: owner.client,
         reads: [`/api/announcement/${uuid}`, '/api/event?next=0&timeout=0'],
       };
-      await attackContentObject(
+      await security.attackContentObject(
         { attacker, anonymous },
         {
           type: 'announcement',
@@ -55,10 +47,10 @@ for (const dialect of DIALECTS) {
         },
         watch,
       );
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
-          ['POST', '/api/announcement', { description: HUGE }, 'wrong-syntax'],
+          ['POST', '/api/announcement', { description: security.HUGE }, 'wrong-syntax'],
           ['POST', '/api/announcement', { description: ['x'] }, 'wrong-syntax'],
           ['POST', `/api/announcement/${uuid}`, { description: 'x'.repeat(201) }, 'wrong-syntax'],
           ['GET', '/api/announcement/not-a-uuid', undefined, 'wrong-syntax'],
@@ -66,21 +58,30 @@ for (const dialect of DIALECTS) {
           ['POST', `/api/announcement/${uuid}/text2speech`, { text: '' }, 'wrong-syntax'],
           ['POST', `/api/announcement/${uuid}/text2speech`, { text: 'x'.repeat(5001) }, 'wrong-syntax'],
           ['POST', `/api/announcement/${uuid}/text2speech`, { text: 'x', locale: 'xx-XX' }, 'wrong-syntax'],
-          ['POST', `/api/announcement/${MISSING_UUID}/text2speech`, { text: 'x' }, 'wrong-announcement'],
+          [
+            'POST',
+            `/api/announcement/${security.MISSING_UUID}/text2speech`,
+            { text: 'x' },
+            'wrong-announcement',
+          ],
         ],
         watch,
       );
-      await expectBinaryRefused(
+      await security.expectBinaryRefused(
         owner.client,
         {
-          uploads: [[`/api/announcement/${MISSING_UUID}/a.wav`, wav]],
-          downloads: [`/api/announcement/${MISSING_UUID}/a.wav`],
+          uploads: [[`/api/announcement/${security.MISSING_UUID}/a.wav`, wav]],
+          downloads: [`/api/announcement/${security.MISSING_UUID}/a.wav`],
         },
         'wrong-announcement',
         watch,
       );
-      await onlyPack(app, owner.user.uuid, { volume: 0 });
-      await expectRefused(owner.client, [['POST', '/api/announcement', {}, 'quota-exceeded']], watch);
+      await security.onlyPack(app, owner.user.uuid, { volume: 0 });
+      await security.expectRefused(
+        owner.client,
+        [['POST', '/api/announcement', {}, 'quota-exceeded']],
+        watch,
+      );
     });
   });
 }

@@ -7,17 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import { build, DIALECTS } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  onlyPack,
-  parties,
-  refusals,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 
 const SECRET = 'owner-only-message';
 
@@ -25,7 +15,7 @@ for (const dialect of DIALECTS) {
   describe(`chat security (${dialect})`, () => {
     test('a stranger, no session, bad input and the volume bound change nothing; nobody sees anything of it', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const chat = (await owner.client.call('POST', '/api/chat', { description: SECRET })).uuid as string;
       const message = (await owner.client.call('POST', `/api/chat/${chat}/message`, { text: SECRET }))
         .uuid as string;
@@ -39,7 +29,7 @@ for (const dialect of DIALECTS) {
           '/api/event?next=0&timeout=0',
         ],
       };
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', `/api/chat/${chat}/user`],
         ['POST', `/api/chat/${chat}/user`, { active: 60, typing: 10 }],
         ['POST', `/api/chat/${chat}/user`, { add: [attacker.user.uuid] }],
@@ -49,10 +39,10 @@ for (const dialect of DIALECTS) {
         ['POST', `/api/chat/${chat}/message/${message}`, { text: 'changed' }],
         ['DELETE', `/api/chat/${chat}/message/${message}`],
       ];
-      await expectRefused(
+      await security.expectRefused(
         attacker.client,
         [
-          ...refusals(routes, 'wrong-chat'),
+          ...security.refusals(routes, 'wrong-chat'),
           ['GET', `/api/chat?uuid=${chat}`, undefined, 'wrong-chat'],
           // Through the stranger's own chat.
           ['POST', `/api/chat/${own}/message/${message}`, { text: 'changed' }, 'wrong-message'],
@@ -62,38 +52,47 @@ for (const dialect of DIALECTS) {
         ],
         watch,
       );
-      await expectNoLeak(
+      await security.expectNoLeak(
         attacker.client,
         ['/api/chat', '/api/chat?count=500', `/api/chat/${own}/message?count=500`],
         [chat, message, SECRET],
       );
-      await expectNoAuth(anonymous, [...routes, ['GET', '/api/chat'], ['POST', '/api/chat', {}]], watch);
-      await expectRefused(
+      await security.expectNoAuth(
+        anonymous,
+        [...routes, ['GET', '/api/chat'], ['POST', '/api/chat', {}]],
+        watch,
+      );
+      await security.expectRefused(
         owner.client,
         [
-          ['POST', '/api/chat', { description: HUGE }, 'wrong-syntax'],
+          ['POST', '/api/chat', { description: security.HUGE }, 'wrong-syntax'],
           ['GET', '/api/chat?count=0', undefined, 'wrong-syntax'],
           ['GET', '/api/chat?count=501', undefined, 'wrong-syntax'],
           ['GET', '/api/chat?uuid=not-a-uuid', undefined, 'wrong-syntax'],
           ['POST', `/api/chat/${chat}/message`, {}, 'missing-element'],
           ['POST', `/api/chat/${chat}/message`, { text: '' }, 'wrong-syntax'],
-          ['POST', `/api/chat/${chat}/message`, { text: HUGE }, 'wrong-syntax'],
+          ['POST', `/api/chat/${chat}/message`, { text: security.HUGE }, 'wrong-syntax'],
           ['POST', `/api/chat/${chat}/message`, { text: 'x', type: 'Not A Type' }, 'wrong-syntax'],
           ['POST', `/api/chat/${chat}/message`, { text: ['x'] }, 'wrong-syntax'],
           ['GET', `/api/chat/${chat}/message?count=501`, undefined, 'wrong-syntax'],
           ['POST', `/api/chat/${chat}/message/not-a-uuid`, { text: 'x' }, 'wrong-syntax'],
-          ['POST', `/api/chat/${chat}/message/${MISSING_UUID}`, { text: 'x' }, 'wrong-message'],
+          ['POST', `/api/chat/${chat}/message/${security.MISSING_UUID}`, { text: 'x' }, 'wrong-message'],
           ['POST', `/api/chat/${chat}/user`, { active: 3601 }, 'wrong-syntax'],
           ['POST', `/api/chat/${chat}/user`, { typing: 61 }, 'wrong-syntax'],
           ['POST', `/api/chat/${chat}/user`, { typing: -1 }, 'wrong-syntax'],
-          ['POST', `/api/chat/${chat}/user`, { add: Array(1001).fill(MISSING_UUID) }, 'wrong-syntax'],
-          ['POST', `/api/chat/${chat}/user`, { message_read: MISSING_UUID }, 'wrong-message'],
-          ['GET', `/api/chat/${MISSING_UUID}/user`, undefined, 'wrong-chat'],
+          [
+            'POST',
+            `/api/chat/${chat}/user`,
+            { add: Array(1001).fill(security.MISSING_UUID) },
+            'wrong-syntax',
+          ],
+          ['POST', `/api/chat/${chat}/user`, { message_read: security.MISSING_UUID }, 'wrong-message'],
+          ['GET', `/api/chat/${security.MISSING_UUID}/user`, undefined, 'wrong-chat'],
         ],
         watch,
       );
-      await onlyPack(app, owner.user.uuid, { volume: 0 });
-      await expectRefused(
+      await security.onlyPack(app, owner.user.uuid, { volume: 0 });
+      await security.expectRefused(
         owner.client,
         [
           ['POST', '/api/chat', {}, 'quota-exceeded'],

@@ -6,17 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  onlyPack,
-  parties,
-  refusals,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const phone = { type: 'phone', value: '+49301234' };
@@ -25,39 +15,53 @@ for (const dialect of DIALECTS) {
   describe(`contact security (${dialect})`, () => {
     test('a stranger, no session and bad input change nothing; the stranger sees nothing of it', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const uuid = (await owner.client.call('POST', '/api/contact', { firstname: 'A', lastname: 'B' }))
         .uuid as string;
       await owner.client.call('POST', `/api/contact/${uuid}`, { create: [phone] });
       const watch = { watcher: owner.client, reads: [`/api/contact/${uuid}`, '/api/contact'] };
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', `/api/contact/${uuid}`],
         ['POST', `/api/contact/${uuid}`, { firstname: 'X', create: [phone] }],
         ['DELETE', `/api/contact/${uuid}`],
         ['DELETE', `/api/contact/${uuid}?purge`],
       ];
-      await expectRefused(attacker.client, refusals(routes, 'wrong-contact'), watch);
-      await expectNoLeak(attacker.client, ['/api/contact', '/api/contact?count=1000&order=desc'], [uuid]);
-      const all: Call[] = [
+      await security.expectRefused(attacker.client, security.refusals(routes, 'wrong-contact'), watch);
+      await security.expectNoLeak(
+        attacker.client,
+        ['/api/contact', '/api/contact?count=1000&order=desc'],
+        [uuid],
+      );
+      const all: security.Call[] = [
         ...routes,
         ['GET', '/api/contact'],
         ['POST', '/api/contact', { firstname: 'C', lastname: 'D' }],
       ];
-      await expectNoAuth(anonymous, all, watch);
-      await expectRefused(
+      await security.expectNoAuth(anonymous, all, watch);
+      await security.expectRefused(
         owner.client,
         [
           ['POST', '/api/contact', { lastname: 'B' }, 'missing-element'],
-          ['POST', '/api/contact', { firstname: HUGE, lastname: 'B' }, 'wrong-syntax'],
+          ['POST', '/api/contact', { firstname: security.HUGE, lastname: 'B' }, 'wrong-syntax'],
           ['POST', '/api/contact', { firstname: 5, lastname: 'B' }, 'wrong-syntax'],
           ['POST', '/api/contact', [], 'wrong-syntax'],
           ['GET', '/api/contact/not-a-uuid', undefined, 'wrong-syntax'],
-          ['GET', `/api/contact/${MISSING_UUID}`, undefined, 'wrong-contact'],
+          ['GET', `/api/contact/${security.MISSING_UUID}`, undefined, 'wrong-contact'],
           ['GET', '/api/contact?count=0', undefined, 'wrong-syntax'],
           ['GET', '/api/contact?count=1001', undefined, 'wrong-syntax'],
           ['POST', `/api/contact/${uuid}`, { create: Array(1001).fill(phone) }, 'wrong-syntax'],
-          ['POST', `/api/contact/${uuid}`, { create: [{ type: 'address', value: HUGE }] }, 'wrong-syntax'],
-          ['POST', `/api/contact/${uuid}`, { delete: Array(1001).fill(MISSING_UUID) }, 'wrong-syntax'],
+          [
+            'POST',
+            `/api/contact/${uuid}`,
+            { create: [{ type: 'address', value: security.HUGE }] },
+            'wrong-syntax',
+          ],
+          [
+            'POST',
+            `/api/contact/${uuid}`,
+            { delete: Array(1001).fill(security.MISSING_UUID) },
+            'wrong-syntax',
+          ],
           ['DELETE', '/api/contact/not-a-uuid', undefined, 'wrong-syntax'],
         ],
         watch,
@@ -111,12 +115,12 @@ for (const dialect of DIALECTS) {
 
     test('bound: contacts and their entries count against the volume quota', async (t) => {
       const app = await build(t, { dialect });
-      const { owner } = await parties(app);
+      const { owner } = await security.parties(app);
       const uuid = (await owner.client.call('POST', '/api/contact', { firstname: 'A', lastname: 'B' }))
         .uuid as string;
-      await onlyPack(app, owner.user.uuid, { volume: 0 });
+      await security.onlyPack(app, owner.user.uuid, { volume: 0 });
       const watch = { watcher: owner.client, reads: [`/api/contact/${uuid}`, '/api/contact'] };
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
           ['POST', '/api/contact', { firstname: 'C', lastname: 'D' }, 'quota-exceeded'],

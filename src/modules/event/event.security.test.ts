@@ -8,20 +8,20 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS } from '../../../test/helper.js';
-import { expectNoAuth, expectNoLeak, expectRefused, HUGE, parties } from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import type { TestEvent } from '../../platform/object-store/testing.js';
 
 for (const dialect of DIALECTS) {
   describe(`event security (${dialect})`, () => {
     test("a stranger's filter and polls leave the owner's queue alone; no session and bad input change nothing", async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       assert.equal(
         (await owner.client.call('POST', '/api/event/filter', { event: ['object_new'] })).status,
         'ok',
       );
       const watch = { watcher: owner.client, reads: ['/api/event?next=0&timeout=0'] };
-      await expectRefused(
+      await security.expectRefused(
         attacker.client,
         [
           ['POST', '/api/event/filter', { event: ['tag_new', 'object_new'] }, 'ok'],
@@ -31,7 +31,7 @@ for (const dialect of DIALECTS) {
         ],
         watch,
       );
-      await expectNoAuth(
+      await security.expectNoAuth(
         anonymous,
         [
           ['GET', '/api/event?timeout=0'],
@@ -40,7 +40,7 @@ for (const dialect of DIALECTS) {
         ],
         watch,
       );
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
           ['GET', '/api/event?next=-1&timeout=0', undefined, 'wrong-syntax'],
@@ -49,7 +49,7 @@ for (const dialect of DIALECTS) {
           ['POST', '/api/event/filter', {}, 'missing-element'],
           ['POST', '/api/event/filter', { event: [] }, 'wrong-syntax'],
           ['POST', '/api/event/filter', { event: Array(101).fill('tag_new') }, 'wrong-syntax'],
-          ['POST', '/api/event/filter', { event: [HUGE] }, 'wrong-syntax'],
+          ['POST', '/api/event/filter', { event: [security.HUGE] }, 'wrong-syntax'],
           ['POST', '/api/event/filter', { event: 'tag_new' }, 'wrong-syntax'],
         ],
         watch,
@@ -63,7 +63,7 @@ for (const dialect of DIALECTS) {
         events.map((event) => [event.id, event.event, event.object]),
         [[0, 'object_new', object]],
       );
-      await expectNoLeak(attacker.client, ['/api/event?next=0&timeout=0'], [tag, object]);
+      await security.expectNoLeak(attacker.client, ['/api/event?next=0&timeout=0'], [tag, object]);
     });
   });
 }

@@ -9,15 +9,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Client } from '../../../test/helper.js';
 import { build, DIALECTS } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  parties,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import { LINK_MAX } from './object.schema.js';
 
 const SECRET = 'owner-only-text';
@@ -30,7 +22,7 @@ for (const dialect of DIALECTS) {
   describe(`object security (${dialect})`, () => {
     test('a stranger, no session and bad input change nothing; nobody sees anything of it', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const [object, other, trashed] = [
         await xobject(owner.client),
         await xobject(owner.client),
@@ -54,7 +46,7 @@ for (const dialect of DIALECTS) {
         ],
       };
       const update = { update: { 'app.secret': 'changed' } };
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', `/api/object/${object}/comment`],
         ['POST', `/api/object/${object}/comment`, { text: 'hi' }],
         ['POST', `/api/comment/${comment}`, { text: 'changed' }],
@@ -68,7 +60,7 @@ for (const dialect of DIALECTS) {
         ['POST', `/api/object/${object}/metadata?nostore`, update],
       ];
       const wrong = (url: string) => (url.startsWith('/api/comment/') ? 'wrong-comment' : 'wrong-object');
-      await expectRefused(
+      await security.expectRefused(
         attacker.client,
         [
           ...routes.map(([method, url, body]) => [method, url, body, wrong(url)] as const),
@@ -77,31 +69,36 @@ for (const dialect of DIALECTS) {
         ],
         watch,
       );
-      await expectNoLeak(
+      await security.expectNoLeak(
         attacker.client,
         [`/api/object/${own}/link`, `/api/object/${own}/comment?count=1000`, `/api/object/${own}/metadata`],
         [object, other, comment, SECRET],
       );
-      await expectNoAuth(anonymous, [...routes, ['DELETE', '/api/trash']], watch);
-      await expectRefused(
+      await security.expectNoAuth(anonymous, [...routes, ['DELETE', '/api/trash']], watch);
+      await security.expectRefused(
         owner.client,
         [
           ['POST', `/api/object/${object}/comment`, {}, 'missing-element'],
           ['POST', `/api/object/${object}/comment`, { text: '' }, 'wrong-syntax'],
           ['POST', `/api/object/${object}/comment`, { text: 'x'.repeat(1001) }, 'wrong-syntax'],
-          ['POST', `/api/object/${object}/comment`, { text: HUGE }, 'wrong-syntax'],
+          ['POST', `/api/object/${object}/comment`, { text: security.HUGE }, 'wrong-syntax'],
           ['POST', `/api/object/${object}/comment`, { text: 5 }, 'wrong-syntax'],
           ['POST', `/api/comment/${comment}`, { text: 'x'.repeat(1001) }, 'wrong-syntax'],
-          ['POST', `/api/comment/${MISSING_UUID}`, { text: 'x' }, 'wrong-comment'],
+          ['POST', `/api/comment/${security.MISSING_UUID}`, { text: 'x' }, 'wrong-comment'],
           ['DELETE', '/api/comment/not-a-uuid', undefined, 'wrong-syntax'],
           ['GET', `/api/object/${object}/comment?count=1001`, undefined, 'wrong-syntax'],
           ['GET', `/api/object/${object}/comment?count=0`, undefined, 'wrong-syntax'],
           ['POST', `/api/object/${object}/link/not-a-uuid`, {}, 'wrong-syntax'],
-          ['POST', `/api/object/${object}/link/${MISSING_UUID}`, {}, 'wrong-object'],
+          ['POST', `/api/object/${object}/link/${security.MISSING_UUID}`, {}, 'wrong-object'],
           ['POST', `/api/object/${object}/link/${object}`, {}, 'wrong-object'],
           ['DELETE', `/api/object/${other}/link/${trashed}`, undefined, 'wrong-object'],
-          ['POST', `/api/object/${object}/metadata`, { update: { 'app.big': HUGE } }, 'too-large'],
-          ['POST', `/api/object/${object}/metadata?nostore`, { update: { 'app.big': HUGE } }, 'too-large'],
+          ['POST', `/api/object/${object}/metadata`, { update: { 'app.big': security.HUGE } }, 'too-large'],
+          [
+            'POST',
+            `/api/object/${object}/metadata?nostore`,
+            { update: { 'app.big': security.HUGE } },
+            'too-large',
+          ],
           ['POST', `/api/object/${object}/metadata`, { update: { BAD: 1 } }, 'wrong-syntax'],
           ['POST', `/api/object/${object}/metadata`, { delete: Array(10).fill(7) }, 'wrong-syntax'],
           ['GET', `/api/object/${object}/metadata?keys=BAD`, undefined, 'wrong-syntax'],
@@ -113,7 +110,7 @@ for (const dialect of DIALECTS) {
 
     test(`an object has at most ${LINK_MAX} links (exceeded-limit)`, async (t) => {
       const app = await build(t, { dialect });
-      const { owner } = await parties(app);
+      const { owner } = await security.parties(app);
       const hub = await xobject(owner.client);
       for (let i = 0; i < LINK_MAX; i++) {
         const answer = await owner.client.call(
@@ -125,7 +122,7 @@ for (const dialect of DIALECTS) {
       }
       const [a, b] = [await xobject(owner.client), await xobject(owner.client)];
       const watch = { watcher: owner.client, reads: [`/api/object/${hub}/link`, `/api/object/${a}/link`] };
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
           ['POST', `/api/object/${hub}/link/${a}`, {}, 'exceeded-limit'],

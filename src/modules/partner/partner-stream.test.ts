@@ -64,6 +64,30 @@ async function published(...apps: App[]) {
   for (const app of apps) await app.services.partnerStreams.idle();
 }
 
+/** sip_register of the user for each account name (ada_01 when none is given), then published. */
+async function register(app: App, user: string, ...accounts: string[]) {
+  for (const account of accounts.length > 0 ? accounts : ['ada_01']) sipRegister(app, user, account);
+  await published(app);
+}
+
+/** The events GET /api/event answers the client now (`query` as given). */
+async function eventsOf(client: Client, query = 'timeout=0'): Promise<Ev[]> {
+  return (await client.call('GET', `/api/event?${query}`)).event as Ev[];
+}
+
+/** A partner (rights phone and cdr), a user of it, and `sessions` partner sessions subscribed to its user events. */
+async function subscribed(app: App, sessions: number, query = '') {
+  const partner = await newPartner(app);
+  const user = await buildUser(app, { partnerUuid: partner.uuid });
+  const clients: Client[] = [];
+  for (let i = 0; i < sessions; i++) {
+    const client = await partnerSession(app, partner);
+    await client.call('GET', `/api/partner/user/event${query}`);
+    clients.push(client);
+  }
+  return { partner, user, clients };
+}
+
 for (const dialect of DIALECTS) {
   describe(`partner event streams (${dialect})`, () => {
     test("user events of the partner's users reach a subscribed session with `user`; others not; statuses", async (t) => {
@@ -75,13 +99,11 @@ for (const dialect of DIALECTS) {
       const user = await buildUser(app, { partnerUuid: partner.uuid });
       const foreign = await buildUser(app, { partnerUuid: other.uuid });
       // Not subscribed: nothing is kept.
-      sipRegister(app, user.uuid);
-      await published(app);
+      await register(app, user.uuid);
       assert.deepEqual(await client.call('GET', '/api/partner/user/event'), { status: 'ok' });
       assert.deepEqual((await client.call('GET', '/api/event?timeout=0')).event, []);
       const held = (await heldPoll(client)).answer;
-      sipRegister(app, user.uuid);
-      await published(app);
+      await register(app, user.uuid);
       const [event] = (await held).event as Ev[];
       assert.deepEqual(
         { ...event, time: 0 },
@@ -106,7 +128,7 @@ for (const dialect of DIALECTS) {
         owner: user.uuid,
       });
       await published(app);
-      const events = (await client.call('GET', '/api/event?next=1&timeout=0')).event as Ev[];
+      const events = await eventsOf(client, 'next=1&timeout=0');
       assert.deepEqual(
         events.map((e) => [e.event, e.user]),
         [
@@ -118,8 +140,7 @@ for (const dialect of DIALECTS) {
       // DELETE stops the flow (and is ok when not subscribed).
       assert.deepEqual(await client.call('DELETE', '/api/partner/user/event'), { status: 'ok' });
       assert.deepEqual(await client.call('DELETE', '/api/partner/user/event'), { status: 'ok' });
-      sipRegister(app, user.uuid);
-      await published(app);
+      await register(app, user.uuid);
       assert.deepEqual((await client.call('GET', '/api/event?next=3&timeout=0')).event, []);
       for (const query of ['timeout=0', 'timeout=36001', 'timeout=x', 'timeout=1.5'])
         assert.equal(
@@ -146,32 +167,25 @@ for (const dialect of DIALECTS) {
 
     test('several sessions split the stream; a dead one (closed, expired, not polling) gets nothing', async (t) => {
       const app = await build(t, { dialect });
-      const partner = await newPartner(app);
-      const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const a = await partnerSession(app, partner);
-      const b = await partnerSession(app, partner);
-      const c = await partnerSession(app, partner);
-      for (const client of [a, b, c]) await client.call('GET', '/api/partner/user/event?timeout=600');
+      const { user, clients } = await subscribed(app, 3, '?timeout=600');
+      const [a, b, c] = clients as [Client, Client, Client];
       // Whoever polls takes the event.
       const heldA = (await heldPoll(a)).answer;
-      sipRegister(app, user.uuid, 'one_01');
-      await published(app);
+      await register(app, user.uuid, 'one_01');
       assert.deepEqual(
         ((await heldA).event as Ev[]).map((e) => e.sip),
         ['one_01'],
       );
       const heldB = (await heldPoll(b)).answer;
-      sipRegister(app, user.uuid, 'two_01');
-      await published(app);
+      await register(app, user.uuid, 'two_01');
       assert.deepEqual(
         ((await heldB).event as Ev[]).map((e) => e.sip),
         ['two_01'],
       );
       // Nobody polls: the events wait, and the first poll takes them all, in order.
-      for (const name of ['w1_01', 'w2_01', 'w3_01']) sipRegister(app, user.uuid, name);
-      await published(app);
+      await register(app, user.uuid, 'w1_01', 'w2_01', 'w3_01');
       assert.deepEqual(
-        ((await c.call('GET', '/api/event?timeout=0')).event as Ev[]).map((e) => e.sip),
+        (await eventsOf(c)).map((e) => e.sip),
         ['w1_01', 'w2_01', 'w3_01'],
       );
       // Dead sessions: b closed, c's subscription expires; a alone gets everything.
@@ -179,11 +193,10 @@ for (const dialect of DIALECTS) {
       await c.call('GET', '/api/partner/user/event?timeout=1');
       await new Promise((resolve) => setTimeout(resolve, 1100));
       const heldC = (await heldPoll(c, 2)).answer;
-      for (const name of ['d1_01', 'd2_01']) sipRegister(app, user.uuid, name);
-      await published(app);
+      await register(app, user.uuid, 'd1_01', 'd2_01');
       assert.deepEqual((await heldC).event, []);
       assert.deepEqual(
-        ((await a.call('GET', '/api/event?next=1&timeout=0')).event as Ev[]).map((e) => e.sip),
+        (await eventsOf(a, 'next=1&timeout=0')).map((e) => e.sip),
         ['d1_01', 'd2_01'],
       );
       // Every event went to exactly one session.
@@ -193,21 +206,18 @@ for (const dialect of DIALECTS) {
 
     test("a session's filter limits what it takes; the rest goes to the others", async (t) => {
       const app = await build(t, { dialect });
-      const partner = await newPartner(app);
-      const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const a = await partnerSession(app, partner);
-      const b = await partnerSession(app, partner);
-      for (const client of [a, b]) await client.call('GET', '/api/partner/user/event');
+      const { user, clients } = await subscribed(app, 2);
+      const [a, b] = clients as [Client, Client];
       await a.call('POST', '/api/event/filter', { event: ['fax_convert'] });
       sipRegister(app, user.uuid);
       app.services.hub.emit({ users: [user.uuid] }, 'fax_convert', { fax: newUuid() });
       await published(app);
       assert.deepEqual(
-        ((await a.call('GET', '/api/event?timeout=0')).event as Ev[]).map((e) => e.event),
+        (await eventsOf(a)).map((e) => e.event),
         ['fax_convert'],
       );
       assert.deepEqual(
-        ((await b.call('GET', '/api/event?timeout=0')).event as Ev[]).map((e) => e.event),
+        (await eventsOf(b)).map((e) => e.event),
         ['sip_register'],
       );
     });
@@ -233,7 +243,7 @@ for (const dialect of DIALECTS) {
       assert.equal(cdr.partner, partner.uuid, "the owner's partner is recorded");
       await app.services.cdrs.record({ date: Date.UTC(2025, 0, 1), service: 'call', owner: foreign.uuid });
       await published(app);
-      const events = (await client.call('GET', '/api/event?timeout=0')).event as Ev[];
+      const events = await eventsOf(client);
       assert.deepEqual(
         events.map((e) => ({ ...e, time: 0 })),
         [
@@ -255,29 +265,24 @@ for (const dialect of DIALECTS) {
           },
         ],
       );
-      assert.equal(((await stranger.call('GET', '/api/event?timeout=0')).event as Ev[]).length, 1);
+      assert.equal((await eventsOf(stranger)).length, 1);
       // User events are another stream.
-      sipRegister(app, user.uuid);
-      await published(app);
+      await register(app, user.uuid);
       assert.deepEqual((await client.call('GET', '/api/event?next=1&timeout=0')).event, []);
     });
 
     test('a subscription survives a restart of its node', async (t) => {
       const env = await testEnv(t, dialect);
       const first = await buildApp(loadConfig(env));
-      const partner = await newPartner(first);
-      const user = await buildUser(first, { partnerUuid: partner.uuid });
-      const client = await partnerSession(first, partner);
-      await client.call('GET', '/api/partner/user/event');
+      const { user, clients } = await subscribed(first, 1);
       await first.close();
       const second = await buildApp(loadConfig(env));
       t.after(() => second.close());
       const again = new Client(second);
-      again.sid = client.sid;
-      sipRegister(second, user.uuid);
-      await published(second);
+      again.sid = clients[0]!.sid;
+      await register(second, user.uuid);
       assert.deepEqual(
-        ((await again.call('GET', '/api/event?timeout=0')).event as Ev[]).map((e) => e.event),
+        (await eventsOf(again)).map((e) => e.event),
         ['sip_register'],
       );
     });
@@ -431,8 +436,7 @@ describe('partner event streams on two nodes (postgres)', () => {
     await b.call('GET', '/api/partner/user/event');
     // An event of node A reaches the session polling on node B.
     const heldB = (await heldPoll(b)).answer;
-    sipRegister(nodeA, user.uuid, 'x0_01');
-    await published(nodeA);
+    await register(nodeA, user.uuid, 'x0_01');
     assert.deepEqual(
       ((await heldB).event as Ev[]).map((e) => [e.sip, e.user]),
       [['x0_01', user.uuid]],
@@ -465,8 +469,7 @@ describe('partner event streams on two nodes (postgres)', () => {
     assert.deepEqual([...new Set(all)].sort(), [...sent].sort(), 'nothing lost');
     // B's session ends: all of its share goes to A, whichever node publishes.
     await b.call('DELETE', '/api/session');
-    for (const name of ['z1_01', 'z2_01']) sipRegister(nodeB, user.uuid, name);
-    await published(nodeB);
+    await register(nodeB, user.uuid, 'z1_01', 'z2_01');
     const rest = (await a.call('GET', `/api/event?next=${queueOf(a).nextVisible}&timeout=0`)).event as Ev[];
     const late: string[] = rest.map((e) => e.sip as string);
     while (late.length < 2) {

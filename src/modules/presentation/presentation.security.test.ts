@@ -7,15 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import {
-  attackContentObject,
-  expectBinaryRefused,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  onlyPack,
-  parties,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import { linkUsers } from '../../platform/object-store/testing.js';
 import { makePdf, upload } from './testing.js';
 
@@ -23,7 +15,7 @@ for (const dialect of DIALECTS) {
   describe(`presentation security (${dialect})`, () => {
     test('a stranger, no session, bad input and the volume bound change nothing; the stranger sees nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const uuid = (await owner.client.call('POST', '/api/presentation', { description: 'p' }))
         .uuid as string;
       const pdf = await makePdf(1);
@@ -33,7 +25,7 @@ for (const dialect of DIALECTS) {
         watcher: owner.client,
         reads: [`/api/presentation/${uuid}`, '/api/event?next=0&timeout=0'],
       };
-      await attackContentObject(
+      await security.attackContentObject(
         { attacker, anonymous },
         {
           type: 'presentation',
@@ -54,30 +46,34 @@ for (const dialect of DIALECTS) {
         },
         watch,
       );
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
-          ['POST', '/api/presentation', { description: HUGE }, 'wrong-syntax'],
+          ['POST', '/api/presentation', { description: security.HUGE }, 'wrong-syntax'],
           ['POST', '/api/presentation', { description: 5 }, 'wrong-syntax'],
-          ['POST', `/api/presentation/${uuid}`, { description: HUGE }, 'wrong-syntax'],
+          ['POST', `/api/presentation/${uuid}`, { description: security.HUGE }, 'wrong-syntax'],
           ['GET', '/api/presentation/not-a-uuid', undefined, 'wrong-syntax'],
-          ['GET', `/api/presentation/${MISSING_UUID}/event`, undefined, 'wrong-presentation'],
-          ['POST', `/api/presentation/${uuid}/control`, { control: HUGE }, 'wrong-syntax'],
+          ['GET', `/api/presentation/${security.MISSING_UUID}/event`, undefined, 'wrong-presentation'],
+          ['POST', `/api/presentation/${uuid}/control`, { control: security.HUGE }, 'wrong-syntax'],
         ],
         watch,
       );
-      await expectBinaryRefused(
+      await security.expectBinaryRefused(
         owner.client,
         {
-          uploads: [[`/api/presentation/${MISSING_UUID}/a.pdf`, pdf]],
+          uploads: [[`/api/presentation/${security.MISSING_UUID}/a.pdf`, pdf]],
           downloads: [`/api/presentation/${uuid}/2/a.png`],
         },
         'wrong-presentation',
         watch,
       );
-      await onlyPack(app, owner.user.uuid, { volume: 0 });
-      await expectRefused(owner.client, [['POST', '/api/presentation', {}, 'quota-exceeded']], watch);
-      await expectBinaryRefused(
+      await security.onlyPack(app, owner.user.uuid, { volume: 0 });
+      await security.expectRefused(
+        owner.client,
+        [['POST', '/api/presentation', {}, 'quota-exceeded']],
+        watch,
+      );
+      await security.expectBinaryRefused(
         owner.client,
         { uploads: [[`/api/presentation/${uuid}/b.pdf`, await makePdf(2)]], downloads: [] },
         'too-large',

@@ -9,14 +9,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, download } from '../../../test/helper.js';
-import {
-  attackContentObject,
-  expectBinaryRefused,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  parties,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 
 function downloadKey(uuid: string, sid: string): string {
@@ -29,7 +22,7 @@ for (const dialect of DIALECTS) {
   describe(`recording security (${dialect})`, () => {
     test('a stranger, no session and bad input change nothing; the stranger sees nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const uuid = await app.services.recordings.createRecording(owner.user.uuid, {
         from: '+4930123456',
         to: '+4940654321',
@@ -37,7 +30,7 @@ for (const dialect of DIALECTS) {
       });
       await app.services.content.idle();
       const watch = { watcher: owner.client, reads: [`/api/recording/${uuid}`] };
-      await attackContentObject(
+      await security.attackContentObject(
         { attacker, anonymous },
         {
           type: 'recording',
@@ -62,7 +55,7 @@ for (const dialect of DIALECTS) {
       for (const query of [
         `did=${did}&dkey=${key}`,
         `did=${ownDid}&dkey=${key}`,
-        `did=${did}&dkey=${HUGE}`,
+        `did=${did}&dkey=${security.HUGE}`,
       ]) {
         const response = await download(app, `/api/recording/${uuid}/a.wav?${query}`);
         assert.deepEqual([response.statusCode, response.body], [404, '']);
@@ -72,21 +65,21 @@ for (const dialect of DIALECTS) {
         `/api/recording/${uuid}/a.wav?did=${did}&dkey=${downloadKey(uuid, owner.client.sid!)}`,
       );
       assert.equal(good.statusCode, 200);
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
-          ['POST', `/api/recording/${uuid}`, { description: HUGE }, 'wrong-syntax'],
+          ['POST', `/api/recording/${uuid}`, { description: security.HUGE }, 'wrong-syntax'],
           ['POST', `/api/recording/${uuid}`, { description: 5 }, 'wrong-syntax'],
           ['GET', '/api/recording/not-a-uuid', undefined, 'wrong-syntax'],
-          ['DELETE', `/api/recording/${MISSING_UUID}`, undefined, 'wrong-recording'],
+          ['DELETE', `/api/recording/${security.MISSING_UUID}`, undefined, 'wrong-recording'],
         ],
         watch,
       );
-      await expectBinaryRefused(
+      await security.expectBinaryRefused(
         owner.client,
         {
           uploads: [],
-          downloads: [`/api/recording/${MISSING_UUID}/a.wav`, '/api/recording/not-a-uuid/a.wav'],
+          downloads: [`/api/recording/${security.MISSING_UUID}/a.wav`, '/api/recording/not-a-uuid/a.wav'],
         },
         'ok',
         watch,

@@ -6,23 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, Client, DIALECTS, download } from '../../../test/helper.js';
-import { expectRefused, parties } from '../../../test/security.js';
+import { build, Client, DIALECTS, download } from '../../../test/helper.js';
+import { expectRefused, parties, partnerParty } from '../../../test/security.js';
 import type { App } from '../../app.js';
 import { hashSecretCode } from '../user/index.js';
 import * as repo from './signup.repository.js';
 import { PARTNER_VERIFICATION_MAX } from './signup.service.js';
-
-async function partnerSession(app: App): Promise<{ client: Client; uuid: string }> {
-  const partner = await buildPartner(app, `p${Math.random().toString(36).slice(2, 10)}`);
-  const client = new Client(app);
-  await client.open();
-  assert.equal(
-    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
-    'ok',
-  );
-  return { client, uuid: partner.uuid };
-}
 
 async function countKeys(app: App): Promise<number> {
   const row = await app.database.db
@@ -36,8 +25,8 @@ for (const dialect of DIALECTS) {
   describe(`signup security (${dialect})`, () => {
     test(`a partner holds at most ${PARTNER_VERIFICATION_MAX} unused keys (exceeded-limit); sessions and users`, async (t) => {
       const app = await build(t, { dialect });
-      const a = await partnerSession(app);
-      const b = await partnerSession(app);
+      const a = await partnerParty(app);
+      const b = await partnerParty(app);
       const now = Math.floor(Date.now() / 1000);
       for (let i = 1; i < PARTNER_VERIFICATION_MAX; i++) {
         await repo.insertVerification(app.database.db, {

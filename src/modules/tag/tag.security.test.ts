@@ -7,15 +7,7 @@
  */
 import { describe, test } from 'node:test';
 import { build, DIALECTS } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  parties,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 
 const LABEL = 'owner-only-label';
 
@@ -23,7 +15,7 @@ for (const dialect of DIALECTS) {
   describe(`tag security (${dialect})`, () => {
     test('a stranger, no session and bad input change nothing; the stranger sees nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const tag = (await owner.client.call('POST', '/api/tag', { label: LABEL })).uuid as string;
       const object = (await owner.client.call('POST', '/api/xobject', { xtype: 'a', data: 1 }))
         .uuid as string;
@@ -36,7 +28,7 @@ for (const dialect of DIALECTS) {
         watcher: owner.client,
         reads: ['/api/tag', `/api/tag/${tag}`, `/api/tag/${tag}/object`, `/api/xobject/${object}`],
       };
-      await expectRefused(
+      await security.expectRefused(
         attacker.client,
         [
           ['GET', `/api/tag/${tag}`, undefined, 'wrong-tag'],
@@ -53,12 +45,12 @@ for (const dialect of DIALECTS) {
         ],
         watch,
       );
-      await expectNoLeak(
+      await security.expectNoLeak(
         attacker.client,
         ['/api/tag', `/api/tag/${ownTag}/object`, `/api/xobject/${ownObject}`],
         [tag, object, LABEL],
       );
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', '/api/tag'],
         ['POST', '/api/tag', { label: 'x' }],
         ['GET', `/api/tag/${tag}`],
@@ -67,26 +59,26 @@ for (const dialect of DIALECTS) {
         ['GET', `/api/tag/${tag}/object`],
         ['POST', `/api/object/${object}/tag`, { delete: [tag] }],
       ];
-      await expectNoAuth(anonymous, routes, watch);
-      await expectRefused(
+      await security.expectNoAuth(anonymous, routes, watch);
+      await security.expectRefused(
         owner.client,
         [
           ['POST', '/api/tag', {}, 'missing-element'],
-          ['POST', '/api/tag', { label: HUGE }, 'wrong-syntax'],
+          ['POST', '/api/tag', { label: security.HUGE }, 'wrong-syntax'],
           ['POST', '/api/tag', { label: '' }, 'wrong-syntax'],
           ['POST', '/api/tag', { label: ['x'] }, 'wrong-syntax'],
           ['POST', '/api/tag', { label: 'x', policy: { 'not-a-uuid': 1 } }, 'wrong-syntax'],
           ['POST', '/api/tag', { label: 'x', foreign_use: 'yes' }, 'wrong-syntax'],
-          ['POST', `/api/tag/${tag}`, { label: HUGE }, 'wrong-syntax'],
-          ['POST', `/api/tag/${tag}`, { policy: { [MISSING_UUID]: 4 } }, 'wrong-syntax'],
-          ['POST', `/api/tag/${MISSING_UUID}`, { label: 'x' }, 'wrong-tag'],
+          ['POST', `/api/tag/${tag}`, { label: security.HUGE }, 'wrong-syntax'],
+          ['POST', `/api/tag/${tag}`, { policy: { [security.MISSING_UUID]: 4 } }, 'wrong-syntax'],
+          ['POST', `/api/tag/${security.MISSING_UUID}`, { label: 'x' }, 'wrong-tag'],
           ['DELETE', '/api/tag/not-a-uuid', undefined, 'wrong-syntax'],
           ['GET', `/api/tag/${tag}/object?count=1001`, undefined, 'wrong-syntax'],
           ['GET', `/api/tag/${tag}/object?count=0`, undefined, 'wrong-syntax'],
           ['GET', `/api/tag/${tag}/object?type=No%20Type`, undefined, 'wrong-syntax'],
           ['POST', `/api/object/${object}/tag`, { add: Array(101).fill(tag) }, 'wrong-syntax'],
           ['POST', `/api/object/${object}/tag`, { add: ['not-a-uuid'] }, 'wrong-syntax'],
-          ['POST', `/api/object/${object}/tag`, { add: [MISSING_UUID] }, 'wrong-tag'],
+          ['POST', `/api/object/${object}/tag`, { add: [security.MISSING_UUID] }, 'wrong-tag'],
           ['POST', `/api/object/${object}/tag`, { add: [all] }, 'access-denied'],
         ],
         watch,

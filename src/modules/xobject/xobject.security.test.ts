@@ -6,58 +6,52 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  onlyPack,
-  parties,
-  refusals,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import { linkUsers } from '../../platform/object-store/testing.js';
 
 for (const dialect of DIALECTS) {
   describe(`xobject security (${dialect})`, () => {
     test('a stranger, no session, bad input and the volume bound change nothing; the stranger sees nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, attacker, anonymous } = await parties(app);
+      const { owner, attacker, anonymous } = await security.parties(app);
       const uuid = (
         await owner.client.call('POST', '/api/xobject', { xtype: 'a.b', description: 'd', data: { v: [1] } })
       ).uuid as string;
       const watch = { watcher: owner.client, reads: [`/api/xobject/${uuid}`, '/api/xobject'] };
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', `/api/xobject/${uuid}`],
         ['POST', `/api/xobject/${uuid}`, { description: 'x', data: 2 }],
         ['DELETE', `/api/xobject/${uuid}`],
         ['DELETE', `/api/xobject/${uuid}?purge`],
       ];
-      await expectRefused(attacker.client, refusals(routes, 'wrong-xobject'), watch);
-      await expectNoLeak(attacker.client, ['/api/xobject', '/api/xobject?count=500&xtype=a.b'], [uuid]);
-      await expectNoAuth(
+      await security.expectRefused(attacker.client, security.refusals(routes, 'wrong-xobject'), watch);
+      await security.expectNoLeak(
+        attacker.client,
+        ['/api/xobject', '/api/xobject?count=500&xtype=a.b'],
+        [uuid],
+      );
+      await security.expectNoAuth(
         anonymous,
         [...routes, ['GET', '/api/xobject'], ['POST', '/api/xobject', { xtype: 'a', data: 1 }]],
         watch,
       );
-      await expectRefused(
+      await security.expectRefused(
         owner.client,
         [
-          ['POST', '/api/xobject', { xtype: 'a', description: HUGE, data: 1 }, 'wrong-syntax'],
+          ['POST', '/api/xobject', { xtype: 'a', description: security.HUGE, data: 1 }, 'wrong-syntax'],
           ['POST', '/api/xobject', { xtype: ['a'], data: 1 }, 'wrong-syntax'],
-          ['POST', '/api/xobject', { xtype: 'a', data: HUGE }, 'too-large'],
+          ['POST', '/api/xobject', { xtype: 'a', data: security.HUGE }, 'too-large'],
           ['POST', `/api/xobject/${uuid}`, { data: Array(20_000).fill('abcde') }, 'too-large'],
           ['POST', `/api/xobject/${uuid}`, { description: 7 }, 'wrong-syntax'],
           ['GET', '/api/xobject?count=0', undefined, 'wrong-syntax'],
           ['GET', '/api/xobject?count=501', undefined, 'wrong-syntax'],
-          ['GET', `/api/xobject/${MISSING_UUID}`, undefined, 'wrong-xobject'],
+          ['GET', `/api/xobject/${security.MISSING_UUID}`, undefined, 'wrong-xobject'],
           ['DELETE', '/api/xobject/not-a-uuid', undefined, 'wrong-syntax'],
         ],
         watch,
       );
-      await onlyPack(app, owner.user.uuid, { volume: 0 });
-      await expectRefused(
+      await security.onlyPack(app, owner.user.uuid, { volume: 0 });
+      await security.expectRefused(
         owner.client,
         [
           ['POST', '/api/xobject', { xtype: 'a', data: 1 }, 'quota-exceeded'],
@@ -79,7 +73,7 @@ for (const dialect of DIALECTS) {
       const strangerTag = (await stranger.call('POST', '/api/tag', { label: 's' })).uuid as string;
       const strangerObject = (await stranger.call('POST', '/api/xobject', { xtype: 'a', data: 2 }))
         .uuid as string;
-      for (const target of [uuid, MISSING_UUID]) {
+      for (const target of [uuid, security.MISSING_UUID]) {
         assert.equal((await stranger.call('GET', `/api/xobject/${target}`)).status, 'wrong-xobject');
         assert.equal(
           (await stranger.call('POST', `/api/xobject/${target}`, { data: 2 })).status,
