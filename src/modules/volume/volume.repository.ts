@@ -32,6 +32,8 @@ export interface VolumeCommitTable {
   message: string;
   /** JSON: [{action, file}]. */
   changes: string;
+  /** Bytes the record counts against the owner's storage volume. */
+  charged: number;
 }
 
 export interface VolumeGrantTable {
@@ -227,6 +229,28 @@ export function listCommits(
 ): Promise<VolumeCommitTable[]> {
   const query = db.selectFrom('volume_commit').selectAll().where('volume_uuid', '=', volume);
   return applyPage(query, page, { time: 'time', key: 'sort_key' }, defaultCount).execute();
+}
+
+/** Bytes charged for the commits of a volume older than its newest `keep`. */
+export async function sumTrimmable(db: Db, volume: string, keep: number): Promise<number> {
+  const row = await db
+    .selectFrom('volume_commit')
+    .select((eb) => eb.fn.sum<number | string | null>('charged').as('charged'))
+    .where('volume_uuid', '=', volume)
+    .where(
+      'sort_key',
+      '<',
+      (eb) =>
+        eb
+          .selectFrom('volume_commit')
+          .select('sort_key')
+          .where('volume_uuid', '=', volume)
+          .orderBy('sort_key', 'desc')
+          .offset(keep - 1)
+          .limit(1) as never,
+    )
+    .executeTakeFirst();
+  return Number(row?.charged ?? 0);
 }
 
 /** Keeps the newest `keep` commits of a volume. */

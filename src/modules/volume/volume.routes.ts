@@ -371,7 +371,8 @@ export function volumeRoutes(app: AppInstance, volumes: VolumeService, upgrades:
         summary: 'The commit history, paged (Conventions 8)',
         description:
           `Each commit: time, user, message (if given) and its changes ({action, file}). The newest ` +
-          `${COMMITS_KEPT} commits of a volume are kept. Status wrong-volume.`,
+          `${COMMITS_KEPT} commits of a volume are kept; each kept record counts against the owner's storage ` +
+          'volume (its changes, message and 100 bytes). Status wrong-volume.',
         tags,
         params: ObjectParams,
         querystring: ListCommitsQuery,

@@ -8,7 +8,8 @@
  * change emits its event with the commit's UUID to the users who may read the volume; deleting
  * a folder removes its subtree and emits one file_delete for the folder only. Content lives in
  * the database with the entry (so that a commit is one transaction on every node) and counts
- * against the owner's storage volume with the entry's name and a fixed overhead.
+ * against the owner's storage volume with the entry's name and a fixed overhead, as does each
+ * record of the commit history.
  */
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
@@ -140,6 +141,8 @@ export class VolumeService {
   readonly definition: ObjectTypeDefinition;
   /** Files and folders one volume holds at most (tests lower it). */
   maxFiles = MAX_FILES;
+  /** Commits kept per volume (tests lower it). */
+  commitsKept = COMMITS_KEPT;
 
   constructor(
     private readonly store: ObjectStore,
@@ -328,6 +331,12 @@ export class VolumeService {
         results: [],
       };
       for (const change of changes) ctx.results.push(await this.applyOne(ctx, change));
+      const record = JSON.stringify(
+        changes.map((change, i) => ({ action: change.action, file: ctx.results[i]! })),
+      );
+      // The history counts against the storage volume too; the oldest records leave it.
+      const charged = ENTRY_BYTES + Buffer.byteLength(message, 'utf8') + Buffer.byteLength(record, 'utf8');
+      await this.store.attachVolume(w.trx, row, charged);
       await repo.insertCommit(w.trx, {
         uuid: commit,
         volume_uuid: volume,
@@ -335,11 +344,14 @@ export class VolumeService {
         time: nowSeconds(),
         user_uuid: user,
         message,
-        changes: JSON.stringify(
-          changes.map((change, i) => ({ action: change.action, file: ctx.results[i]! })),
-        ),
+        changes: record,
+        charged,
       });
-      await repo.trimCommits(w.trx, volume, COMMITS_KEPT);
+      const trimmed = await repo.sumTrimmable(w.trx, volume, this.commitsKept);
+      if (trimmed > 0) {
+        await repo.trimCommits(w.trx, volume, this.commitsKept);
+        await this.store.attachVolume(w.trx, row, -trimmed);
+      }
       return { commit, file: ctx.results };
     });
   }

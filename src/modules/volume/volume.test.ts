@@ -385,6 +385,28 @@ for (const dialect of DIALECTS) {
         ((await owner.call('GET', `/api/volume/${volume}`)).volume as { commit: string }).commit,
         ids[1],
       );
+
+      // Only the newest commits are kept; the records that leave free their bytes.
+      app.services.volumes.commitsKept = 2;
+      const usedBefore = await app.services.store.usedVolume(user.uuid);
+      const third = await owner.call('POST', `/api/volume/${volume}/folder`, { name: 'batch04' });
+      const kept = (await owner.call('GET', `/api/volume/${volume}/commit`)).commit as object;
+      assert.deepEqual(Object.keys(kept), [ids[1], third.commit]);
+      const grown = (await app.services.store.usedVolume(user.uuid)) - usedBefore;
+      // The new folder and its record, less the record of the first commit that left.
+      const record = (message: string, changes: unknown) =>
+        100 + message.length + JSON.stringify(changes).length;
+      const actions = ['folder', 'file', 'folder', 'file', 'move'];
+      assert.equal(
+        grown,
+        100 +
+          'batch04'.length +
+          record('', [{ action: 'folder', file: third.file }]) -
+          record(
+            'release 2',
+            actions.map((action, i) => ({ action, file: made[i] })),
+          ),
+      );
     });
 
     test("another user's volume is wrong-volume on every route and nothing changes", async (t) => {
@@ -522,7 +544,9 @@ for (const dialect of DIALECTS) {
       );
       // Deleting frees the bytes: the upload fits again.
       assert.equal((await client.call('DELETE', `/api/volume/${volume}/file/${made[0]}`)).status, 'ok');
-      assert.equal(await store.usedVolume(user.uuid), used - chunk.length - 100 - 2);
+      // The file's content, name and entry leave; the commit record counts.
+      const record = 100 + JSON.stringify([{ action: 'delete', file: made[0] }]).length;
+      assert.equal(await store.usedVolume(user.uuid), used - chunk.length - 100 - 2 + record);
       assert.equal((await upload(client, `/api/volume/${volume}/upload/x?name=again`, chunk)).status, 'ok');
       // Shrinking content is always fine.
       assert.equal(

@@ -41,7 +41,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .columns(['volume_uuid', 'path'])
     .execute();
 
-  // The commit history of a volume: who changed what when (the newest 1000 per volume are kept).
+  // The commit history of a volume: who changed what when (the newest 1000 per volume are kept);
+  // `charged` is what the record counts against the owner's storage volume.
   await db.schema
     .createTable('volume_commit')
     .addColumn('uuid', 'text', (c) => c.primaryKey())
@@ -51,6 +52,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('user_uuid', 'text', (c) => c.notNull())
     .addColumn('message', 'text', (c) => c.notNull())
     .addColumn('changes', 'text', (c) => c.notNull())
+    .addColumn('charged', 'bigint', (c) => c.notNull())
     .execute();
   await db.schema
     .createIndex('volume_commit_volume')
