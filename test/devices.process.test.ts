@@ -199,4 +199,47 @@ describe('device firmware process', () => {
       ],
     );
   });
+
+  test('ipquality: two firmware processes measure between their boxes', async (t) => {
+    const env = await testEnv(t, 'sqlite', { TELEPHONY: 'off' });
+    const { user, device: source } = await prepare(env);
+    const config = loadConfig(env);
+    const storage = await openStorage(config);
+    let destination: string;
+    try {
+      const services = createServices(storage, config, createLogger(config));
+      destination = (await services.devices.createDevice({ key: KEY, owner: user })).uuid;
+    } finally {
+      await storage.close();
+    }
+    const node = await startNode(t, env, await freeTcpPort());
+    const sid = (
+      await call(node.url, 'POST', '/api/session', undefined, { username: 'boxowner', password: 'secret-pw' })
+    ).sid as string;
+    const sending = run(t, ['test/firmware.ts'], { SERVER: node.url, DEVICE: source, KEY });
+    const receiving = run(t, ['test/firmware.ts'], { SERVER: node.url, DEVICE: destination, KEY });
+    await Promise.all([sending.waitFor('csp ok'), receiving.waitFor('csp ok')]);
+    const created = await call(node.url, 'POST', '/api/ipquality', sid, {
+      source,
+      destination,
+      interval: 3600,
+      duration: 10,
+    });
+    assert.equal(created.status, 'ok');
+    await receiving.waitFor('ipquality_destination');
+    await sending.waitFor('ipquality_source');
+    for (;;) {
+      const answer = await call(node.url, 'GET', `/api/ipquality/${created.uuid}/result`, sid);
+      const results = Object.values(answer.result as Record<string, Record<string, unknown>>);
+      if (results.length === 0) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        continue;
+      }
+      const [first] = results as [{ error?: string; source: { rfac: number }; destination: { p_r: number } }];
+      assert.equal(first.error, undefined);
+      assert.equal(first.source.rfac, 93.2);
+      assert.equal(first.destination.p_r, 500);
+      break;
+    }
+  });
 });

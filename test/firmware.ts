@@ -3,9 +3,10 @@
  * logs in with its UUID and key (SERVER, DEVICE, KEY), sends one CSP radio packet, then
  * long-polls its tasks and answers them: reload and csp with status ok (csp with rssi and lqi),
  * license with {}, upgrade by running the volume's batches (an intermediate answer per batch and
- * a final one). Logs in again on no-session; retries while the server is away (a restart).
- * Prints each task it handled ("task <id> <name>") on stdout; SIGTERM closes the session and
- * ends it.
+ * a final one), ipquality_destination with its address as an intermediate answer and counters,
+ * ipquality_source with counters. Logs in again on no-session; retries while the server is away
+ * (a restart). Prints each task it handled ("task <id> <name>") on stdout; SIGTERM closes the
+ * session and ends it.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -85,6 +86,20 @@ async function upgrade(volume: string, report: (answer: Record<string, unknown>)
   }
   return true;
 }
+/** What the stand-in reports for an ipquality measurement: 500 packets, none lost, RTT 20 ms. */
+const COUNTERS = {
+  p_s: 500,
+  p_r: 500,
+  t_n: 500,
+  t_min: 10,
+  t_max: 30,
+  t_sum: 10_000,
+  t_sq: 210_000,
+  j_n: 499,
+  j_max: 3,
+  j_sum: 499,
+  j_sq: 700,
+};
 
 async function answer(task: { id: number; task: string; [field: string]: unknown }): Promise<void> {
   const route = `/api/device/task/${task.id}`;
@@ -95,6 +110,12 @@ async function answer(task: { id: number; task: string; [field: string]: unknown
     await call('POST', route, ok ? { status: 'ok' } : { status: 'fail', message: 'a batch failed' });
   } else if (task.task === 'csp') {
     await call('POST', route, { status: 'ok', rssi: -48, lqi: 201 });
+  } else if (task.task === 'ipquality_destination') {
+    // The receiver is "ready" at once; the counters follow (a stand-in: no stream is measured).
+    await call('POST', `${route}?intermediate`, { remote: '198.51.100.7', port: 40_000 });
+    await call('POST', route, COUNTERS);
+  } else if (task.task === 'ipquality_source') {
+    await call('POST', route, COUNTERS);
   } else if (task.task === 'reload') {
     if (task.force !== true) await call('POST', route, { status: 'ok' });
   } else {

@@ -23,6 +23,7 @@ export const ipqualityArea = defineArea({
       db: database.db,
       writer: s.writer,
       protocol: s.deviceProtocol,
+      canRead: (user, box) => s.boxes.canRead(user, box),
       log,
     });
     const ipquality = new Ipqualities({

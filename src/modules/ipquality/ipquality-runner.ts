@@ -31,6 +31,8 @@ import { MAX_RESULTS } from './ipquality.service.js';
 
 /** The scheduler looks at least this often (other nodes change the schedule too). */
 const POLL_MS = 1000;
+/** Shortest pause between two passes. */
+const MIN_DELAY_MS = 20;
 /** Due measurements claimed per pass. */
 const BATCH = 100;
 
@@ -45,6 +47,8 @@ export interface IpqualityRunnerDeps {
   db: Db;
   writer: Writer;
   protocol: Pick<DeviceProtocolService, 'runTask' | 'connection'>;
+  /** Whether the user may still read the box (a released or reassigned box is no longer theirs). */
+  canRead: (user: string, box: string) => Promise<boolean>;
   log: Pick<FastifyBaseLogger, 'error' | 'warn'>;
 }
 
@@ -130,7 +134,8 @@ export class IpqualityRunner {
   private async delay(): Promise<number> {
     try {
       const next = await repo.earliestRun(this.deps.db);
-      return next === null ? POLL_MS : Math.max(0, Math.min(POLL_MS, next - this.now()));
+      // At least MIN_DELAY_MS: a due row that cannot be claimed never makes the pass spin.
+      return next === null ? POLL_MS : Math.max(MIN_DELAY_MS, Math.min(POLL_MS, next - this.now()));
     } catch {
       return POLL_MS;
     }
@@ -165,6 +170,9 @@ export class IpqualityRunner {
     const params = { duration: row.duration, dscp: row.dscp, ptime: row.ptime, psize: row.psize };
     const { protocol } = this.deps;
     const { setup, margin } = this.timeouts;
+    // The owner must still be allowed to use both boxes (one may have been released since).
+    if (!(await this.deps.canRead(row.owner, row.source))) return failed('source: wrong-box');
+    if (!(await this.deps.canRead(row.owner, destination))) return failed('destination: wrong-box');
     const offline = async (box: string) => (await protocol.connection(box)) === undefined;
     if (await offline(row.source)) return failed('source: box-offline');
     if (await offline(destination)) return failed('destination: box-offline');

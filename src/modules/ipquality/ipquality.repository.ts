@@ -111,9 +111,12 @@ export function expiredLeases(db: Db, now: number, limit: number): Promise<Ipqua
 export async function earliestRun(db: Db): Promise<number | null> {
   const row = await db
     .selectFrom('ipquality')
-    .select((eb) => eb.fn.min('next_run').as('next'))
-    .where('active', '=', 1)
-    .where('lease', 'is', null)
+    .innerJoin('object', 'object.uuid', 'ipquality.uuid')
+    .select((eb) => eb.fn.min('ipquality.next_run').as('next'))
+    .where('ipquality.active', '=', 1)
+    .where('ipquality.destination', 'is not', null)
+    .where('ipquality.lease', 'is', null)
+    .where('object.trashed', '=', 0)
     .executeTakeFirst();
   return row?.next === null || row?.next === undefined ? null : Number(row.next);
 }

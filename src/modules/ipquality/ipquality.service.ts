@@ -124,8 +124,11 @@ export class IpqualityService {
       const destination =
         body.destination === undefined ? row.destination : body.destination === '' ? null : body.destination;
       const source = body.source ?? row.source;
-      if (body.source !== undefined || body.destination)
+      if (body.source !== undefined || body.destination) {
         await this.checkBoxes(w.trx, user, source, destination);
+        // Measurements run for the owner: the owner must be able to use the boxes as well.
+        if (object.owner !== user) await this.checkBoxes(w.trx, object.owner, source, destination);
+      }
       const active = body.active === undefined ? row.active === 1 : body.active;
       const scheduled = row.active === 1 && row.destination !== null;
       const schedules = active && destination !== null;

@@ -432,6 +432,12 @@ for (const dialect of DIALECTS) {
       const every = Object.values(await results(owner, uuid, '?count=1000'));
       assert.equal(every.length, 8, JSON.stringify(every.map((r) => [r.time, r.error])));
 
+      // A box released since is no longer the owner's to use.
+      await app.services.devices.setOwner(destination, null);
+      await next();
+      await runner.settled();
+      assert.equal((await latest())?.error, 'destination: wrong-box');
+
       // In the trash nothing is measured; purged, the results go with it.
       assert.equal((await owner.call('DELETE', `/api/ipquality/${uuid}`)).status, 'ok');
       await next();
