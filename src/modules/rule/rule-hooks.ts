@@ -11,6 +11,7 @@
  * - A rule may name in its conditions only sensors its owner may read, and in sensor_action only
  *   sensors the owner may control (write access); sensor_action acts as the owner, so a lost
  *   write access fails the action (access-denied) instead of acting.
+ * - call: `from` must be one of the owner's numbers when the call is placed (else it fails).
  * - set_credit: a user is authorised for the usergroup they are a member of. Leaving it (or its
  *   deletion) loses the authorisation: the next set_credit fails and deactivates the rule.
  */
@@ -123,6 +124,10 @@ export function wireRuleHooks(s: Services): void {
     place: async (owner, call) => {
       const engine = s.telephony.calls;
       if (!engine) throw new ActionRefused('the call engine is not running on this node');
+      // Calls go out as one of the owner's numbers, never as someone else's.
+      const numbers = await s.phones.listNumbers({ userUuid: owner });
+      if (!numbers.some((number) => number.number === call.from))
+        throw new ActionRefused(`from ${call.from} is not a number of the rule's owner`);
       await engine.ruleCall(owner, call);
     },
   });

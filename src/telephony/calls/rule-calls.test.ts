@@ -2,7 +2,8 @@
  * The rule action `call` on a real call (spec "Rules"; issue 19): a rule's call action places one
  * call per recipient through the call engine to the carrier stand-in (test/carrier.ts), plays the
  * owner's announcement after a silence and hangs up; the recipient hears the announcement's tone,
- * sees `clip` as the caller, and the call has its CDR (service call, direction out).
+ * sees the owner's number and `from_name` as the caller, and the call has its CDR (service call,
+ * direction out); a `from` that is not the owner's number fails the action and calls nobody.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -64,4 +65,35 @@ test('a rule call: each recipient hears the silence, then the announcement, and 
     actions: { outcome: { result: string } }[];
   }[];
   assert.equal(trace[0]?.actions[0]?.outcome.result, 'done');
+
+  // Another's number as `from`: the action fails and nobody is called.
+  const spoofed = await client.call('POST', '/api/rule', {
+    name: 'Spoof',
+    initial_state: 'quiet',
+    edges: [
+      {
+        from: 'quiet',
+        to: 'called',
+        conditions: [],
+        actions: [
+          { type: 'call', from: '+4930999999', recipients: ['+4940302'], commands: [{ silence: 100 }] },
+        ],
+      },
+    ],
+  });
+  assert.equal(spoofed.status, 'ok');
+  let outcome: { result: string; error?: string } | undefined;
+  for (let i = 0; i < 200 && outcome?.result !== 'failed'; i += 1) {
+    await sleep(50);
+    const steps = (await client.call('GET', `/api/rule/${spoofed.uuid}/trace`)).trace as {
+      actions: { outcome: { result: string; error?: string } }[];
+    }[];
+    outcome = steps[0]?.actions[0]?.outcome;
+  }
+  assert.deepEqual(outcome, {
+    result: 'failed',
+    attempts: 1,
+    error: "from +4930999999 is not a number of the rule's owner",
+  });
+  assert.equal(carrier.calls.filter((call) => call.number === '+4940302').length, 0);
 });
