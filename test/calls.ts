@@ -93,9 +93,15 @@ export function tone(frequency: number, seconds = 20): Int16Array {
 
 /** A baresip registered as `account` through the node's Kamailio. */
 export async function phone(t: TestContext, node: Node, account: Account, options: BaresipOptions = {}) {
-  const registered = new Promise<void>((resolve) => {
+  // Bounded: a registration that never arrives fails the test with its name instead of hanging it.
+  const registered = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      off();
+      reject(new Error(`${account.username} did not register within 30 s`));
+    }, 30_000);
     const off = node.app.services.telephony.onRegistration((change) => {
       if (change.sipUser === account.username && change.registrations.length > 0) {
+        clearTimeout(timer);
         off();
         resolve();
       }
