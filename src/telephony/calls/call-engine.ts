@@ -697,8 +697,8 @@ export class CallEngine {
         child.answered();
         await outcome.ended;
       } else await viaLeg.hangup().catch(() => {});
-      await parent.end();
-      await child.end();
+      // Both end now (the child's CDR is still written after its parent's).
+      await Promise.all([parent.end(), child.end()]);
     } finally {
       release();
     }
