@@ -200,7 +200,7 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
     if (this.closed) throw new Error('media engine closed');
     if (!this.worker) this.start();
     const created = await this.request((id) => ({ op: 'create', id }));
-    if (!created || created.ev !== 'created' || created.port === undefined) {
+    if (created?.ev !== 'created' || created.port === undefined) {
       throw new Error(created?.ev === 'created' ? (created.error ?? 'no endpoint') : 'media worker ended');
     }
     const endpoint = new WorkerEndpoint(this, created.id, this.address, created.port);
