@@ -7,7 +7,9 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import type { App } from '../src/app.js';
 import type { PartnerRight } from '../src/modules/partner/index.js';
+import { encodePacket } from '../src/modules/sensor/sensor.packet.js';
 import { newUuid } from '../src/platform/ids.js';
+import { DEVICE_KEY, FirmwareClient } from './devices.js';
 import { type Answer, buildPartner, buildUser, Client, type Dialect, loggedInClient } from './helper.js';
 
 /** A client logged in as a fresh partner holding `rights`. */
@@ -116,4 +118,30 @@ export async function registerSipAccount(
       : sql`${new Date(expires * 1000).toISOString().replace('T', ' ').slice(0, 19)}`;
   await sql`INSERT INTO location (ruid, username, contact, expires, user_agent)
     VALUES (${newUuid()}, ${user}, ${`sip:${user}@${contact}`}, ${when}, 'test')`.execute(app.database.db);
+}
+
+/** A sensor packet (CSP) of `address` as a box passes it on, base64. */
+export function packet(address: string, id: number, records: [number, number[]][]) {
+  return Buffer.from(encodePacket(address, id, records)).toString('base64');
+}
+
+/** The box passes a sensor packet to the server (POST /api/device/csp). */
+export function csp(firmware: FirmwareClient, base64: string, overrides: Record<string, unknown> = {}) {
+  return firmware.call('POST', '/api/device/csp', {
+    packet: base64,
+    time: Math.floor(Date.now() / 1000),
+    rssi: -61,
+    lqi: 180,
+    ...overrides,
+  });
+}
+
+/** A logged-in user owning a box that is connected as its firmware would be. */
+export async function ownerWithBox(app: App, overrides: Parameters<typeof buildUser>[1] = {}) {
+  const user = await buildUser(app, overrides);
+  const client = new Client(app);
+  await client.login(user.username, user.password);
+  const device = await app.services.devices.createDevice({ key: DEVICE_KEY, owner: user.uuid });
+  const firmware = await FirmwareClient.connect(app, device.uuid);
+  return { user, client, device, firmware };
 }

@@ -1,21 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
-import type { App } from '../../app.js';
+import { build, buildUser, DIALECTS } from '../../../test/helper.js';
+import { partnerClient } from '../../../test/security-telephony.js';
 import { newUuid } from '../../platform/ids.js';
 import { decideCallFilter } from '../../telephony/decisions/callfilter.js';
-
-async function partnerClient(app: App) {
-  const partner = await buildPartner(app);
-  await app.services.partners.setRights(partner.uuid, ['callfilter']);
-  const client = new Client(app);
-  await client.open();
-  assert.equal(
-    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
-    'ok',
-  );
-  return { client, partner };
-}
 
 const FILTER = [
   { type: 'replace', key: '^0', value: '+49' },
@@ -31,8 +19,8 @@ for (const dialect of DIALECTS) {
   describe(`partner call filters (${dialect})`, () => {
     test('set, get, simulate, replace, delete; callFilterOf; every status', async (t) => {
       const app = await build(t, { dialect });
-      const { client, partner } = await partnerClient(app);
-      const { client: other } = await partnerClient(app);
+      const { client, partner } = await partnerClient(app, ['callfilter']);
+      const { client: other } = await partnerClient(app, ['callfilter']);
       const user = await buildUser(app, { partnerUuid: partner.uuid });
       const url = `/api/partner/callfilter/${user.uuid}`;
 

@@ -1,36 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { DEVICE_KEY, FirmwareClient, waitEvent } from '../../../test/devices.js';
+import { waitEvent } from '../../../test/devices.js';
 import { build, buildPartner, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import type { App } from '../../app.js';
-import { encodePacket } from './sensor.packet.js';
+import { csp, ownerWithBox, packet } from '../../../test/security-telephony.js';
 
 const TEMPERATURE = 0x01;
 const BATTERY = 0x03;
 const SWITCH = 0x04;
-
-function packet(address: string, id: number, records: [number, number[]][]) {
-  return Buffer.from(encodePacket(address, id, records)).toString('base64');
-}
-
-function csp(firmware: FirmwareClient, base64: string, overrides: Record<string, unknown> = {}) {
-  return firmware.call('POST', '/api/device/csp', {
-    packet: base64,
-    time: Math.floor(Date.now() / 1000),
-    rssi: -61,
-    lqi: 180,
-    ...overrides,
-  });
-}
-
-async function ownerWithBox(app: App, overrides: Parameters<typeof buildUser>[1] = {}) {
-  const user = await buildUser(app, overrides);
-  const client = new Client(app);
-  await client.login(user.username, user.password);
-  const device = await app.services.devices.createDevice({ key: DEVICE_KEY, owner: user.uuid });
-  const firmware = await FirmwareClient.connect(app, device.uuid);
-  return { user, client, device, firmware };
-}
 
 for (const dialect of DIALECTS) {
   describe(`sensor (${dialect})`, () => {
@@ -197,37 +173,6 @@ for (const dialect of DIALECTS) {
         (await client.call('POST', `/api/sensor/${sensorUuid}/action`, { switch: true })).status,
         'box-offline',
       );
-    });
-
-    test("another user's sensor is wrong-sensor and nothing changes; boxes only feed their owner", async (t) => {
-      const app = await build(t, { dialect });
-      const { client, firmware } = await ownerWithBox(app);
-      const stranger = await ownerWithBox(app);
-      await csp(firmware, packet('12345678', 1, [[SWITCH, [1]]]));
-      const sensorUuid = (await waitEvent(client, 'sensor_data')).sensor as string;
-      const s = stranger.client;
-      assert.equal((await s.call('GET', `/api/sensor/${sensorUuid}`)).status, 'wrong-sensor');
-      assert.equal((await s.call('GET', `/api/sensor/${sensorUuid}/data`)).status, 'wrong-sensor');
-      assert.equal(
-        (await s.call('POST', `/api/sensor/${sensorUuid}`, { description: 'mine' })).status,
-        'wrong-sensor',
-      );
-      assert.equal(
-        (await s.call('POST', `/api/sensor/${sensorUuid}/action`, { switch: false })).status,
-        'wrong-sensor',
-      );
-      assert.equal((await s.call('DELETE', `/api/sensor/${sensorUuid}?purge`)).status, 'wrong-sensor');
-      assert.deepEqual((await s.call('GET', '/api/sensor')).sensor, {});
-      const own = (await client.call('GET', `/api/sensor/${sensorUuid}`)).sensor as { description: string };
-      assert.equal(own.description, '');
-      // No task reached the owner's box.
-      assert.equal((await firmware.call('POST', '/api/device/task/0', {})).status, 'wrong-task');
-
-      // The stranger's box hears the same sensor: a separate sensor of the stranger.
-      await csp(stranger.firmware, packet('12345678', 2, [[SWITCH, [0]]]));
-      const theirs = (await waitEvent(s, 'sensor_data')).sensor as string;
-      assert.notEqual(theirs, sensorUuid);
-      assert.equal((await app.services.sensors.lastReading(sensorUuid))?.value.switch, true);
     });
 
     test('partner sensor routes and partner_sensor_data / partner_sensor_action', async (t) => {

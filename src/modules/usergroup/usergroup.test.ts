@@ -1,23 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
-import type { App } from '../../app.js';
+import { build, buildUser, Client, DIALECTS } from '../../../test/helper.js';
+import { partnerClient } from '../../../test/security-telephony.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
-import type { PartnerRight } from '../partner/index.js';
 import { MAX_USERGROUPS } from './index.js';
-
-async function partnerClient(app: App, rights: PartnerRight[] = ['usergroup']) {
-  const partner = await buildPartner(app);
-  await app.services.partners.setRights(partner.uuid, rights);
-  const client = new Client(app);
-  await client.open();
-  assert.equal(
-    (await client.call('POST', '/api/session', { partner: partner.name, key: partner.key })).status,
-    'ok',
-  );
-  return { client, partner };
-}
 
 async function createGroup(client: Client, body: object = {}): Promise<string> {
   const answer = await client.call('POST', '/api/partner/usergroup', body);
@@ -40,8 +27,8 @@ for (const dialect of DIALECTS) {
   describe(`partner usergroups (${dialect})`, () => {
     test('create, change, list paged, delete; prefixes unique; every status; a second partner changes nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { client } = await partnerClient(app);
-      const { client: other } = await partnerClient(app);
+      const { client } = await partnerClient(app, ['usergroup']);
+      const { client: other } = await partnerClient(app, ['usergroup']);
       const sales = await createGroup(client, { description: 'Sales', prefix: 3 });
       const support = await createGroup(client);
       const foreign = await createGroup(other, { description: 'theirs', prefix: 3 }); // prefixes are per partner
@@ -118,7 +105,7 @@ for (const dialect of DIALECTS) {
 
       // Without the right `usergroup` every route is access-denied, also for the partner's own group.
       const { client: plain } = await partnerClient(app, ['phone']);
-      const { client: revoked, partner: revokedPartner } = await partnerClient(app);
+      const { client: revoked, partner: revokedPartner } = await partnerClient(app, ['usergroup']);
       const own = await createGroup(revoked);
       await app.services.partners.setRights(revokedPartner.uuid, ['callfilter']);
       for (const c of [plain, revoked])
@@ -143,7 +130,7 @@ for (const dialect of DIALECTS) {
     test('members: one group per user, usergroup in the user objects, user_modify, not-empty, wrong-user; deleted users leave', async (t) => {
       const app = await build(t, { dialect });
       const { client, partner } = await partnerClient(app, ['usergroup', 'enterprise']);
-      const { client: other, partner: otherPartner } = await partnerClient(app);
+      const { client: other, partner: otherPartner } = await partnerClient(app, ['usergroup']);
       const [alice, bob, carol] = [
         await buildUser(app, { partnerUuid: partner.uuid }),
         await buildUser(app, { partnerUuid: partner.uuid }),
@@ -280,7 +267,7 @@ for (const dialect of DIALECTS) {
     test('credit, extension, limit, zonefilter, cnam: shapes, statuses, a second partner; the call-engine lookups', async (t) => {
       const app = await build(t, { dialect });
       const { client, partner } = await partnerClient(app, ['usergroup', 'enterprise']);
-      const { client: other, partner: otherPartner } = await partnerClient(app);
+      const { client: other, partner: otherPartner } = await partnerClient(app, ['usergroup']);
       const [alice, bob, carol, dave] = [
         await buildUser(app, { partnerUuid: partner.uuid }),
         await buildUser(app, { partnerUuid: partner.uuid }),
@@ -454,8 +441,8 @@ for (const dialect of DIALECTS) {
 
     test('bounds and races: 1000 usergroups per partner; two calls grouping one user at once, one wins', async (t) => {
       const app = await build(t, { dialect });
-      const { client, partner } = await partnerClient(app);
-      const { client: other } = await partnerClient(app);
+      const { client, partner } = await partnerClient(app, ['usergroup']);
+      const { client: other } = await partnerClient(app, ['usergroup']);
       const user = await buildUser(app, { partnerUuid: partner.uuid });
       const [a, b] = [await createGroup(client), await createGroup(client)];
       const answers = await Promise.all(
@@ -503,7 +490,7 @@ for (const dialect of DIALECTS) {
 
     test('BLF: access-denied in no usergroup or towards another group, allowed inside the own group', async (t) => {
       const app = await build(t, { dialect });
-      const { client, partner } = await partnerClient(app);
+      const { client, partner } = await partnerClient(app, ['usergroup']);
       const alice = await buildUser(app, { partnerUuid: partner.uuid, username: `blfa${process.pid}` });
       const bob = await buildUser(app, { partnerUuid: partner.uuid });
       const carol = await buildUser(app, { partnerUuid: partner.uuid });
