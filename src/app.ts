@@ -162,10 +162,26 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
 export async function buildApp(config: Config, log: FastifyBaseLogger = createLogger(config)): Promise<App> {
   const database = await openStorage(config);
   const services = createServices(database, config, log);
-  await services.hub.start();
-  await services.content.start();
-  await services.telephony.start();
-  for (const area of AREAS) await area.start?.(services);
+  try {
+    await services.hub.start();
+    await services.content.start();
+    await services.telephony.start();
+    for (const area of AREAS) await area.start?.(services);
+  } catch (error) {
+    // What started must stop (content workers, engines, the pool), or the process never exits.
+    const steps = [
+      () => services.hub.stop(),
+      () => services.mailer.close(),
+      () => services.content.close(),
+      () => services.telephony.stop(),
+      () => database.close(),
+    ];
+    for (const step of steps)
+      await Promise.resolve()
+        .then(step)
+        .catch(() => {});
+    throw error;
+  }
   const server = await createServer(config, services.sessions, log);
 
   let closing = false;

@@ -89,6 +89,8 @@ export interface TelephonyEngine {
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
 const AUTH_FAILURE_LIMIT = 10;
 const BAN_SECONDS = 600;
+/** After an evapi reconnection: longer than usrloc's write-back interval (1 s). */
+const RESYNC_AFTER_MS = 1500;
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
@@ -171,6 +173,8 @@ export class Telephony implements TelephonyEngine {
   /** Latest known expiry (ms) per user registered through this node. */
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
+  private evapiConnections = 0;
+  private resyncTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
   private directory: CallDirectory | undefined;
   /** The call model, while the engines run and a directory was given. */
@@ -311,7 +315,10 @@ export class Telephony implements TelephonyEngine {
       (message) => this.log.warn(message),
       // Events sent while disconnected are lost, and a restarted Kamailio holds what it loaded
       // from the table: the table is the state again until the next reports.
-      () => this.reported.clear(),
+      () => {
+        this.reported.clear();
+        if (this.evapiConnections++ > 0) this.scheduleResync();
+      },
     );
     const kam = new EngineSupervisor(
       kamailioSpec({
@@ -368,6 +375,33 @@ export class Telephony implements TelephonyEngine {
     }
   }
 
+  /**
+   * After a reconnection: Kamailio answers SIP before its evapi process listens, so the events of
+   * REGISTERs in between were lost. Once the table holds them (write-back: a second), every user
+   * in it or watched is published again; the SIP area sends events only for real changes.
+   */
+  private scheduleResync(): void {
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
+    this.resyncTimer = setTimeout(() => {
+      this.resyncTimer = undefined;
+      void this.resync();
+    }, RESYNC_AFTER_MS);
+    this.resyncTimer.unref();
+  }
+
+  private async resync(): Promise<void> {
+    try {
+      const users = new Set(this.watched.keys());
+      for (const row of await listLocationExpiries(this.database.db)) users.add(row.username);
+      for (const user of users) {
+        if (this.state !== 'running') return;
+        await this.publish(user);
+      }
+    } catch (error) {
+      this.log.error({ err: error }, 'registration resync failed');
+    }
+  }
+
   private async watchExisting(): Promise<void> {
     for (const row of await listLocationExpiries(this.database.db)) {
       const expires = parseKamailioTime(row.expires) * 1000;
@@ -401,6 +435,7 @@ export class Telephony implements TelephonyEngine {
   /** Stops both engines (their whole process groups). */
   async stop(): Promise<void> {
     if (this.watchTimer) clearTimeout(this.watchTimer);
+    if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.watched.clear();
     this.reported.clear();
     await this.calls?.close();

@@ -20,6 +20,7 @@ export class EvapiClient {
   private closed = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private retryMs = RETRY_MS;
+  private waiting: (() => void)[] = [];
 
   constructor(
     private readonly port: number,
@@ -28,15 +29,24 @@ export class EvapiClient {
     private readonly onConnect: () => void = () => {},
   ) {}
 
-  /** Connects (again), and keeps reconnecting until close(); resolves once connected. */
+  /**
+   * Connects, and keeps reconnecting until close(); resolves once connected. A connection that
+   * is up (made by the retries to a restarted Kamailio) is kept: replacing it would lose the
+   * events in between.
+   */
   connect(): Promise<void> {
+    const socket = this.socket;
+    if (socket && !socket.destroyed && !socket.connecting) return Promise.resolve();
+    const connected = new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (socket && !socket.destroyed) return connected; // a connect is under way
     if (this.retryTimer) clearTimeout(this.retryTimer);
     this.retryTimer = undefined;
     this.retryMs = RETRY_MS;
-    return new Promise((resolve) => this.open(resolve));
+    this.open();
+    return connected;
   }
 
-  private open(connected: () => void): void {
+  private open(): void {
     if (this.closed) return;
     const previous = this.socket;
     this.socket = undefined;
@@ -47,7 +57,7 @@ export class EvapiClient {
     socket.once('connect', () => {
       this.retryMs = RETRY_MS;
       this.onConnect();
-      connected();
+      for (const resolve of this.waiting.splice(0)) resolve();
     });
     socket.on('error', () => {}); // followed by close, which retries
     socket.on('data', (chunk) => this.receive(socket, chunk));
@@ -56,7 +66,7 @@ export class EvapiClient {
       this.onError(`evapi connection closed; reconnecting in ${this.retryMs} ms`);
       this.retryTimer = setTimeout(() => {
         this.retryTimer = undefined;
-        this.open(connected);
+        this.open();
       }, this.retryMs);
       this.retryTimer.unref();
       this.retryMs = Math.min(this.retryMs * 2, MAX_RETRY_MS);

@@ -9,10 +9,9 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
 import { build, buildUser, DIALECTS } from '../../../test/helper.js';
-import { addSipAccount } from '../../../test/sip-peers.js';
+import { addSipAccount, freePort } from '../../../test/sip-peers.js';
 import {
   freePortRange,
-  freeUdpPort,
   requireTelephonyPackages,
   sippRegister,
   sippRegisterBurst,
@@ -24,7 +23,7 @@ import type { RegistrationChange } from '../index.js';
 requireTelephonyPackages();
 
 async function telephonyNode(t: TestContext, dialect: 'sqlite' | 'postgres') {
-  const sipPort = await freeUdpPort();
+  const sipPort = await freePort(); // Kamailio listens on UDP and TCP
   const [min, max] = await freePortRange();
   const app = await build(t, {
     dialect,
