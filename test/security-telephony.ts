@@ -114,7 +114,8 @@ export async function registerSipAccount(
 ) {
   const when =
     dialect === 'sqlite'
-      ? sql`${expires / 86400 + 2440587.5}`
+      ? // As db_sqlite writes it: the Julian day of expires - 0.5 s (see parseKamailioTime).
+        sql`${(expires - 0.5) / 86400 + 2440587.5}`
       : sql`${new Date(expires * 1000).toISOString().replace('T', ' ').slice(0, 19)}`;
   await sql`INSERT INTO location (ruid, username, contact, expires, user_agent)
     VALUES (${newUuid()}, ${user}, ${`sip:${user}@${contact}`}, ${when}, 'test')`.execute(app.database.db);
