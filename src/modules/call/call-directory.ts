@@ -74,6 +74,7 @@ export class CallAreaDirectory implements CallDirectory {
       return {
         kind: 'dialplan',
         owner,
+        uuid: route.uuid,
         announcementOnly,
         dialplan: await this.services.dialplans.getDialplan(owner, route.uuid),
       };

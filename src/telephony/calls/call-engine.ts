@@ -21,6 +21,7 @@ import {
   type IvrEvent,
   type LegacyTarget,
   orderTargets,
+  RoundRobin,
   selectActions,
   stepPin,
   type Target,
@@ -120,6 +121,8 @@ interface NumberCall {
   readonly announcementOnly: boolean;
   /** What the caller hears while targets ring (dialplan ringtone, legacy announcement). */
   ringtone?: { readonly announcement: string; readonly mix: boolean };
+  /** The v2 dialplan answering (its uuid keys cyclic ringing's round-robin). */
+  dialplan?: string;
   /** Zentrale's own leg, once Zentrale answered the call (announcement, IVR, pin). */
   leg?: MediaLeg;
   answered: number | null;
@@ -166,6 +169,8 @@ function callerId(account: SipAccountInfo | undefined, call: IncomingCall): stri
 export class CallEngine {
   /** Calls in progress per user (the concurrency bound of feature packs). */
   private readonly active = new Map<string, number>();
+  /** Cyclic ringing's next start per dialplan and action (this node's). */
+  private readonly roundRobin = new RoundRobin();
   /** This engine instance in the running-legs table: host, Kamailio's address and port. */
   readonly node: string;
   private readonly heartbeatTimer: NodeJS.Timeout;
@@ -778,6 +783,7 @@ export class CallEngine {
         const ringtone = answer.dialplan.ringtone;
         if (ringtone?.announcement)
           run.ringtone = { announcement: ringtone.announcement, mix: ringtone.mix === true };
+        run.dialplan = answer.uuid;
         return this.runDialplan(run, compileDialplan(answer.dialplan), 0);
       }
       case 'ivr':
@@ -947,7 +953,17 @@ export class CallEngine {
         const list =
           action.name === 'parallel'
             ? action.params.targets.map((target) => ({ target }))
-            : orderTargets(action.params.targets, action.name);
+            : orderTargets(
+                action.params.targets,
+                action.name,
+                action.name === 'cyclic'
+                  ? // The action: its top profile and its index there (a pin's items are one level down).
+                    this.roundRobin.start(
+                      `${run.dialplan ?? run.number}/${top}/${profile.index}`,
+                      action.params.targets.length,
+                    )
+                  : 0,
+              );
         for (const { target, timeout, clip_number } of list as Target[]) {
           const uri = await this.targetUri(target, run.owner, 'dialplan');
           if (!uri) continue;

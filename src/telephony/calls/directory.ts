@@ -25,7 +25,13 @@ export interface MailboxSettings {
 
 /** How a platform number answers (spec GET/POST /api/phone; routeNumber). */
 export type NumberAnswer =
-  | ({ readonly kind: 'dialplan'; readonly owner: string; readonly dialplan: Dialplan } & MailboxSettings)
+  | ({
+      readonly kind: 'dialplan';
+      readonly owner: string;
+      readonly dialplan: Dialplan;
+      /** The dialplan's uuid (cyclic ringing keeps its round-robin per dialplan). */
+      readonly uuid: string;
+    } & MailboxSettings)
   | ({ readonly kind: 'ivr'; readonly owner: string; readonly ivr: string } & MailboxSettings)
   | ({ readonly kind: 'legacy'; readonly owner: string } & MailboxSettings)
   /** dialplan_enable off, or nobody holds the number. */

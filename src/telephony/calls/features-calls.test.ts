@@ -319,13 +319,14 @@ test('a restart closes the calls the last run left running: their CDRs are writt
   assert.match(JSON.stringify(await closed), /403/);
 });
 
-test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id it sees (From), the action's clip_number the others'", async (t) => {
+test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id it sees (From), the action's clip_number the others'; cyclic's next call starts at the next target", async (t) => {
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
   const { client } = await numberOwner(app, '+4930777005');
   carrier.answer('+4940601', { reject: 486 });
   carrier.answer('+4940602', { tone: 1000 });
   carrier.answer('+4940603', { tone: 1000 });
+  carrier.answer('+4940604', { tone: 1000 });
   const linear = await client.call('POST', '/api/dialplan/v2', {
     dialplan: {
       profiles: [
@@ -357,10 +358,16 @@ test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id
   assert.match(busy.headers.get('from') ?? '', /<sip:\+4930777011@/);
   assert.match(second.headers.get('from') ?? '', /<sip:\+4930777010@/);
 
-  // cyclic: the same per target.
+  // cyclic: the same per target; and the round-robin kept per dialplan: the next call starts at the next target.
   const cyclic = await client.call('POST', `/api/dialplan/v2/${linear.uuid}`, {
     dialplan: {
-      profiles: [{ cyclic: { targets: [{ target: '+4940603', clip_number: '+4930777012' }] } }],
+      profiles: [
+        {
+          cyclic: {
+            targets: [{ target: '+4940603', clip_number: '+4930777012' }, { target: '+4940604' }],
+          },
+        },
+      ],
     },
   });
   assert.equal(cyclic.status, 'ok', JSON.stringify(cyclic));
@@ -369,6 +376,11 @@ test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id
   await hangUp(a);
   await third.ended;
   assert.match(third.headers.get('from') ?? '', /<sip:\+4930777012@/);
+  await dial(a, '+4930777005');
+  const fourth = await carrier.callTo('+4940604');
+  await hangUp(a);
+  await fourth.ended;
+  assert.doesNotMatch(fourth.headers.get('from') ?? '', /\+4930777012/);
 });
 
 test("110 and 112 go to the control centre of the user's emergency data with the uui_header as User-to-User and the caller id shown; call filter, dial_prefix, quota and CLIR never hold them back", async (t) => {
