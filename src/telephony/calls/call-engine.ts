@@ -299,7 +299,8 @@ export class CallEngine {
   // ---- concurrency
 
   /**
-   * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound.
+   * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound or the
+   * user's usergroup limit.
    * `always` (emergency calls): counted, never refused.
    */
   private async acquire(user: string, always = false): Promise<(() => void) | undefined> {
@@ -310,6 +311,13 @@ export class CallEngine {
       : await this.directory.callsElsewhere(user, this.node, Date.now() - ALIVE_MS);
     const current = this.active.get(user) ?? 0;
     if (current + elsewhere >= limit) return undefined;
+    // The usergroup's limit (spec usergroup `limit`): all members' calls together, counted the same way.
+    const group = always ? undefined : await this.directory.groupCallLimit(user);
+    if (group) {
+      const here = group.members.reduce((sum, member) => sum + (this.active.get(member) ?? 0), 0);
+      const there = await this.directory.groupCallsElsewhere(group.members, this.node, Date.now() - ALIVE_MS);
+      if (here + there >= group.calls) return undefined;
+    }
     this.active.set(user, current + 1);
     let released = false;
     return () => {

@@ -179,6 +179,70 @@ test("the partner's call filter runs on every outgoing call (403 when it denies,
   await app.services.features.updatePack('default', { quota: { calls: 2 } });
 });
 
+test("the usergroup's call limit counts all members' calls over the nodes: a member's call beyond it is refused (486), another group's user is not held back", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const partner = await app.services.partners.createPartner(`p${Date.now()}`, 'partner-key', [
+    'phone',
+    'usergroup',
+  ]);
+  const alice = await buildUser(app, { partnerUuid: partner.uuid });
+  const bob = await buildUser(app, { partnerUuid: partner.uuid });
+  const carol = await buildUser(app, { partnerUuid: partner.uuid });
+  const groups = app.services.usergroups;
+  const group = await groups.createUsergroup(partner.uuid, {});
+  await groups.changeMembers(partner.uuid, group, { users: { add: [alice.uuid, bob.uuid] } });
+  await groups.setSetting(partner.uuid, group, { call_limit: 1 });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01', alice.uuid), { answerMode: 'manual' });
+  const b = await phone(t, node, await sipAccount(app, 'bob_01', bob.uuid), { answerMode: 'manual' });
+  const c = await phone(t, node, await sipAccount(app, 'carol_01', carol.uuid), { answerMode: 'manual' });
+  carrier.answer('+4942601', { tone: 1000 });
+  carrier.answer('+4942603', { tone: 1000 });
+  carrier.answer('+4942604', { tone: 1000 });
+
+  // Alice's call takes the group's one; Bob (each user's own quota is 2) is refused as busy.
+  await dial(a, '+4942601');
+  await carrier.callTo('+4942601');
+  let closed = b.waitFor('CALL_CLOSED', 20_000);
+  b.command('dial', '+4942602');
+  assert.match(JSON.stringify(await closed), /486/);
+  // Carol is in no group: her call goes out.
+  await dial(c, '+4942603');
+  await carrier.callTo('+4942603');
+  await hangUp(c);
+  await hangUp(a);
+
+  // A member's call another node carries counts too.
+  await app.database.db
+    .insertInto('running_call')
+    .values({
+      id: newUuid(),
+      node: 'other-host/10.0.0.2:5060',
+      owner: alice.uuid,
+      service: 'call',
+      direction: 'out',
+      number: '+4942000',
+      phone: null,
+      parent: null,
+      date: Date.now(),
+      answered: null,
+      heartbeat: Date.now(),
+    })
+    .execute();
+  closed = b.waitFor('CALL_CLOSED', 20_000);
+  b.command('dial', '+4942602');
+  assert.match(JSON.stringify(await closed), /486/);
+  // A limit of 0 means none: Bob's call goes out.
+  await groups.setSetting(partner.uuid, group, { call_limit: 0 });
+  await dial(b, '+4942604');
+  await carrier.callTo('+4942604');
+  await hangUp(b);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942601', '+4942603', '+4942604'],
+  );
+});
+
 test("call-through: *98 from the SIP account connects the saved phone once; the filter number calling the user's number does too", async (t) => {
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
