@@ -22,6 +22,7 @@ export type {
   EmergencyRoute,
   FilterService,
   FilterVerdict,
+  GroupCallLimit,
   LegEnd,
   NotifyRequest,
   NumberAnswer,

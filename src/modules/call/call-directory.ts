@@ -17,6 +17,7 @@ import type {
   EmergencyRoute,
   FilterService,
   FilterVerdict,
+  GroupCallLimit,
   LegEnd,
   NumberAnswer,
   OutgoingIdentity,
@@ -74,6 +75,7 @@ export class CallAreaDirectory implements CallDirectory {
       return {
         kind: 'dialplan',
         owner,
+        uuid: route.uuid,
         announcementOnly,
         dialplan: await this.services.dialplans.getDialplan(owner, route.uuid),
       };
@@ -159,6 +161,12 @@ export class CallAreaDirectory implements CallDirectory {
 
   async callLimit(user: string): Promise<number> {
     return (await this.services.features.quotaOf(user)).quota.calls;
+  }
+
+  async groupCallLimit(user: string): Promise<GroupCallLimit | undefined> {
+    const limit = await this.services.usergroups.callLimitOf(user);
+    if (!limit) return undefined;
+    return { calls: limit.calls, members: await this.services.usergroups.memberUuidsOf(limit.usergroup) };
   }
 
   async outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity> {
@@ -259,6 +267,10 @@ export class CallAreaDirectory implements CallDirectory {
 
   callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number> {
     return repo.countCallsElsewhere(this.db, owner, node, aliveSince);
+  }
+
+  groupCallsElsewhere(members: readonly string[], node: string, aliveSince: number): Promise<number> {
+    return repo.countOwnersCallsElsewhere(this.db, members, node, aliveSince);
   }
 
   async callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>> {

@@ -79,6 +79,25 @@ export async function countCallsElsewhere(
   return Number(row?.n ?? 0);
 }
 
+/** As countCallsElsewhere, for the calls of any of `owners` (a usergroup's members). */
+export async function countOwnersCallsElsewhere(
+  db: Db,
+  owners: readonly string[],
+  node: string,
+  aliveSince: number,
+): Promise<number> {
+  if (owners.length === 0) return 0;
+  const row = await db
+    .selectFrom('running_call')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('owner', 'in', owners)
+    .where('parent', 'is', null)
+    .where('node', '!=', node)
+    .where('heartbeat', '>=', aliveSince)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
 /** Calls to each of `numbers` in progress on any node alive since `aliveSince` (the callers' legs). */
 export function countCallsTo(
   db: Db,

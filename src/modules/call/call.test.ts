@@ -166,6 +166,12 @@ for (const dialect of DIALECTS) {
       assert.equal(await directory.callsElsewhere(user.uuid, 'n2', alive), 1);
       assert.equal(await directory.callsElsewhere(other.uuid, 'n1', alive), 1);
       assert.equal(await directory.callsElsewhere(newUuid(), 'n1', alive), 0);
+      // A usergroup's calls: the first legs of any of its members, the same way.
+      assert.equal(await directory.groupCallsElsewhere([user.uuid, other.uuid], 'n1', alive), 3);
+      assert.equal(await directory.groupCallsElsewhere([user.uuid, other.uuid], 'n2', alive), 1);
+      assert.equal(await directory.groupCallsElsewhere([other.uuid, newUuid()], 'n1', alive), 1);
+      assert.equal(await directory.groupCallsElsewhere([], 'n1', alive), 0);
+      assert.equal(await directory.groupCallLimit(user.uuid), undefined, 'in no usergroup');
       assert.deepEqual(await directory.callsTo(['+4930100', '+4930101', '+4930102'], alive), {
         '+4930100': 2,
         '+4930101': 1,

@@ -97,7 +97,12 @@ function profileSchema(pinLevels: number): TObject {
         Type.Object({ targets: Type.Array(TargetString, { minItems: 1 }), ...CallTargets }),
       ),
       linear: Type.Optional(SequentialTargets),
-      cyclic: Type.Optional(SequentialTargets),
+      cyclic: Type.Optional({
+        ...SequentialTargets,
+        description:
+          'round-robin kept per dialplan: each call starts one target after the previous call started ' +
+          '(whoever answered), per dialplan and action, in memory per node (a restart begins at the first)',
+      }),
       ...pin,
     },
     { description: 'an optional filter and exactly one action member' },

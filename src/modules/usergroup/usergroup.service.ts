@@ -328,6 +328,11 @@ export class UsergroupService {
     return group && group.call_limit > 0 ? { usergroup: group.uuid, calls: group.call_limit } : undefined;
   }
 
+  /** The uuids of the group's members ([] for an unknown group), for the call engine's group call limit. */
+  async memberUuidsOf(usergroupUuid: string): Promise<string[]> {
+    return (await repo.listMembers(this.deps.db, usergroupUuid)).map((member) => member.user_uuid);
+  }
+
   /** The allowed zones of the user's group ([]: every zone), for the call engine's zoneAllows. */
   async zonesOf(userUuid: string): Promise<string[]> {
     const group = await this.groupOfUser(userUuid);

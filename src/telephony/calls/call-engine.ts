@@ -21,6 +21,7 @@ import {
   type IvrEvent,
   type LegacyTarget,
   orderTargets,
+  RoundRobin,
   selectActions,
   stepPin,
   type Target,
@@ -120,6 +121,8 @@ interface NumberCall {
   readonly announcementOnly: boolean;
   /** What the caller hears while targets ring (dialplan ringtone, legacy announcement). */
   ringtone?: { readonly announcement: string; readonly mix: boolean };
+  /** The v2 dialplan answering (its uuid keys cyclic ringing's round-robin). */
+  dialplan?: string;
   /** Zentrale's own leg, once Zentrale answered the call (announcement, IVR, pin). */
   leg?: MediaLeg;
   answered: number | null;
@@ -166,6 +169,8 @@ function callerId(account: SipAccountInfo | undefined, call: IncomingCall): stri
 export class CallEngine {
   /** Calls in progress per user (the concurrency bound of feature packs). */
   private readonly active = new Map<string, number>();
+  /** Cyclic ringing's next start per dialplan and action (this node's). */
+  private readonly roundRobin = new RoundRobin();
   /** This engine instance in the running-legs table: host, Kamailio's address and port. */
   readonly node: string;
   private readonly heartbeatTimer: NodeJS.Timeout;
@@ -294,7 +299,8 @@ export class CallEngine {
   // ---- concurrency
 
   /**
-   * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound.
+   * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound or the
+   * user's usergroup limit.
    * `always` (emergency calls): counted, never refused.
    */
   private async acquire(user: string, always = false): Promise<(() => void) | undefined> {
@@ -305,6 +311,13 @@ export class CallEngine {
       : await this.directory.callsElsewhere(user, this.node, Date.now() - ALIVE_MS);
     const current = this.active.get(user) ?? 0;
     if (current + elsewhere >= limit) return undefined;
+    // The usergroup's limit (spec usergroup `limit`): all members' calls together, counted the same way.
+    const group = always ? undefined : await this.directory.groupCallLimit(user);
+    if (group) {
+      const here = group.members.reduce((sum, member) => sum + (this.active.get(member) ?? 0), 0);
+      const there = await this.directory.groupCallsElsewhere(group.members, this.node, Date.now() - ALIVE_MS);
+      if (here + there >= group.calls) return undefined;
+    }
     this.active.set(user, current + 1);
     let released = false;
     return () => {
@@ -778,6 +791,7 @@ export class CallEngine {
         const ringtone = answer.dialplan.ringtone;
         if (ringtone?.announcement)
           run.ringtone = { announcement: ringtone.announcement, mix: ringtone.mix === true };
+        run.dialplan = answer.uuid;
         return this.runDialplan(run, compileDialplan(answer.dialplan), 0);
       }
       case 'ivr':
@@ -947,7 +961,17 @@ export class CallEngine {
         const list =
           action.name === 'parallel'
             ? action.params.targets.map((target) => ({ target }))
-            : orderTargets(action.params.targets, action.name);
+            : orderTargets(
+                action.params.targets,
+                action.name,
+                action.name === 'cyclic'
+                  ? // The action: its top profile and its index there (a pin's items are one level down).
+                    this.roundRobin.start(
+                      `${run.dialplan ?? run.number}/${top}/${profile.index}`,
+                      action.params.targets.length,
+                    )
+                  : 0,
+              );
         for (const { target, timeout, clip_number } of list as Target[]) {
           const uri = await this.targetUri(target, run.owner, 'dialplan');
           if (!uri) continue;

@@ -25,11 +25,23 @@ export interface MailboxSettings {
 
 /** How a platform number answers (spec GET/POST /api/phone; routeNumber). */
 export type NumberAnswer =
-  | ({ readonly kind: 'dialplan'; readonly owner: string; readonly dialplan: Dialplan } & MailboxSettings)
+  | ({
+      readonly kind: 'dialplan';
+      readonly owner: string;
+      readonly dialplan: Dialplan;
+      /** The dialplan's uuid (cyclic ringing keeps its round-robin per dialplan). */
+      readonly uuid: string;
+    } & MailboxSettings)
   | ({ readonly kind: 'ivr'; readonly owner: string; readonly ivr: string } & MailboxSettings)
   | ({ readonly kind: 'legacy'; readonly owner: string } & MailboxSettings)
   /** dialplan_enable off, or nobody holds the number. */
   | { readonly kind: 'disabled'; readonly owner: string | null };
+
+/** A usergroup's concurrent call limit (spec usergroup `limit`) and the members it covers. */
+export interface GroupCallLimit {
+  readonly calls: number;
+  readonly members: readonly string[];
+}
 
 /** A voicemail as the engine hands it over. */
 export interface Voicemail {
@@ -130,6 +142,8 @@ export interface CallDirectory {
   storeVoicemail(voicemail: Voicemail): Promise<string>;
   /** Concurrent calls the user may have (feature packs, quota `calls`). */
   callLimit(user: string): Promise<number>;
+  /** The concurrent call limit of the user's usergroup over all its members; undefined without one (or 0). */
+  groupCallLimit(user: string): Promise<GroupCallLimit | undefined>;
   /** How the user's calls leave the platform; with `as` (one of the user's numbers), calling as that number. */
   outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity>;
   /** The user's emergency data; undefined when the partner set none. */
@@ -159,6 +173,8 @@ export interface CallDirectory {
    * the running-legs table) whose node beat since `aliveSince` (ms): the quota is one over all nodes.
    */
   callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number>;
+  /** As callsElsewhere, for the calls of any of `members` (a usergroup's). */
+  groupCallsElsewhere(members: readonly string[], node: string, aliveSince: number): Promise<number>;
   /** Calls in progress to each platform number on every node (the callers' legs), 0 for none. */
   callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>>;
   /** This node's running legs are alive (the heartbeat `closeOrphanLegs` looks at). */

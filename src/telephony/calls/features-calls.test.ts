@@ -179,6 +179,70 @@ test("the partner's call filter runs on every outgoing call (403 when it denies,
   await app.services.features.updatePack('default', { quota: { calls: 2 } });
 });
 
+test("the usergroup's call limit counts all members' calls over the nodes: a member's call beyond it is refused (486), another group's user is not held back", async (t) => {
+  const { carrier, node } = await carrierNode(t);
+  const { app } = node;
+  const partner = await app.services.partners.createPartner(`p${Date.now()}`, 'partner-key', [
+    'phone',
+    'usergroup',
+  ]);
+  const alice = await buildUser(app, { partnerUuid: partner.uuid });
+  const bob = await buildUser(app, { partnerUuid: partner.uuid });
+  const carol = await buildUser(app, { partnerUuid: partner.uuid });
+  const groups = app.services.usergroups;
+  const group = await groups.createUsergroup(partner.uuid, {});
+  await groups.changeMembers(partner.uuid, group, { users: { add: [alice.uuid, bob.uuid] } });
+  await groups.setSetting(partner.uuid, group, { call_limit: 1 });
+  const a = await phone(t, node, await sipAccount(app, 'alice_01', alice.uuid), { answerMode: 'manual' });
+  const b = await phone(t, node, await sipAccount(app, 'bob_01', bob.uuid), { answerMode: 'manual' });
+  const c = await phone(t, node, await sipAccount(app, 'carol_01', carol.uuid), { answerMode: 'manual' });
+  carrier.answer('+4942601', { tone: 1000 });
+  carrier.answer('+4942603', { tone: 1000 });
+  carrier.answer('+4942604', { tone: 1000 });
+
+  // Alice's call takes the group's one; Bob (each user's own quota is 2) is refused as busy.
+  await dial(a, '+4942601');
+  await carrier.callTo('+4942601');
+  let closed = b.waitFor('CALL_CLOSED', 20_000);
+  b.command('dial', '+4942602');
+  assert.match(JSON.stringify(await closed), /486/);
+  // Carol is in no group: her call goes out.
+  await dial(c, '+4942603');
+  await carrier.callTo('+4942603');
+  await hangUp(c);
+  await hangUp(a);
+
+  // A member's call another node carries counts too.
+  await app.database.db
+    .insertInto('running_call')
+    .values({
+      id: newUuid(),
+      node: 'other-host/10.0.0.2:5060',
+      owner: alice.uuid,
+      service: 'call',
+      direction: 'out',
+      number: '+4942000',
+      phone: null,
+      parent: null,
+      date: Date.now(),
+      answered: null,
+      heartbeat: Date.now(),
+    })
+    .execute();
+  closed = b.waitFor('CALL_CLOSED', 20_000);
+  b.command('dial', '+4942602');
+  assert.match(JSON.stringify(await closed), /486/);
+  // A limit of 0 means none: Bob's call goes out.
+  await groups.setSetting(partner.uuid, group, { call_limit: 0 });
+  await dial(b, '+4942604');
+  await carrier.callTo('+4942604');
+  await hangUp(b);
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4942601', '+4942603', '+4942604'],
+  );
+});
+
 test("call-through: *98 from the SIP account connects the saved phone once; the filter number calling the user's number does too", async (t) => {
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
@@ -319,13 +383,14 @@ test('a restart closes the calls the last run left running: their CDRs are writt
   assert.match(JSON.stringify(await closed), /403/);
 });
 
-test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id it sees (From), the action's clip_number the others'", async (t) => {
+test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id it sees (From), the action's clip_number the others'; cyclic's next call starts at the next target", async (t) => {
   const { carrier, node } = await carrierNode(t);
   const { app } = node;
   const { client } = await numberOwner(app, '+4930777005');
   carrier.answer('+4940601', { reject: 486 });
   carrier.answer('+4940602', { tone: 1000 });
   carrier.answer('+4940603', { tone: 1000 });
+  carrier.answer('+4940604', { tone: 1000 });
   const linear = await client.call('POST', '/api/dialplan/v2', {
     dialplan: {
       profiles: [
@@ -357,10 +422,16 @@ test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id
   assert.match(busy.headers.get('from') ?? '', /<sip:\+4930777011@/);
   assert.match(second.headers.get('from') ?? '', /<sip:\+4930777010@/);
 
-  // cyclic: the same per target.
+  // cyclic: the same per target; and the round-robin kept per dialplan: the next call starts at the next target.
   const cyclic = await client.call('POST', `/api/dialplan/v2/${linear.uuid}`, {
     dialplan: {
-      profiles: [{ cyclic: { targets: [{ target: '+4940603', clip_number: '+4930777012' }] } }],
+      profiles: [
+        {
+          cyclic: {
+            targets: [{ target: '+4940603', clip_number: '+4930777012' }, { target: '+4940604' }],
+          },
+        },
+      ],
     },
   });
   assert.equal(cyclic.status, 'ok', JSON.stringify(cyclic));
@@ -369,6 +440,11 @@ test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id
   await hangUp(a);
   await third.ended;
   assert.match(third.headers.get('from') ?? '', /<sip:\+4930777012@/);
+  await dial(a, '+4930777005');
+  const fourth = await carrier.callTo('+4940604');
+  await hangUp(a);
+  await fourth.ended;
+  assert.doesNotMatch(fourth.headers.get('from') ?? '', /\+4930777012/);
 });
 
 test("110 and 112 go to the control centre of the user's emergency data with the uui_header as User-to-User and the caller id shown; call filter, dial_prefix, quota and CLIR never hold them back", async (t) => {

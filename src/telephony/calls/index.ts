@@ -12,6 +12,7 @@ export type {
   EmergencyRoute,
   FilterService,
   FilterVerdict,
+  GroupCallLimit,
   LegEnd,
   NumberAnswer,
   OutgoingIdentity,
