@@ -140,7 +140,7 @@ for (const dialect of DIALECTS) {
         watcher: owner,
         reads: ['/api/ipquality', `/api/ipquality/${uuid}`, `/api/ipquality/${uuid}/result`],
       });
-      for (const headers of [{ authorization: `Bearer ${nobody.sid}` }, {}])
+      for (const headers of [{ authorization: `Bearer ${nobody.sid}` }, {}] as Record<string, string>[])
         assert.equal(
           (await download(app, `/api/ipquality/${uuid}/result/r.csv?from=0&to=9999999999`, headers))
             .statusCode,
