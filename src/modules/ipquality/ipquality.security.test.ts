@@ -16,25 +16,33 @@ import {
   MISSING_UUID,
   refusals,
 } from '../../../test/security.js';
+import type { App } from '../../app.js';
 import { linkUsers } from '../../platform/object-store/testing.js';
 import { MAX_IPQUALITIES } from './ipquality.service.js';
 import { get, results, twoBoxes } from './testing.js';
+
+/** The owner's two boxes and an inactive ipquality between them (no measurement starts). */
+async function ownedIpquality(app: App) {
+  const boxes = await twoBoxes(app);
+  const body = {
+    source: boxes.source,
+    destination: boxes.destination,
+    interval: 60,
+    duration: 10,
+    active: false,
+  };
+  const created = await boxes.owner.call('POST', '/api/ipquality', body);
+  assert.equal(created.status, 'ok', created.message);
+  return { ...boxes, body, uuid: created.uuid as string };
+}
 
 for (const dialect of DIALECTS) {
   describe(`ipquality security (${dialect})`, () => {
     test("another user's ipquality and boxes are wrong-* and nothing changes; read-only is access-denied", async (t) => {
       const app = await build(t, { dialect });
-      const { owner, user, source, destination } = await twoBoxes(app);
+      const { owner, user, source, destination, uuid } = await ownedIpquality(app);
       const { client: stranger, user: strangerUser } = await loggedInClient(app);
       const { client: reader, user: readerUser } = await loggedInClient(app);
-      const created = await owner.call('POST', '/api/ipquality', {
-        source,
-        destination,
-        interval: 60,
-        duration: 10,
-        active: false,
-      });
-      const uuid = created.uuid as string;
       const strangerBox = (
         await app.services.devices.createDevice({ key: DEVICE_KEY, owner: strangerUser.uuid })
       ).uuid;
@@ -115,21 +123,12 @@ for (const dialect of DIALECTS) {
 
     test('without a logged-in session every route is no-auth (no-session without any); nothing changes', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, source, destination } = await twoBoxes(app);
+      const { owner, uuid, body } = await ownedIpquality(app);
       const nobody = new Client(app);
       await nobody.open();
-      const uuid = (
-        await owner.call('POST', '/api/ipquality', {
-          source,
-          destination,
-          interval: 60,
-          duration: 10,
-          active: false,
-        })
-      ).uuid as string;
       const calls: Call[] = [
         ['GET', '/api/ipquality'],
-        ['POST', '/api/ipquality', { source, destination, interval: 60, duration: 10, active: false }],
+        ['POST', '/api/ipquality', body],
         ['GET', `/api/ipquality/${uuid}`],
         ['POST', `/api/ipquality/${uuid}`, { interval: 1, active: true }],
         ['DELETE', `/api/ipquality/${uuid}`],
@@ -150,9 +149,7 @@ for (const dialect of DIALECTS) {
 
     test('bad input: huge strings, bad UUIDs, wrong types, counts past the limits; nothing changes', async (t) => {
       const app = await build(t, { dialect });
-      const { owner, source, destination } = await twoBoxes(app);
-      const base = { source, destination, interval: 60, duration: 10, active: false };
-      const uuid = (await owner.call('POST', '/api/ipquality', base)).uuid as string;
+      const { owner, uuid, body: base } = await ownedIpquality(app);
       const watch = {
         watcher: owner,
         reads: ['/api/ipquality', `/api/ipquality/${uuid}`, `/api/ipquality/${uuid}/result`],
