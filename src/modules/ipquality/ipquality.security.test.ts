@@ -14,6 +14,7 @@ import {
   expectRefused,
   HUGE,
   MISSING_UUID,
+  partnerParty,
   refusals,
 } from '../../../test/security.js';
 import type { App } from '../../app.js';
@@ -135,10 +136,13 @@ for (const dialect of DIALECTS) {
         ['DELETE', `/api/ipquality/${uuid}?purge`],
         ['GET', `/api/ipquality/${uuid}/result`],
       ];
-      await expectNoAuth(nobody, calls, {
+      const watch = {
         watcher: owner,
         reads: ['/api/ipquality', `/api/ipquality/${uuid}`, `/api/ipquality/${uuid}/result`],
-      });
+      };
+      await expectNoAuth(nobody, calls, watch);
+      // A partner's session is no user's either.
+      await expectRefused((await partnerParty(app)).client, refusals(calls, 'no-auth'), watch);
       for (const headers of [{ authorization: `Bearer ${nobody.sid}` }, {}] as Record<string, string>[])
         assert.equal(
           (await download(app, `/api/ipquality/${uuid}/result/r.csv?from=0&to=9999999999`, headers))

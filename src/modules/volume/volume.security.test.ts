@@ -15,6 +15,7 @@ import {
   expectRefused,
   HUGE,
   MISSING_UUID,
+  partnerParty,
   refusals,
 } from '../../../test/security.js';
 import type { App } from '../../app.js';
@@ -143,15 +144,16 @@ for (const dialect of DIALECTS) {
       const { volume, folder, file, v, watch } = await ownedVolume(app);
       const anonymous = new Client(app);
       await anonymous.open();
-      await expectNoAuth(
-        anonymous,
-        [
-          ['GET', '/api/volume'],
-          ['POST', '/api/volume', { description: 'x' }],
-          ...volumeRoutes(volume, folder, file),
-        ],
-        watch,
-      );
+      const calls: Call[] = [
+        ['GET', '/api/volume'],
+        ['POST', '/api/volume', { description: 'x' }],
+        ...volumeRoutes(volume, folder, file),
+      ];
+      await expectNoAuth(anonymous, calls, watch);
+      // A partner's session is no user's either.
+      const partner = (await partnerParty(app)).client;
+      await expectRefused(partner, refusals(calls, 'no-auth'), watch);
+      assert.equal((await upload(partner, `${v}/upload/x?name=z`, Buffer.from('z'))).status, 'no-auth');
       for (const [client, status] of [
         [anonymous, 'no-auth'],
         [new Client(app), 'no-session'],
