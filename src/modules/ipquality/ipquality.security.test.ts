@@ -7,16 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY } from '../../../test/devices.js';
 import { build, Client, DIALECTS, download, loggedInClient } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  partnerParty,
-  refusals,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import type { App } from '../../app.js';
 import { linkUsers } from '../../platform/object-store/testing.js';
 import { MAX_IPQUALITIES } from './ipquality.service.js';
@@ -51,7 +42,7 @@ for (const dialect of DIALECTS) {
       const watch = { watcher: owner, reads };
 
       // The stranger may not use the owner's boxes, nor the owner the stranger's.
-      await expectRefused(
+      await security.expectRefused(
         stranger,
         [
           ['POST', '/api/ipquality', { source, interval: 60, duration: 10 }, 'wrong-box'],
@@ -65,7 +56,7 @@ for (const dialect of DIALECTS) {
         watch,
       );
       assert.deepEqual((await stranger.call('GET', '/api/ipquality')).ipquality, {});
-      await expectRefused(
+      await security.expectRefused(
         owner,
         [
           ['POST', `/api/ipquality/${uuid}`, { destination: strangerBox }, 'wrong-box'],
@@ -74,7 +65,7 @@ for (const dialect of DIALECTS) {
         watch,
       );
       // Every route on the owner's ipquality.
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', `/api/ipquality/${uuid}`],
         ['POST', `/api/ipquality/${uuid}`, { active: true, source: strangerBox }],
         ['POST', `/api/ipquality/${uuid}`, { interval: 1 }],
@@ -82,7 +73,7 @@ for (const dialect of DIALECTS) {
         ['DELETE', `/api/ipquality/${uuid}?purge`],
         ['GET', `/api/ipquality/${uuid}/result`],
       ];
-      await expectRefused(stranger, refusals(routes, 'wrong-ipquality'), watch);
+      await security.expectRefused(stranger, security.refusals(routes, 'wrong-ipquality'), watch);
       assert.equal(
         (
           await download(app, `/api/ipquality/${uuid}/result/r.csv?from=0&to=9999999999`, {
@@ -91,7 +82,7 @@ for (const dialect of DIALECTS) {
         ).statusCode,
         404,
       );
-      await expectNoLeak(
+      await security.expectNoLeak(
         stranger,
         ['/api/ipquality', '/api/ipquality?count=500'],
         [uuid, source, destination],
@@ -110,7 +101,7 @@ for (const dialect of DIALECTS) {
       );
       assert.equal((await get(reader, uuid)).source, source);
       assert.deepEqual(await results(reader, uuid), {});
-      await expectRefused(
+      await security.expectRefused(
         reader,
         [
           ['POST', `/api/ipquality/${uuid}`, { interval: 1 }, 'access-denied'],
@@ -127,7 +118,7 @@ for (const dialect of DIALECTS) {
       const { owner, uuid, body } = await ownedIpquality(app);
       const nobody = new Client(app);
       await nobody.open();
-      const calls: Call[] = [
+      const calls: security.Call[] = [
         ['GET', '/api/ipquality'],
         ['POST', '/api/ipquality', body],
         ['GET', `/api/ipquality/${uuid}`],
@@ -140,9 +131,13 @@ for (const dialect of DIALECTS) {
         watcher: owner,
         reads: ['/api/ipquality', `/api/ipquality/${uuid}`, `/api/ipquality/${uuid}/result`],
       };
-      await expectNoAuth(nobody, calls, watch);
+      await security.expectNoAuth(nobody, calls, watch);
       // A partner's session is no user's either.
-      await expectRefused((await partnerParty(app)).client, refusals(calls, 'no-auth'), watch);
+      await security.expectRefused(
+        (await security.partnerParty(app)).client,
+        security.refusals(calls, 'no-auth'),
+        watch,
+      );
       for (const headers of [{ authorization: `Bearer ${nobody.sid}` }, {}] as Record<string, string>[])
         assert.equal(
           (await download(app, `/api/ipquality/${uuid}/result/r.csv?from=0&to=9999999999`, headers))
@@ -159,30 +154,30 @@ for (const dialect of DIALECTS) {
         reads: ['/api/ipquality', `/api/ipquality/${uuid}`, `/api/ipquality/${uuid}/result`],
       };
       const bodies: [unknown, string][] = [
-        [{ ...base, description: HUGE }, 'wrong-syntax'],
-        [{ ...base, source: HUGE }, 'wrong-syntax'],
-        [{ ...base, destination: HUGE }, 'wrong-syntax'],
+        [{ ...base, description: security.HUGE }, 'wrong-syntax'],
+        [{ ...base, source: security.HUGE }, 'wrong-syntax'],
+        [{ ...base, destination: security.HUGE }, 'wrong-syntax'],
         [{ ...base, source: 'not-a-uuid' }, 'wrong-syntax'],
         [{ ...base, source: 42 }, 'wrong-syntax'],
         [{ ...base, interval: [60] }, 'wrong-syntax'],
         [{ ...base, duration: { n: 10 } }, 'wrong-syntax'],
         [{ ...base, psize: 1e300 }, 'wrong-syntax'],
-        [{ ...base, source: MISSING_UUID }, 'wrong-box'],
-        [{ ...base, destination: MISSING_UUID }, 'wrong-box'],
+        [{ ...base, source: security.MISSING_UUID }, 'wrong-box'],
+        [{ ...base, destination: security.MISSING_UUID }, 'wrong-box'],
       ];
-      await expectRefused(
+      await security.expectRefused(
         owner,
         [
           ...bodies.map(([body, status]) => ['POST', '/api/ipquality', body, status] as const),
           ...bodies.map(([body, status]) => ['POST', `/api/ipquality/${uuid}`, body, status] as const),
           ['GET', '/api/ipquality/not-a-uuid', undefined, 'wrong-syntax'],
-          ['GET', `/api/ipquality/${HUGE.slice(0, 5000)}`, undefined, 'wrong-syntax'],
+          ['GET', `/api/ipquality/${security.HUGE.slice(0, 5000)}`, undefined, 'wrong-syntax'],
           ['POST', '/api/ipquality/not-a-uuid', { interval: 1 }, 'wrong-syntax'],
           ['DELETE', '/api/ipquality/not-a-uuid', undefined, 'wrong-syntax'],
           ['GET', '/api/ipquality/not-a-uuid/result', undefined, 'wrong-syntax'],
-          ['GET', `/api/ipquality/${MISSING_UUID}`, undefined, 'wrong-ipquality'],
-          ['POST', `/api/ipquality/${MISSING_UUID}`, { interval: 1 }, 'wrong-ipquality'],
-          ['DELETE', `/api/ipquality/${MISSING_UUID}?purge`, undefined, 'wrong-ipquality'],
+          ['GET', `/api/ipquality/${security.MISSING_UUID}`, undefined, 'wrong-ipquality'],
+          ['POST', `/api/ipquality/${security.MISSING_UUID}`, { interval: 1 }, 'wrong-ipquality'],
+          ['DELETE', `/api/ipquality/${security.MISSING_UUID}?purge`, undefined, 'wrong-ipquality'],
           ['GET', `/api/ipquality/${uuid}/result?count=1001`, undefined, 'wrong-syntax'],
           ['GET', `/api/ipquality/${uuid}/result?count=0`, undefined, 'wrong-syntax'],
           ['GET', `/api/ipquality/${uuid}/result?count=x`, undefined, 'wrong-syntax'],
@@ -194,7 +189,12 @@ for (const dialect of DIALECTS) {
       // The limits themselves are accepted.
       assert.equal((await owner.call('GET', `/api/ipquality/${uuid}/result?count=1000`)).status, 'ok');
       assert.equal((await owner.call('GET', '/api/ipquality?count=500')).status, 'ok');
-      for (const query of ['from=x&to=1', 'from=-1&to=1', `from=0&to=${HUGE.slice(0, 2000)}`, 'to=1'])
+      for (const query of [
+        'from=x&to=1',
+        'from=-1&to=1',
+        `from=0&to=${security.HUGE.slice(0, 2000)}`,
+        'to=1',
+      ])
         assert.equal(
           (
             await download(app, `/api/ipquality/${uuid}/result/r.csv?${query}`, {

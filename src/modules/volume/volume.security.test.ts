@@ -8,16 +8,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY, FirmwareClient } from '../../../test/devices.js';
 import { bearer, build, Client, DIALECTS, download, loggedInClient, upload } from '../../../test/helper.js';
-import {
-  type Call,
-  expectNoAuth,
-  expectNoLeak,
-  expectRefused,
-  HUGE,
-  MISSING_UUID,
-  partnerParty,
-  refusals,
-} from '../../../test/security.js';
+import * as security from '../../../test/security.js';
 import type { App } from '../../app.js';
 import { newEvents } from '../../platform/object-store/testing.js';
 import { MAX_CHANGES, MAX_VOLUMES } from './volume.schema.js';
@@ -57,7 +48,7 @@ async function content(app: App, owner: Client, url: string): Promise<string> {
 }
 
 /** Every JSON route of a volume, on its file and folder. */
-function volumeRoutes(volume: string, folder: string, file: string): Call[] {
+function volumeRoutes(volume: string, folder: string, file: string): security.Call[] {
   const v = `/api/volume/${volume}`;
   return [
     ['GET', v],
@@ -86,7 +77,11 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect });
       const { owner, volume, folder, file, v, watch } = await ownedVolume(app);
       const { client: stranger } = await loggedInClient(app);
-      await expectRefused(stranger, refusals(volumeRoutes(volume, folder, file), 'wrong-volume'), watch);
+      await security.expectRefused(
+        stranger,
+        security.refusals(volumeRoutes(volume, folder, file), 'wrong-volume'),
+        watch,
+      );
       assert.equal((await upload(stranger, `${v}/upload/x?name=z`, Buffer.from('z'))).status, 'wrong-volume');
       assert.equal(
         (await upload(stranger, `${v}/upload/x?name=z&parent=${folder}`, Buffer.from('z'))).status,
@@ -98,7 +93,7 @@ for (const dialect of DIALECTS) {
       // did/dkey of the stranger's own session do not open the owner's volume.
       const { did } = await stranger.call('GET', '/api/session');
       assert.equal((await download(app, `${v}/file/${file}/a?did=${did}&dkey=AAAA`)).statusCode, 404);
-      await expectNoLeak(stranger, ['/api/volume', '/api/volume?count=500'], [volume, folder, file]);
+      await security.expectNoLeak(stranger, ['/api/volume', '/api/volume?count=500'], [volume, folder, file]);
 
       // Nothing changed, and the owner saw no event.
       assert.deepEqual(await newEvents(owner), []);
@@ -111,7 +106,7 @@ for (const dialect of DIALECTS) {
       // A file of another volume is wrong-file in the stranger's own volume.
       const other = (await stranger.call('POST', '/api/volume', {})).uuid as string;
       const o = `/api/volume/${other}`;
-      await expectRefused(
+      await security.expectRefused(
         stranger,
         [
           ['POST', `${o}/file/${file}`, { name: 'x' }, 'wrong-file'],
@@ -144,15 +139,15 @@ for (const dialect of DIALECTS) {
       const { volume, folder, file, v, watch } = await ownedVolume(app);
       const anonymous = new Client(app);
       await anonymous.open();
-      const calls: Call[] = [
+      const calls: security.Call[] = [
         ['GET', '/api/volume'],
         ['POST', '/api/volume', { description: 'x' }],
         ...volumeRoutes(volume, folder, file),
       ];
-      await expectNoAuth(anonymous, calls, watch);
+      await security.expectNoAuth(anonymous, calls, watch);
       // A partner's session is no user's either.
-      const partner = (await partnerParty(app)).client;
-      await expectRefused(partner, refusals(calls, 'no-auth'), watch);
+      const partner = (await security.partnerParty(app)).client;
+      await security.expectRefused(partner, security.refusals(calls, 'no-auth'), watch);
       assert.equal((await upload(partner, `${v}/upload/x?name=z`, Buffer.from('z'))).status, 'no-auth');
       for (const [client, status] of [
         [anonymous, 'no-auth'],
@@ -173,20 +168,20 @@ for (const dialect of DIALECTS) {
       const own = await app.services.devices.createDevice({ key: DEVICE_KEY, owner: user.uuid });
       const theirs = await app.services.devices.createDevice({ key: DEVICE_KEY, owner: strangerUser.uuid });
       const d = `/api/device/volume/${volume}`;
-      const routes: Call[] = [
+      const routes: security.Call[] = [
         ['GET', `${d}/file`],
         ['GET', `${d}/file?parent=${folder}`],
       ];
       // The owner's own box and a stranger's box, both online without an upgrade.
       for (const box of [own.uuid, theirs.uuid]) {
         const firmware = await FirmwareClient.connect(app, box);
-        await expectRefused(firmware, refusals(routes, 'wrong-volume'), watch);
+        await security.expectRefused(firmware, security.refusals(routes, 'wrong-volume'), watch);
         const got = await download(app, `${d}/file/${file}/a`, bearer(firmware));
         assert.deepEqual([got.statusCode, got.body], [404, '']);
         // The device session opens none of the user routes.
-        await expectRefused(
+        await security.expectRefused(
           firmware,
-          refusals(
+          security.refusals(
             [
               ['GET', v],
               ['GET', `${v}/file`],
@@ -198,23 +193,23 @@ for (const dialect of DIALECTS) {
         assert.equal((await download(app, `${v}/file/${file}/a`, bearer(firmware))).statusCode, 404);
       }
       // The owner's user session and sessions that never logged in.
-      await expectRefused(owner, refusals(routes, 'no-auth'), watch);
+      await security.expectRefused(owner, security.refusals(routes, 'no-auth'), watch);
       const anonymous = new Client(app);
       await anonymous.open();
-      await expectNoAuth(anonymous, routes, watch);
+      await security.expectNoAuth(anonymous, routes, watch);
       for (const client of [owner, anonymous, new Client(app)]) {
         const got = await download(app, `${d}/file/${file}/a`, client.sid ? bearer(client) : {});
         assert.deepEqual([got.statusCode, got.body], [404, '']);
       }
       // Bad input on the device routes.
       const firmware = await FirmwareClient.connect(app, own.uuid);
-      await expectRefused(
+      await security.expectRefused(
         firmware,
         [
           ['GET', '/api/device/volume/not-a-uuid/file', undefined, 'wrong-syntax'],
           ['GET', `${d}/file?parent=not-a-uuid`, undefined, 'wrong-syntax'],
           ['GET', `${d}/file?count=100000`, undefined, 'wrong-syntax'],
-          ['GET', `/api/device/volume/${MISSING_UUID}/file`, undefined, 'wrong-volume'],
+          ['GET', `/api/device/volume/${security.MISSING_UUID}/file`, undefined, 'wrong-volume'],
         ],
         watch,
       );
@@ -227,42 +222,42 @@ for (const dialect of DIALECTS) {
         action: 'folder',
         name: `n${i}`,
       }));
-      await expectRefused(
+      await security.expectRefused(
         owner,
         [
-          ['POST', '/api/volume', { description: HUGE }, 'wrong-syntax'],
+          ['POST', '/api/volume', { description: security.HUGE }, 'wrong-syntax'],
           ['POST', '/api/volume', { description: 42 }, 'wrong-syntax'],
-          ['POST', v, { description: HUGE }, 'wrong-syntax'],
+          ['POST', v, { description: security.HUGE }, 'wrong-syntax'],
           ['POST', v, {}, 'missing-element'],
           ['GET', '/api/volume/not-a-uuid', undefined, 'wrong-syntax'],
-          ['GET', `/api/volume/${HUGE.slice(0, 5000)}`, undefined, 'wrong-syntax'],
+          ['GET', `/api/volume/${security.HUGE.slice(0, 5000)}`, undefined, 'wrong-syntax'],
           ['DELETE', '/api/volume/not-a-uuid', undefined, 'wrong-syntax'],
-          ['GET', `/api/volume/${MISSING_UUID}`, undefined, 'wrong-volume'],
-          ['DELETE', `/api/volume/${MISSING_UUID}?purge`, undefined, 'wrong-volume'],
+          ['GET', `/api/volume/${security.MISSING_UUID}`, undefined, 'wrong-volume'],
+          ['DELETE', `/api/volume/${security.MISSING_UUID}?purge`, undefined, 'wrong-volume'],
           ['GET', '/api/volume?count=501', undefined, 'wrong-syntax'],
           ['GET', `${v}/file?count=1001`, undefined, 'wrong-syntax'],
           ['GET', `${v}/file?count=0`, undefined, 'wrong-syntax'],
           ['GET', `${v}/file?parent=not-a-uuid`, undefined, 'wrong-syntax'],
-          ['GET', `${v}/file?parent=${MISSING_UUID}`, undefined, 'wrong-file'],
+          ['GET', `${v}/file?parent=${security.MISSING_UUID}`, undefined, 'wrong-file'],
           ['GET', `${v}/file?parent=${file}`, undefined, 'wrong-file'],
           ['GET', `${v}/commit?count=501`, undefined, 'wrong-syntax'],
           ['GET', `${v}/file/not-a-uuid`, undefined, 'wrong-syntax'],
-          ['GET', `${v}/file/${MISSING_UUID}`, undefined, 'wrong-file'],
+          ['GET', `${v}/file/${security.MISSING_UUID}`, undefined, 'wrong-file'],
           ['POST', `${v}/folder`, {}, 'missing-element'],
-          ['POST', `${v}/folder`, { name: HUGE }, 'wrong-syntax'],
+          ['POST', `${v}/folder`, { name: security.HUGE }, 'wrong-syntax'],
           ['POST', `${v}/folder`, { name: 'x'.repeat(256) }, 'wrong-syntax'],
           ['POST', `${v}/folder`, { name: 'a/b' }, 'wrong-syntax'],
           ['POST', `${v}/folder`, { name: '..' }, 'wrong-syntax'],
           ['POST', `${v}/folder`, { name: 'a\u0000' }, 'wrong-syntax'],
           ['POST', `${v}/folder`, { name: 7 }, 'wrong-syntax'],
           ['POST', `${v}/folder`, { name: 'x', parent: 'not-a-uuid' }, 'wrong-syntax'],
-          ['POST', `${v}/folder`, { name: 'x', parent: MISSING_UUID }, 'wrong-file'],
+          ['POST', `${v}/folder`, { name: 'x', parent: security.MISSING_UUID }, 'wrong-file'],
           ['POST', `${v}/folder`, { name: 'x', parent: file }, 'wrong-file'],
           ['POST', `${v}/folder`, { name: 'f' }, 'already-exist'],
-          ['POST', `${v}/file/${file}`, { name: HUGE }, 'wrong-syntax'],
+          ['POST', `${v}/file/${file}`, { name: security.HUGE }, 'wrong-syntax'],
           ['POST', `${v}/file/${file}`, { parent: 'root' }, 'wrong-syntax'],
-          ['POST', `${v}/file/${MISSING_UUID}`, { name: 'x' }, 'wrong-file'],
-          ['DELETE', `${v}/file/${MISSING_UUID}`, undefined, 'wrong-file'],
+          ['POST', `${v}/file/${security.MISSING_UUID}`, { name: 'x' }, 'wrong-file'],
+          ['DELETE', `${v}/file/${security.MISSING_UUID}`, undefined, 'wrong-file'],
           ['DELETE', `${v}/file/not-a-uuid`, undefined, 'wrong-syntax'],
           ['POST', `${v}/commit`, {}, 'missing-element'],
           ['POST', `${v}/commit`, { change: [] }, 'wrong-syntax'],
@@ -276,13 +271,13 @@ for (const dialect of DIALECTS) {
           [
             'POST',
             `${v}/commit`,
-            { change: [{ action: 'file', name: 'c', content: '', mime_type: HUGE }] },
+            { change: [{ action: 'file', name: 'c', content: '', mime_type: security.HUGE }] },
             'wrong-syntax',
           ],
           [
             'POST',
             `${v}/commit`,
-            { change: [{ action: 'folder', name: 'g' }], message: HUGE },
+            { change: [{ action: 'folder', name: 'g' }], message: security.HUGE },
             'wrong-syntax',
           ],
           // One bad change fails the whole commit: the folder of change 0 is not made.
@@ -292,7 +287,7 @@ for (const dialect of DIALECTS) {
             {
               change: [
                 { action: 'folder', name: 'g' },
-                { action: 'delete', file: MISSING_UUID },
+                { action: 'delete', file: security.MISSING_UUID },
               ],
             },
             'wrong-file',
@@ -306,7 +301,8 @@ for (const dialect of DIALECTS) {
       );
       assert.equal((await upload(owner, `${v}/upload/x`, Buffer.from('z'))).status, 'missing-element');
       assert.equal(
-        (await upload(owner, `${v}/upload/x?name=z&parent=${MISSING_UUID}`, Buffer.from('z'))).status,
+        (await upload(owner, `${v}/upload/x?name=z&parent=${security.MISSING_UUID}`, Buffer.from('z')))
+          .status,
         'wrong-file',
       );
       assert.equal((await upload(owner, `${v}/file/${folder}/x`, Buffer.from('z'))).status, 'wrong-file');
