@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { DEVICE_KEY, FirmwareClient } from '../../../test/devices.js';
-import { build, DIALECTS, download, loggedInClient } from '../../../test/helper.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
-import { MAX_IPQUALITIES } from './ipquality.service.js';
+import { FirmwareClient } from '../../../test/devices.js';
+import { build, DIALECTS, download } from '../../../test/helper.js';
 import { answerRun, COUNTERS, get, results, twoBoxes } from './testing.js';
 
 for (const dialect of DIALECTS) {
@@ -141,99 +139,6 @@ for (const dialect of DIALECTS) {
       ]);
       assert.equal((await owner.call('DELETE', `/api/ipquality/${uuid}?purge`)).status, 'ok');
       assert.equal((await owner.call('GET', `/api/ipquality/${uuid}`)).status, 'wrong-ipquality');
-    });
-
-    test("another user's ipquality and boxes are wrong-* and nothing changes; read-only is access-denied", async (t) => {
-      const app = await build(t, { dialect });
-      const { owner, user, source, destination } = await twoBoxes(app);
-      const { client: stranger, user: strangerUser } = await loggedInClient(app);
-      const { client: reader, user: readerUser } = await loggedInClient(app);
-      const created = await owner.call('POST', '/api/ipquality', {
-        source,
-        destination,
-        interval: 60,
-        duration: 10,
-        active: false,
-      });
-      const uuid = created.uuid as string;
-      const strangerBox = (
-        await app.services.devices.createDevice({ key: DEVICE_KEY, owner: strangerUser.uuid })
-      ).uuid;
-
-      // The stranger may not use the owner's boxes, nor the owner the stranger's.
-      assert.equal(
-        (await stranger.call('POST', '/api/ipquality', { source, interval: 60, duration: 10 })).status,
-        'wrong-box',
-      );
-      assert.equal(
-        (
-          await stranger.call('POST', '/api/ipquality', {
-            source: strangerBox,
-            destination,
-            interval: 60,
-            duration: 10,
-          })
-        ).status,
-        'wrong-box',
-      );
-      assert.equal(
-        (await owner.call('POST', `/api/ipquality/${uuid}`, { destination: strangerBox })).status,
-        'wrong-box',
-      );
-      assert.equal(
-        (await owner.call('POST', `/api/ipquality/${uuid}`, { source: strangerBox })).status,
-        'wrong-box',
-      );
-      // Every route on the owner's ipquality.
-      assert.equal((await stranger.call('GET', `/api/ipquality/${uuid}`)).status, 'wrong-ipquality');
-      assert.equal(
-        (await stranger.call('POST', `/api/ipquality/${uuid}`, { active: true, source: strangerBox })).status,
-        'wrong-ipquality',
-      );
-      assert.equal((await stranger.call('DELETE', `/api/ipquality/${uuid}?purge`)).status, 'wrong-ipquality');
-      assert.equal((await stranger.call('GET', `/api/ipquality/${uuid}/result`)).status, 'wrong-ipquality');
-      assert.equal(
-        (
-          await download(app, `/api/ipquality/${uuid}/result/r.csv?from=0&to=9999999999`, {
-            authorization: `Bearer ${stranger.sid}`,
-          })
-        ).statusCode,
-        404,
-      );
-      assert.deepEqual((await stranger.call('GET', '/api/ipquality')).ipquality, {});
-      const unchanged = await get(owner, uuid);
-      assert.equal(unchanged.active, false);
-      assert.equal(unchanged.source, source);
-      assert.equal(unchanged.destination, destination);
-
-      // Shared read-only: readable, not changeable.
-      await linkUsers(app, user.uuid, readerUser.uuid);
-      const tags = await app.services.tags.getUserTags(user.uuid);
-      assert.equal(
-        (await owner.call('POST', `/api/object/${uuid}/tag`, { add: [tags.share_read] })).status,
-        'ok',
-      );
-      assert.equal((await get(reader, uuid)).source, source);
-      assert.deepEqual(await results(reader, uuid), {});
-      assert.equal(
-        (await reader.call('POST', `/api/ipquality/${uuid}`, { interval: 1 })).status,
-        'access-denied',
-      );
-      assert.equal((await reader.call('DELETE', `/api/ipquality/${uuid}`)).status, 'access-denied');
-      assert.equal((await get(owner, uuid)).interval, 60);
-
-      // At most MAX_IPQUALITIES per user.
-      for (let i = 1; i < MAX_IPQUALITIES; i += 1)
-        assert.equal(
-          (await owner.call('POST', '/api/ipquality', { source, interval: 1, duration: 10, active: false }))
-            .status,
-          'ok',
-        );
-      assert.equal(
-        (await owner.call('POST', '/api/ipquality', { source, interval: 1, duration: 10, active: false }))
-          .status,
-        'quota-exceeded',
-      );
     });
 
     test('a measurement pairs the boxes; the next starts interval after the end; results, R-factor, paging, CSV with did', async (t) => {

@@ -107,6 +107,17 @@ export async function nameTaken(db: Db, volume: string, parent: string, name: st
   return row !== undefined;
 }
 
+/** The user's volumes, those in the trash included. */
+export async function countVolumes(db: Db, owner: string): Promise<number> {
+  const row = await db
+    .selectFrom('object')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('type', '=', 'volume')
+    .where('owner', '=', owner)
+    .executeTakeFirst();
+  return Number(row?.count ?? 0);
+}
+
 export async function countFiles(db: Db, volume: string): Promise<number> {
   const row = await db
     .selectFrom('volume_file')

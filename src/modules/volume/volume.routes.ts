@@ -31,6 +31,7 @@ import {
   MAX_CHANGES,
   MAX_DEPTH,
   MAX_FILES,
+  MAX_VOLUMES,
   MoveBody,
   ObjectParams,
   UpdateVolumeBody,
@@ -82,6 +83,7 @@ export function volumeRoutes(app: AppInstance, volumes: VolumeService, upgrades:
         description:
           'A volume is an object of type volume: shared, tagged, trashed and purged like any object ' +
           '(purging removes its files and commits). Files are changed through commits. ' +
+          `At most ${MAX_VOLUMES} volumes per user, those in the trash included (quota-exceeded). ` +
           `${BOUNDS}`,
         tags,
         body: CreateVolumeBody,
@@ -171,8 +173,8 @@ export function volumeRoutes(app: AppInstance, volumes: VolumeService, upgrades:
       schema: {
         summary: "A folder's entries (the root without parent), paged (Conventions 8)",
         description:
-          'Entries in order of creation; `start` is an entry UUID. A parent that is no folder of the ' +
-          'volume lists nothing. Status wrong-volume.',
+          'Entries in order of creation; `start` is an entry UUID; parent may be the volume UUID (the ' +
+          'root). Statuses wrong-volume, wrong-file (a parent that is no folder of the volume).',
         tags,
         params: ObjectParams,
         querystring: ListFilesQuery,

@@ -14,6 +14,8 @@ export { DeleteQuery, DownloadQuery, ObjectParams };
 export const VOLUME_LIST_COUNT = { default: 50, max: 500 };
 export const FILE_LIST_COUNT = { default: 100, max: 1000 };
 export const COMMIT_LIST_COUNT = { default: 50, max: 500 };
+/** Volumes one user owns at most, those in the trash included (quota-exceeded beyond). */
+export const MAX_VOLUMES = 100;
 /** Files and folders one volume holds at most (exceeded-limit beyond). */
 export const MAX_FILES = 10_000;
 /** Folders above an entry at most: an entry at depth 16 cannot be made (exceeded-limit). */

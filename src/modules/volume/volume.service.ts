@@ -33,6 +33,7 @@ import {
   type ListVolumesQuery,
   MAX_DEPTH,
   MAX_FILES,
+  MAX_VOLUMES,
   type MoveBody,
   type UpdateVolumeBody,
   VOLUME_LIST_COUNT,
@@ -154,8 +155,11 @@ export class VolumeService {
 
   // ---- the volume object
 
+  /** quota-exceeded beyond MAX_VOLUMES of the user's (the trash counts until purged). */
   createVolume(user: string, body: CreateVolumeBody): Promise<string> {
     return this.store.write(async (w) => {
+      if ((await repo.countVolumes(w.trx, user)) >= MAX_VOLUMES)
+        throw new ApiError('quota-exceeded', `at most ${MAX_VOLUMES} volumes`);
       const row = await this.store.createObject(w, {
         type: 'volume',
         owner: user,
@@ -236,11 +240,16 @@ export class VolumeService {
 
   // ---- reading files for a device (the upgrade grants it; checked by the caller)
 
-  folder(volume: string, query: ListFilesQuery): Promise<Record<string, FileView>> {
+  /** A page of the folder (the root without parent); a parent that is no folder of it is wrong-file. */
+  async folder(volume: string, query: ListFilesQuery): Promise<Record<string, FileView>> {
     const { parent, ...page } = query;
-    return repo
-      .listFolder(this.store.db, volume, parent ?? volume, page, FILE_LIST_COUNT.default)
-      .then((rows) => Object.fromEntries(rows.map((row) => [row.uuid, view(row)])));
+    const { db } = this.store;
+    if (parent !== undefined && parent !== volume) {
+      const row = await repo.findFile(db, volume, parent);
+      if (row?.type !== 'folder') throw new ApiError('wrong-file', 'the parent is no folder of the volume');
+    }
+    const rows = await repo.listFolder(db, volume, parent ?? volume, page, FILE_LIST_COUNT.default);
+    return Object.fromEntries(rows.map((row) => [row.uuid, view(row)]));
   }
 
   async content(volume: string, file: string): Promise<FileContent | undefined> {

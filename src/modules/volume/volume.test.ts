@@ -409,63 +409,6 @@ for (const dialect of DIALECTS) {
       );
     });
 
-    test("another user's volume is wrong-volume on every route and nothing changes", async (t) => {
-      const app = await build(t, { dialect });
-      const { client: owner } = await loggedInClient(app);
-      const { client: stranger } = await loggedInClient(app);
-      const volume = await makeVolume(owner, 'mine');
-      const made = await owner.call('POST', `/api/volume/${volume}/commit`, {
-        change: [
-          { action: 'folder', name: 'f' },
-          { action: 'file', name: 'a', parent: '#0', content: b64('abc') },
-        ],
-      });
-      const [folder, file] = made.file as string[];
-      await newEvents(owner);
-      const v = `/api/volume/${volume}`;
-      const calls: [string, 'GET' | 'POST' | 'DELETE', unknown?][] = [
-        [v, 'GET'],
-        [v, 'POST', { description: 'theirs' }],
-        [v, 'DELETE'],
-        [`${v}?purge`, 'DELETE'],
-        [`${v}/file`, 'GET'],
-        [`${v}/file/${file}`, 'GET'],
-        [`${v}/file/${file}`, 'POST', { name: 'b' }],
-        [`${v}/file/${file}`, 'DELETE'],
-        [`${v}/file/${volume}`, 'DELETE'],
-        [`${v}/folder`, 'POST', { name: 'g' }],
-        [`${v}/commit`, 'POST', { change: [{ action: 'delete', file: folder }] }],
-        [`${v}/commit`, 'GET'],
-      ];
-      for (const [url, method, body] of calls)
-        assert.equal((await stranger.call(method, url, body)).status, 'wrong-volume', `${method} ${url}`);
-      assert.equal((await upload(stranger, `${v}/upload/x?name=z`, Buffer.from('z'))).status, 'wrong-volume');
-      assert.equal((await upload(stranger, `${v}/file/${file}/x`, Buffer.from('z'))).status, 'wrong-volume');
-      const got = await download(app, `${v}/file/${file}/a`, { authorization: `Bearer ${stranger.sid}` });
-      assert.equal(got.statusCode, 404);
-      assert.deepEqual((await stranger.call('GET', '/api/volume')).volume, {});
-
-      // Nothing changed, and the owner saw no event.
-      assert.deepEqual(await newEvents(owner), []);
-      const mine = (await owner.call('GET', v)).volume as Record<string, unknown>;
-      assert.equal(mine.description, 'mine');
-      assert.equal(mine.files, 2);
-      assert.equal(Object.keys((await owner.call('GET', `${v}/commit`)).commit as object).length, 1);
-      const content = await download(app, `${v}/file/${file}/a`, { authorization: `Bearer ${owner.sid}` });
-      assert.equal(content.body, 'abc');
-
-      // A file of another volume is wrong-file in mine.
-      const other = await makeVolume(stranger);
-      assert.equal(
-        (await stranger.call('POST', `/api/volume/${other}/file/${file}`, { name: 'x' })).status,
-        'wrong-file',
-      );
-      assert.equal(
-        (await stranger.call('POST', `/api/volume/${other}/folder`, { name: 'x', parent: folder })).status,
-        'wrong-file',
-      );
-    });
-
     test('parallel commits on one volume serialise: one name, one winner, the rest already-exist', async (t) => {
       const app = await build(t, { dialect });
       const { client } = await loggedInClient(app);
