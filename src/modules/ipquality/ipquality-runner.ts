@@ -18,12 +18,14 @@
  *   a node that dies leaves its lease, and once the lease ran out any node records the run as
  *   failed and schedules the next.
  */
+
 import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, randomToken, uuidSortKey } from '../../platform/ids.js';
+import { PassLoop } from '../../platform/pass-loop.js';
 import type { DeviceProtocolService, TaskAnswer } from '../device/index.js';
 import { assess, type Counters } from './ipquality.emodel.js';
 import * as repo from './ipquality.repository.js';
@@ -72,23 +74,27 @@ export class IpqualityRunner {
   now: () => number = Date.now;
   timeouts: RunnerTimeouts = { setup: 30, margin: 30 };
   private readonly runs = new Map<string, Run>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly loop: PassLoop;
 
-  constructor(private readonly deps: IpqualityRunnerDeps) {}
+  constructor(private readonly deps: IpqualityRunnerDeps) {
+    this.loop = new PassLoop(
+      () => this.tick(),
+      () => this.delay(),
+      (error) => this.deps.log.error({ err: error }, 'ipquality pass failed'),
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
+  }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   /** Ends the runs of this node as failed (their next is scheduled) and stops looking. */
   async stop(): Promise<void> {
-    this.stopped = true;
-    clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
     const runs = [...this.runs.values()];
     for (const run of runs) run.abandoned = true;
     for (const run of runs) {
@@ -103,32 +109,12 @@ export class IpqualityRunner {
 
   /** Looks soon (the schedule changed on this node). */
   poke(): void {
-    if (!this.stopped) this.schedule(0);
+    this.loop.poke();
   }
 
   /** Resolves when the runs started so far have ended (tests). */
   async settled(): Promise<void> {
     while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((run) => run.done));
-  }
-
-  private schedule(delay: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.pass(), delay);
-    this.timer.unref?.();
-  }
-
-  private async pass(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.tick().catch((error) => this.deps.log.error({ err: error }, 'ipquality pass failed'));
-    await this.running;
-    this.running = undefined;
-    if (this.stopped) return;
-    const again = this.again;
-    this.again = false;
-    this.schedule(again ? 0 : await this.delay());
   }
 
   private async delay(): Promise<number> {

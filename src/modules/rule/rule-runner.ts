@@ -26,6 +26,7 @@ import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { newUuid } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
+import { PassLoop } from '../../platform/pass-loop.js';
 import * as repo from './rule.repository.js';
 import { type RuleHooks, rowDefinition, TRACE_LENGTH } from './rule.service.js';
 import { type Action, follow, type Json } from './rule-engine.js';
@@ -52,10 +53,7 @@ export interface RuleRunnerDeps {
 
 export class RuleRunner {
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
-  private stopped = true;
+  private readonly loop: PassLoop;
   private readonly disposers: (() => void)[] = [];
   private readings: Promise<void> = Promise.resolve();
   /** Called after each committed timer look with how late it ran (ms); for the benchmark. */
@@ -63,19 +61,26 @@ export class RuleRunner {
 
   constructor(private readonly deps: RuleRunnerDeps) {
     this.now = deps.now ?? Date.now;
+    this.loop = new PassLoop(
+      () => this.tick(),
+      () => this.delay(),
+      (error) => this.deps.log.error({ err: error }, 'rule engine pass failed'),
+    );
+  }
+
+  private get stopped(): boolean {
+    return this.loop.stopped;
   }
 
   start(): void {
-    this.stopped = false;
-    this.schedule(0);
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    const loopStopped = this.loop.stop();
     for (const dispose of this.disposers.splice(0)) dispose();
-    clearTimeout(this.timer);
     await this.readings;
-    await this.running;
+    await loopStopped;
   }
 
   /** Runs `dispose` at stop (the sensor area's subscription). */
@@ -103,29 +108,7 @@ export class RuleRunner {
 
   /** Looks again soon (a rule was changed on this node). */
   poke(): void {
-    if (!this.stopped) this.schedule(0);
-  }
-
-  private schedule(delay: number): void {
-    clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.pass(), delay);
-    this.timer.unref?.();
-  }
-
-  private async pass(): Promise<void> {
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.tick().catch((error) =>
-      this.deps.log.error({ err: error }, 'rule engine pass failed'),
-    );
-    await this.running;
-    this.running = undefined;
-    if (this.stopped) return;
-    const again = this.again;
-    this.again = false;
-    this.schedule(again ? 0 : await this.delay());
+    this.loop.poke();
   }
 
   /** Until the next wake, at most POLL_MS (other nodes change rules too). */
