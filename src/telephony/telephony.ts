@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
@@ -91,6 +92,8 @@ const AUTH_FAILURE_LIMIT = 10;
 const BAN_SECONDS = 600;
 /** After an evapi reconnection: longer than usrloc's write-back interval (1 s). */
 const RESYNC_AFTER_MS = 1500;
+/** How long a graceful stop waits for usrloc's write-back timer (1 s ticks) to catch up. */
+const WRITE_BACK_WAIT_MS = 3000;
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
@@ -170,6 +173,8 @@ export class Telephony implements TelephonyEngine {
    * than the table. Bounded by the accounts that registered since Kamailio's last start.
    */
   private readonly reported = new Map<string, Registration[]>();
+  /** Write-back: when each user's registrations last changed (until the table shows the change). */
+  private readonly unsettled = new Map<string, number>();
   /** Latest known expiry (ms) per user registered through this node. */
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
@@ -358,6 +363,7 @@ export class Telephony implements TelephonyEngine {
         return;
       }
       this.reported.set(event.user, contacts);
+      this.unsettled.set(event.user, Date.now());
     }
     void this.publish(event.user);
   }
@@ -432,8 +438,34 @@ export class Telephony implements TelephonyEngine {
     this.watchTimer.unref();
   }
 
+  /**
+   * Write-back: a registration changed just before a graceful stop is only in Kamailio's memory
+   * until usrloc's next timer tick, and its flush at exit is not certain (one SQLITE_BUSY and it
+   * is gone). A restarted node reads the table, so the stop waits, bounded, until the table
+   * shows what Kamailio last reported for every user that changed in the last seconds.
+   */
+  private async awaitWriteBack(): Promise<void> {
+    const deadline = Date.now() + WRITE_BACK_WAIT_MS;
+    const key = (list: readonly Registration[]) =>
+      list
+        .map((registration) => `${registration.contact} ${registration.expires}`)
+        .sort()
+        .join('\n');
+    while (this.unsettled.size > 0 && Date.now() < deadline) {
+      for (const [user, changed] of [...this.unsettled]) {
+        const reported = this.reported.get(user);
+        const stored = reported && (await findLocations(this.database.db, user)).map(toRegistration);
+        if (!reported || changed < Date.now() - 2 * WRITE_BACK_WAIT_MS || key(stored ?? []) === key(reported))
+          this.unsettled.delete(user);
+      }
+      if (this.unsettled.size > 0) await sleep(100);
+    }
+  }
+
   /** Stops both engines (their whole process groups). */
   async stop(): Promise<void> {
+    if (this.writeBack && this.state === 'running') await this.awaitWriteBack();
+    this.unsettled.clear();
     if (this.watchTimer) clearTimeout(this.watchTimer);
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.watched.clear();

@@ -281,7 +281,11 @@ export class DeviceProtocolService {
 
   /** DELETE /api/device/session. */
   async logout(session: SessionContext): Promise<void> {
+    const { deviceUuid, did } = session;
     await this.deps.sessions.closeSession(session);
+    // The close listener removes the connection in the background; the answer waits for it, so
+    // that a client that saw ok sees the box offline.
+    if (deviceUuid) await this.dropConnection(deviceUuid, did);
   }
 
   /** The connection of a device, or undefined while it is offline. */
