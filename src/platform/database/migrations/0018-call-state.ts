@@ -46,6 +46,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         p_alive bigint, p_now bigint) RETURNS boolean
       LANGUAGE plpgsql VOLATILE AS $$
       BEGIN
+        -- An admission lives as long as its call: its commit need not wait for the disk (a
+        -- database crash loses at most the last few, which the calls' legs outlive anyway).
+        PERFORM set_config('synchronous_commit', 'off', true);
         -- The group's lock before the user's, always: no two admissions wait for each other.
         IF p_group IS NOT NULL THEN
           PERFORM pg_advisory_xact_lock(hashtextextended('call_admission:' || p_group, 0));
