@@ -251,6 +251,19 @@ for (const dialect of DIALECTS) {
   });
 }
 
+test('a database whose later migrations ran before 0018 existed gets 0018 at the next start', async (t) => {
+  const env = await testEnv(t, 'sqlite');
+  const first = await buildApp(loadConfig(env));
+  const { db } = first.database;
+  await sql`DROP TABLE call_admission`.execute(db);
+  await sql`DROP TABLE dialplan_cyclic`.execute(db);
+  await sql`DELETE FROM kysely_migration WHERE name = '0018-call-state'`.execute(db);
+  await first.close();
+  const again = await buildApp(loadConfig(env));
+  t.after(() => again.close());
+  assert.deepEqual(await again.database.db.selectFrom('call_admission').selectAll().execute(), []);
+});
+
 describe('call admission over two nodes on one PostgreSQL', () => {
   test('many admissions at once through two nodes never pass the quota, nor the usergroup limit', async (t) => {
     const env = await testEnv(t, 'postgres');

@@ -314,7 +314,7 @@ export class CallEngine {
       : await Promise.all([this.directory.callLimit(user), this.directory.groupCallLimit(user)]);
     const id = newUuid();
     const now = Date.now();
-    const admitted = await this.directory.admitCall({
+    const admission = this.directory.admitCall({
       id,
       node: this.node,
       owner: user,
@@ -323,7 +323,14 @@ export class CallEngine {
       aliveSince: now - ALIVE_MS,
       now,
     });
-    if (!admitted) return undefined;
+    if (always) {
+      // An emergency call goes out even when its admission cannot be written (it only counts).
+      const written = await admission.catch((error: unknown) => {
+        this.options.log.error({ err: error, user }, 'emergency call not counted');
+        return false;
+      });
+      if (!written) return () => {};
+    } else if (!(await admission)) return undefined;
     let released = false;
     return () => {
       if (released) return;
