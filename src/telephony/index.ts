@@ -16,6 +16,7 @@ declare module '../platform/area.js' {
 }
 
 export type {
+  CallAdmission,
   CallbackRequest,
   CallDirectory,
   CallService,

@@ -1,5 +1,10 @@
-/** Storage of the calls in progress (migration 0019): one row per leg until its CDR is written. */
+/**
+ * Storage of the calls in progress: one row per leg until its CDR is written (migration 0019),
+ * and one row per call the concurrent-call quota admitted until it ends (migration 0018).
+ */
+import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
+import type { CallAdmission } from '../../telephony/index.js';
 
 export interface RunningCallTable {
   id: string;
@@ -17,10 +22,69 @@ export interface RunningCallTable {
   heartbeat: number;
 }
 
+/** A call the quota admitted (one of its owner's concurrent calls) on a node. */
+export interface CallAdmissionTable {
+  id: string;
+  node: string;
+  owner: string;
+  /** ms since epoch; refreshed while the node runs */
+  heartbeat: number;
+}
+
 declare module '../../platform/database/database.js' {
   interface Tables {
     running_call: RunningCallTable;
+    call_admission: CallAdmissionTable;
   }
+}
+
+/**
+ * Admits a call in one statement, atomically over every node: the admission row is written only
+ * when the owner's live admissions are below `limit` and its usergroup members' below the group's
+ * `calls`. PostgreSQL: `call_admit` (migration 0018) counts under an advisory lock per usergroup
+ * and user. SQLite (one node): a conditional INSERT, serial on the one connection.
+ */
+export async function admitCall(db: Db, a: CallAdmission): Promise<boolean> {
+  const groupLimit = a.group && a.group.members.length > 0 ? a.group.calls : null;
+  if (db.getExecutor().adapter instanceof PostgresAdapter) {
+    const { rows } = await sql<{ admitted: boolean }>`SELECT call_admit(${a.id}, ${a.node}, ${a.owner},
+      ${a.limit}, ${a.group?.usergroup ?? null}, ${a.group?.members ?? []}::text[], ${groupLimit},
+      ${a.aliveSince}, ${a.now}) AS admitted`.execute(db);
+    return rows[0]?.admitted === true;
+  }
+  const ownLimit =
+    a.limit === null
+      ? sql`1 = 1`
+      : sql`(SELECT count(*) FROM call_admission WHERE owner = ${a.owner} AND heartbeat >= ${a.aliveSince}) < ${a.limit}`;
+  const group =
+    groupLimit === null || !a.group
+      ? sql`1 = 1`
+      : sql`(SELECT count(*) FROM call_admission WHERE owner IN (${sql.join(a.group.members)})
+          AND heartbeat >= ${a.aliveSince}) < ${groupLimit}`;
+  const result = await sql`INSERT INTO call_admission (id, node, owner, heartbeat)
+    SELECT ${a.id}, ${a.node}, ${a.owner}, ${a.now} WHERE ${ownLimit} AND ${group}`.execute(db);
+  return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+/** Ends admissions (the calls ended). */
+export function deleteAdmissions(db: Db, ids: readonly string[]): Promise<unknown> {
+  return db.deleteFrom('call_admission').where('id', 'in', ids).execute();
+}
+
+export function touchAdmissions(db: Db, node: string, heartbeat: number): Promise<unknown> {
+  return db.updateTable('call_admission').set({ heartbeat }).where('node', '=', node).execute();
+}
+
+/** Drops the admissions of nodes silent since `staleBefore` and, when given, every one of `node` (its restart). */
+export function deleteStaleAdmissions(db: Db, node: string | null, staleBefore: number): Promise<unknown> {
+  return db
+    .deleteFrom('call_admission')
+    .where((eb) =>
+      node === null
+        ? eb('heartbeat', '<', staleBefore)
+        : eb.or([eb('node', '=', node), eb('heartbeat', '<', staleBefore)]),
+    )
+    .execute();
 }
 
 export function insertRunningCall(db: Db, row: RunningCallTable): Promise<unknown> {
@@ -56,46 +120,6 @@ export function listOrphans(db: Db, node: string | null, staleBefore: number): P
     .orderBy('date')
     .limit(1000)
     .execute();
-}
-
-/**
- * The user's calls in progress on nodes other than `node` (their first legs: a leg with a parent
- * belongs to a call already counted) whose node was alive since `aliveSince`.
- */
-export async function countCallsElsewhere(
-  db: Db,
-  owner: string,
-  node: string,
-  aliveSince: number,
-): Promise<number> {
-  const row = await db
-    .selectFrom('running_call')
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('owner', '=', owner)
-    .where('parent', 'is', null)
-    .where('node', '!=', node)
-    .where('heartbeat', '>=', aliveSince)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
-}
-
-/** As countCallsElsewhere, for the calls of any of `owners` (a usergroup's members). */
-export async function countOwnersCallsElsewhere(
-  db: Db,
-  owners: readonly string[],
-  node: string,
-  aliveSince: number,
-): Promise<number> {
-  if (owners.length === 0) return 0;
-  const row = await db
-    .selectFrom('running_call')
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('owner', 'in', owners)
-    .where('parent', 'is', null)
-    .where('node', '!=', node)
-    .where('heartbeat', '>=', aliveSince)
-    .executeTakeFirst();
-  return Number(row?.n ?? 0);
 }
 
 /** Calls to each of `numbers` in progress on any node alive since `aliveSince` (the callers' legs). */

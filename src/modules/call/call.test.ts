@@ -6,9 +6,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, buildPartner, buildUser, DIALECTS } from '../../../test/helper.js';
+import { sql } from 'kysely';
+import { build, buildPartner, buildUser, DIALECTS, testEnv } from '../../../test/helper.js';
+import { buildApp } from '../../app.js';
+import { loadConfig } from '../../platform/config.js';
 import { newUuid } from '../../platform/ids.js';
-import type { RunningLeg } from '../../telephony/index.js';
+import type { GroupCallLimit, RunningLeg } from '../../telephony/index.js';
 import { CallAreaDirectory } from './call-directory.js';
 import { voicemailMail } from './voicemail-mail.js';
 
@@ -134,7 +137,7 @@ for (const dialect of DIALECTS) {
       assert.equal(row?.b_number, 'bob_01');
     });
 
-    test("calls in progress over all nodes: the quota counts the first legs of other live nodes; each number the callers' legs", async (t) => {
+    test("calls to each number over all nodes: the callers' first legs on live nodes", async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
       const other = await buildUser(app);
@@ -155,22 +158,13 @@ for (const dialect of DIALECTS) {
       const parent = newUuid();
       await leg('n1', {});
       await leg('n2', { id: parent });
-      // Not counted for the quota: a second leg of a counted call, another user's, a silent node's.
+      // Not counted: a second leg of a counted call, a silent node's.
       await leg('n2', { parent, service: 'call_reverse' });
       await leg('n2', { owner: other.uuid, phone: '+4930101' });
       await leg('n3', {}, now - 600_000);
       // Not a call to the number: the user calling out as it.
       await leg('n2', { direction: 'out', number: '+4940200' });
       const alive = now - 120_000;
-      assert.equal(await directory.callsElsewhere(user.uuid, 'n1', alive), 2);
-      assert.equal(await directory.callsElsewhere(user.uuid, 'n2', alive), 1);
-      assert.equal(await directory.callsElsewhere(other.uuid, 'n1', alive), 1);
-      assert.equal(await directory.callsElsewhere(newUuid(), 'n1', alive), 0);
-      // A usergroup's calls: the first legs of any of its members, the same way.
-      assert.equal(await directory.groupCallsElsewhere([user.uuid, other.uuid], 'n1', alive), 3);
-      assert.equal(await directory.groupCallsElsewhere([user.uuid, other.uuid], 'n2', alive), 1);
-      assert.equal(await directory.groupCallsElsewhere([other.uuid, newUuid()], 'n1', alive), 1);
-      assert.equal(await directory.groupCallsElsewhere([], 'n1', alive), 0);
       assert.equal(await directory.groupCallLimit(user.uuid), undefined, 'in no usergroup');
       assert.deepEqual(await directory.callsTo(['+4930100', '+4930101', '+4930102'], alive), {
         '+4930100': 2,
@@ -184,8 +178,138 @@ for (const dialect of DIALECTS) {
         '+4930102': 0,
       });
     });
+
+    test('call admission: the quota over all live nodes, the usergroup over its members, emergency calls never refused; released, touched, swept', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const other = await buildUser(app);
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const now = Date.now();
+      const alive = now - 120_000;
+      const admit = (
+        node: string,
+        owner: string,
+        limit: number | null,
+        group: GroupCallLimit | null = null,
+      ) => directory.admitCall({ id: newUuid(), node, owner, limit, group, aliveSince: alive, now });
+      const held = async () =>
+        (await app.database.db.selectFrom('call_admission').selectAll().orderBy('id').execute()).map(
+          (row) => `${row.node}:${row.owner === user.uuid ? 'user' : 'other'}`,
+        );
+
+      // Two calls of the user on two nodes take a quota of 2; the third is refused on either node.
+      assert.equal(await admit('n1', user.uuid, 2), true);
+      assert.equal(await admit('n2', user.uuid, 2), true);
+      assert.equal(await admit('n1', user.uuid, 2), false);
+      assert.equal(await admit('n2', user.uuid, 2), false);
+      assert.equal((await held()).length, 2, 'a refused call records nothing');
+      // Another user's calls are their own; an emergency call (no limit) is counted, never refused.
+      assert.equal(await admit('n1', other.uuid, 1), true);
+      assert.equal(await admit('n1', user.uuid, null), true);
+      assert.equal(await admit('n1', user.uuid, 3), false);
+      // A usergroup's limit counts every member's calls: 3 (user) + 1 (other).
+      const group = { usergroup: newUuid(), calls: 5, members: [user.uuid, other.uuid] };
+      assert.equal(await admit('n2', other.uuid, 5, group), true);
+      assert.equal(await admit('n2', other.uuid, 5, group), false, 'the group is full, not the user');
+      assert.equal(await admit('n2', other.uuid, 5, { ...group, members: [other.uuid] }), true);
+
+      // A node silent beyond its heartbeats is gone: its admissions count no more.
+      await app.database.db
+        .updateTable('call_admission')
+        .set({ heartbeat: now - 600_000 })
+        .where('node', '=', 'n2')
+        .execute();
+      assert.equal(await admit('n1', other.uuid, 2), true);
+      // Its heartbeat keeps a node's admissions alive; closeOrphanLegs sweeps the silent node's,
+      // and at a start all of its own.
+      await directory.heartbeat('n1', now + 1000);
+      await directory.closeOrphanLegs('n3', alive, false);
+      assert.deepEqual((await held()).sort(), ['n1:other', 'n1:other', 'n1:user', 'n1:user']);
+      await directory.closeOrphanLegs('n1', alive, true);
+      assert.deepEqual(await held(), []);
+
+      // Released admissions free their place at once.
+      const ids = [newUuid(), newUuid()];
+      for (const id of ids)
+        assert.equal(
+          await directory.admitCall({
+            id,
+            node: 'n1',
+            owner: user.uuid,
+            limit: 2,
+            group: null,
+            aliveSince: alive,
+            now,
+          }),
+          true,
+        );
+      assert.equal(await admit('n1', user.uuid, 2), false);
+      await directory.releaseCalls(ids.slice(0, 1));
+      await directory.releaseCalls([]);
+      assert.equal(await admit('n1', user.uuid, 2), true);
+    });
   });
 }
+
+test('a database whose later migrations ran before 0018 existed gets 0018 at the next start', async (t) => {
+  const env = await testEnv(t, 'sqlite');
+  const first = await buildApp(loadConfig(env));
+  const { db } = first.database;
+  await sql`DROP TABLE call_admission`.execute(db);
+  await sql`DROP TABLE dialplan_cyclic`.execute(db);
+  await sql`DELETE FROM kysely_migration WHERE name = '0018-call-state'`.execute(db);
+  await first.close();
+  const again = await buildApp(loadConfig(env));
+  t.after(() => again.close());
+  assert.deepEqual(await again.database.db.selectFrom('call_admission').selectAll().execute(), []);
+});
+
+describe('call admission over two nodes on one PostgreSQL', () => {
+  test('many admissions at once through two nodes never pass the quota, nor the usergroup limit', async (t) => {
+    const env = await testEnv(t, 'postgres');
+    const apps = [
+      await buildApp(loadConfig({ ...env, PUBLIC_URL: 'http://127.0.0.1:18081' })),
+      await buildApp(loadConfig({ ...env, PUBLIC_URL: 'http://127.0.0.2:18082' })),
+    ];
+    for (const app of apps) t.after(() => app.close());
+    const directories = apps.map(
+      (app) => new CallAreaDirectory(app.services, app.database.db, app.server.log),
+    );
+    // Each insert takes 20 ms here, so that admissions overlap: without the lock two would count
+    // the same calls and both pass.
+    await sql`CREATE FUNCTION slow_admission() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN PERFORM pg_sleep(0.02); RETURN NEW; END $$`.execute(apps[0]!.database.db);
+    await sql`CREATE TRIGGER slow_admission BEFORE INSERT ON call_admission
+      FOR EACH ROW EXECUTE FUNCTION slow_admission()`.execute(apps[0]!.database.db);
+    const users = [await buildUser(apps[0]!), await buildUser(apps[0]!), await buildUser(apps[0]!)];
+    const now = Date.now();
+    const admit = (i: number, owner: string, limit: number, group: GroupCallLimit | null = null) =>
+      directories[i % 2]!.admitCall({
+        id: newUuid(),
+        node: `node${i % 2}`,
+        owner,
+        limit,
+        group,
+        aliveSince: now - 120_000,
+        now,
+      });
+    const admitted = (results: boolean[]) => results.filter(Boolean).length;
+    const owner = users[0]!.uuid;
+
+    for (let round = 0; round < 3; round++) {
+      const results = await Promise.all(Array.from({ length: 40 }, (_, i) => admit(i, owner, 5)));
+      assert.equal(admitted(results), round === 0 ? 5 : 0, `round ${round}`);
+    }
+    // The members of a usergroup together, each below its own quota.
+    const group = { usergroup: newUuid(), calls: 4, members: users.slice(1).map((user) => user.uuid) };
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => admit(i, group.members[i % 2]!, 10, group)),
+    );
+    assert.equal(admitted(results), 4);
+    const rows = await apps[1]!.database.db.selectFrom('call_admission').select('owner').execute();
+    assert.equal(rows.length, 9);
+  });
+});
 
 test('the voicemail mail: caller, number, recording, the WAV attached only when wanted; German by default', () => {
   const wav = new Uint8Array([1, 2, 3]);

@@ -3,6 +3,7 @@
  * (the checked body as JSON), the legacy dialplan of a user, and the call-feature state the call
  * engine carries out. One query per function.
  */
+import { sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 
 export interface DialplanTable {
@@ -47,9 +48,18 @@ export interface CallReverseTable {
   started: number;
 }
 
+/** A cyclic action's round-robin position (migration 0018): the start index of its last call. */
+export interface DialplanCyclicTable {
+  dialplan: string;
+  /** The action within the dialplan (its top profile and index, as the engine names it). */
+  action: string;
+  position: number;
+}
+
 declare module '../../platform/database/database.js' {
   interface Tables {
     dialplan: DialplanTable;
+    dialplan_cyclic: DialplanCyclicTable;
     legacy_dialplan: LegacyDialplanTable;
     callthrough: CallThroughTable;
     callback_request: CallbackRequestTable;
@@ -100,6 +110,29 @@ export function updateDialplan(
 
 export function deleteDialplan(db: Db, uuid: string): Promise<unknown> {
   return db.deleteFrom('dialplan').where('uuid', '=', uuid).execute();
+}
+
+/**
+ * Advances a cyclic action's round-robin in one atomic statement (both dialects): the first call
+ * starts at 0, each next one at the previous start + 1 modulo `count`. Resolves with the start.
+ */
+export async function advanceCyclic(
+  db: Db,
+  dialplan: string,
+  action: string,
+  count: number,
+): Promise<number> {
+  const row = await db
+    .insertInto('dialplan_cyclic')
+    .values({ dialplan, action, position: 0 })
+    .onConflict((oc) =>
+      oc
+        .columns(['dialplan', 'action'])
+        .doUpdateSet({ position: sql<number>`(${sql.ref('dialplan_cyclic.position')} + 1) % ${count}` }),
+    )
+    .returning('position')
+    .executeTakeFirstOrThrow();
+  return Number(row.position);
 }
 
 // ---- legacy dialplan

@@ -101,7 +101,8 @@ function profileSchema(pinLevels: number): TObject {
         ...SequentialTargets,
         description:
           'round-robin kept per dialplan: each call starts one target after the previous call started ' +
-          '(whoever answered), per dialplan and action, in memory per node (a restart begins at the first)',
+          '(whoever answered), per dialplan and action, modulo the current number of targets; the ' +
+          'position is kept in the database, so every node and a restart continue the same round-robin',
       }),
       ...pin,
     },

@@ -161,6 +161,16 @@ export class DialplanService {
     });
   }
 
+  /**
+   * For the call engine: the start index of this call of a cyclic action over `count` targets
+   * (spec "cyclic (round-robin kept per dialplan)"). Kept in the database, one atomic increment
+   * per call, so that every node and a restart continue the same round-robin.
+   */
+  cyclicStart(dialplan: string, action: string, count: number): Promise<number> {
+    if (count <= 0) return Promise.resolve(0);
+    return this.deps.writer.write(({ trx }) => repo.advanceCyclic(trx, dialplan, action, count));
+  }
+
   /** wrong-dialplan unless the user owns it. */
   async requireOwnDialplan(db: Db, user: string, uuid: string): Promise<void> {
     await this.requireDialplan(db, user, uuid);

@@ -7,8 +7,10 @@ import {
   type Client,
   DIALECTS,
   loggedInClient,
+  testEnv,
 } from '../../../test/helper.js';
-import type { App } from '../../app.js';
+import { type App, buildApp } from '../../app.js';
+import { loadConfig } from '../../platform/config.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { newEvents } from '../../platform/object-store/testing.js';
 
@@ -192,6 +194,60 @@ for (const dialect of DIALECTS) {
       assert.equal((await newEvents(client, 'phone_modify')).length, 1);
       const phone = (await client.call('GET', '/api/phone')).phone as Record<string, { dialplan?: string }>;
       assert.equal(phone['+4930555001']?.dialplan, undefined);
+    });
+    test('cyclic round-robin kept in the database: per dialplan and action, modulo the count, over a restart and two nodes, gone with the dialplan', async (t) => {
+      const env = await testEnv(t, dialect);
+      const first = await buildApp(loadConfig(env));
+      let closed = false;
+      t.after(() => (closed ? undefined : first.close()));
+      const { client, user } = await loggedInClient(first);
+      const dialplan = (await client.call('POST', '/api/dialplan/v2', { dialplan: {} })).uuid as string;
+      const other = (await client.call('POST', '/api/dialplan/v2', { dialplan: {} })).uuid as string;
+      const start = (app: App, action = '0/0', count = 3, uuid = dialplan) =>
+        app.services.dialplans.cyclicStart(uuid, action, count);
+      assert.deepEqual(
+        [await start(first), await start(first), await start(first), await start(first)],
+        [0, 1, 2, 0],
+      );
+      // Another dialplan, or another action of the same, keeps its own position.
+      assert.equal(await start(first, '0/0', 3, other), 0);
+      assert.equal(await start(first, '1/0'), 0);
+      // Fewer targets after an edit: one after the last start, modulo the new count.
+      assert.equal(await start(first, '0/0', 2), 1);
+      assert.equal(await start(first, '0/0', 0), 0);
+      let live = first;
+      if (dialect === 'sqlite') {
+        // A restart continues where the round-robin was.
+        await first.close();
+        closed = true;
+        live = await buildApp(loadConfig(env));
+        t.after(() => live.close());
+        assert.equal(await start(live), 2);
+      } else {
+        // A second node on the same database continues the same round-robin, also when both
+        // advance it at once: every call gets its own start.
+        const second = await buildApp(loadConfig({ ...env, PUBLIC_URL: 'http://127.0.0.1:18082' }));
+        t.after(() => second.close());
+        assert.equal(await start(second), 2);
+        assert.equal(await start(first), 0);
+        const starts = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => start(i % 2 === 0 ? first : second, '2/0', 100)),
+        );
+        assert.deepEqual(
+          starts.sort((a, b) => a - b),
+          Array.from({ length: 20 }, (_, i) => i),
+        );
+      }
+      // Deleting the dialplan removes its positions.
+      const rows = () =>
+        live.database.db
+          .selectFrom('dialplan_cyclic')
+          .select('action')
+          .where('dialplan', '=', dialplan)
+          .execute();
+      assert.notEqual((await rows()).length, 0);
+      await live.services.dialplans.deleteDialplan(user.uuid, dialplan);
+      assert.deepEqual(await rows(), []);
     });
     test("validation order: the body is judged before wrong-dialplan, also on another user's dialplan", async (t) => {
       const app = await build(t, { dialect });

@@ -21,7 +21,6 @@ import {
   type IvrEvent,
   type LegacyTarget,
   orderTargets,
-  RoundRobin,
   selectActions,
   stepPin,
   type Target,
@@ -167,10 +166,8 @@ function callerId(account: SipAccountInfo | undefined, call: IncomingCall): stri
 }
 
 export class CallEngine {
-  /** Calls in progress per user (the concurrency bound of feature packs). */
-  private readonly active = new Map<string, number>();
-  /** Cyclic ringing's next start per dialplan and action (this node's). */
-  private readonly roundRobin = new RoundRobin();
+  /** Admissions whose release failed (deleted at the next heartbeat). */
+  private readonly unreleased = new Set<string>();
   /** This engine instance in the running-legs table: host, Kamailio's address and port. */
   readonly node: string;
   private readonly heartbeatTimer: NodeJS.Timeout;
@@ -194,8 +191,15 @@ export class CallEngine {
     });
     this.heartbeatTimer = setInterval(() => {
       const now = Date.now();
+      const unreleased = [...this.unreleased];
+      this.unreleased.clear();
       void directory
-        .heartbeat(this.node, now)
+        .releaseCalls(unreleased)
+        .catch((error: unknown) => {
+          for (const id of unreleased) this.unreleased.add(id);
+          throw error;
+        })
+        .then(() => directory.heartbeat(this.node, now))
         .then(() => directory.closeOrphanLegs(this.node, now - ALIVE_MS, false))
         .catch((error: unknown) => options.log.warn({ err: error }, 'call heartbeat failed'));
     }, HEARTBEAT_MS);
@@ -300,32 +304,41 @@ export class CallEngine {
 
   /**
    * Takes one of the user's concurrent calls; undefined beyond the feature packs' bound or the
-   * user's usergroup limit.
-   * `always` (emergency calls): counted, never refused.
+   * user's usergroup limit. The admission is one atomic statement over every node sharing the
+   * database (CallDirectory.admitCall); releasing it deletes it (retried at the next heartbeat
+   * when that fails). `always` (emergency calls): counted, never refused.
    */
   private async acquire(user: string, always = false): Promise<(() => void) | undefined> {
-    const limit = always ? Number.POSITIVE_INFINITY : await this.directory.callLimit(user);
-    // The other nodes' calls from the database, this node's own here (counted before their legs are written).
-    const elsewhere = always
-      ? 0
-      : await this.directory.callsElsewhere(user, this.node, Date.now() - ALIVE_MS);
-    const current = this.active.get(user) ?? 0;
-    if (current + elsewhere >= limit) return undefined;
-    // The usergroup's limit (spec usergroup `limit`): all members' calls together, counted the same way.
-    const group = always ? undefined : await this.directory.groupCallLimit(user);
-    if (group) {
-      const here = group.members.reduce((sum, member) => sum + (this.active.get(member) ?? 0), 0);
-      const there = await this.directory.groupCallsElsewhere(group.members, this.node, Date.now() - ALIVE_MS);
-      if (here + there >= group.calls) return undefined;
-    }
-    this.active.set(user, current + 1);
+    const [limit, group] = always
+      ? [null, undefined]
+      : await Promise.all([this.directory.callLimit(user), this.directory.groupCallLimit(user)]);
+    const id = newUuid();
+    const now = Date.now();
+    const admission = this.directory.admitCall({
+      id,
+      node: this.node,
+      owner: user,
+      limit,
+      group: group ?? null,
+      aliveSince: now - ALIVE_MS,
+      now,
+    });
+    if (always) {
+      // An emergency call goes out even when its admission cannot be written (it only counts).
+      const written = await admission.catch((error: unknown) => {
+        this.options.log.error({ err: error, user }, 'emergency call not counted');
+        return false;
+      });
+      if (!written) return () => {};
+    } else if (!(await admission)) return undefined;
     let released = false;
     return () => {
       if (released) return;
       released = true;
-      const left = (this.active.get(user) ?? 1) - 1;
-      if (left > 0) this.active.set(user, left);
-      else this.active.delete(user);
+      this.directory.releaseCalls([id]).catch((error: unknown) => {
+        this.unreleased.add(id);
+        this.options.log.warn({ err: error, user }, 'call admission not released; retried later');
+      });
     };
   }
 
@@ -966,10 +979,7 @@ export class CallEngine {
                 action.name,
                 action.name === 'cyclic'
                   ? // The action: its top profile and its index there (a pin's items are one level down).
-                    this.roundRobin.start(
-                      `${run.dialplan ?? run.number}/${top}/${profile.index}`,
-                      action.params.targets.length,
-                    )
+                    await this.cyclicStart(run, `${top}/${profile.index}`, action.params.targets.length)
                   : 0,
               );
         for (const { target, timeout, clip_number } of list as Target[]) {
@@ -1045,6 +1055,22 @@ export class CallEngine {
       input.close();
       if ('nextProfile' in step.next) return this.runDialplan(run, dialplan, top + 1);
       return (await this.runItems(run, dialplan, step.next.actions, top)) ?? this.finish(run, 200);
+    }
+  }
+
+  /**
+   * The start of a cyclic action's round-robin, kept in the database per dialplan and action (all
+   * nodes continue one round-robin). A failed update is logged and the call starts at the first
+   * target: ringing matters more than the order.
+   */
+  private async cyclicStart(run: NumberCall, action: string, count: number): Promise<number> {
+    // Only a v2 dialplan has cyclic actions, and it always names itself (answerNumber).
+    if (run.dialplan === undefined) return 0;
+    try {
+      return await this.directory.cyclicStart(run.dialplan, action, count);
+    } catch (error) {
+      this.options.log.warn({ err: error, dialplan: run.dialplan }, 'round-robin position not kept');
+      return 0;
     }
   }
 

@@ -39,8 +39,26 @@ export type NumberAnswer =
 
 /** A usergroup's concurrent call limit (spec usergroup `limit`) and the members it covers. */
 export interface GroupCallLimit {
+  /** The usergroup's uuid (admissions of its members are serialised on it). */
+  readonly usergroup: string;
   readonly calls: number;
   readonly members: readonly string[];
+}
+
+/** One call to admit against the concurrent-call quota (CallDirectory.admitCall). */
+export interface CallAdmission {
+  readonly id: string;
+  /** The engine instance carrying it. */
+  readonly node: string;
+  readonly owner: string;
+  /** The owner's bound (feature packs' `calls`); null: counted, never refused (emergency calls). */
+  readonly limit: number | null;
+  /** The owner's usergroup limit over all its members; null: none. */
+  readonly group: GroupCallLimit | null;
+  /** ms: admissions of nodes silent since then count no more (the node died). */
+  readonly aliveSince: number;
+  /** ms since the epoch. */
+  readonly now: number;
 }
 
 /** A voicemail as the engine hands it over. */
@@ -132,6 +150,11 @@ export interface CallDirectory {
   sipAccount(username: string): Promise<SipAccountInfo | undefined>;
   /** undefined: not a platform number. */
   numberAnswer(number: string): Promise<NumberAnswer | undefined>;
+  /**
+   * Where this call of a v2 dialplan's cyclic action starts over `count` targets: one after the
+   * previous call's start, over every node (spec "cyclic (round-robin kept per dialplan)").
+   */
+  cyclicStart(dialplan: string, action: string, count: number): Promise<number>;
   /** Every IVR of the user by uuid (an IVR's keys may run any of them). */
   ivrs(user: string): Promise<ReadonlyMap<string, Ivr>>;
   /** The user's legacy dialplan ({} when never set). */
@@ -169,20 +192,21 @@ export interface CallDirectory {
   /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
   legEnded(id: string, end: LegEnd): Promise<void>;
   /**
-   * The user's calls in progress on the other nodes sharing the database (their first legs in
-   * the running-legs table) whose node beat since `aliveSince` (ms): the quota is one over all nodes.
+   * Admits one of the owner's concurrent calls, atomically over every node sharing the database:
+   * true and recorded when the owner's admitted calls (all live nodes) are below its limit and its
+   * usergroup members' below the group's; false and nothing recorded otherwise.
    */
-  callsElsewhere(owner: string, node: string, aliveSince: number): Promise<number>;
-  /** As callsElsewhere, for the calls of any of `members` (a usergroup's). */
-  groupCallsElsewhere(members: readonly string[], node: string, aliveSince: number): Promise<number>;
+  admitCall(admission: CallAdmission): Promise<boolean>;
+  /** The admitted calls ended (their admissions count no more). */
+  releaseCalls(ids: readonly string[]): Promise<void>;
   /** Calls in progress to each platform number on every node (the callers' legs), 0 for none. */
   callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>>;
-  /** This node's running legs are alive (the heartbeat `closeOrphanLegs` looks at). */
+  /** This node's running legs and admissions are alive (the heartbeat `closeOrphanLegs` looks at). */
   heartbeat(node: string, now: number): Promise<void>;
   /**
    * Closes legs left running by nodes silent since `staleBefore` (ms) and, with `ownToo`, every
    * leg of `node` (its start: the last run stopped without ending them). Each gets its CDR,
-   * ended at its last heartbeat. Resolves with how many.
+   * ended at its last heartbeat. Resolves with how many. The admissions of the same nodes go too.
    */
   closeOrphanLegs(node: string, staleBefore: number, ownToo: boolean): Promise<number>;
 }

@@ -144,27 +144,20 @@ test("the partner's call filter runs on every outgoing call (403 when it denies,
   );
 
   // The quota is one over the nodes sharing the database: a call of the user that another node
-  // carries (its leg in running_call) takes the one allowed, and this node refuses (486).
+  // admitted (its row in call_admission) takes the one allowed, and this node refuses (486).
   const elsewhere = {
     id: newUuid(),
     node: 'other-host/10.0.0.2:5060',
     owner: user.uuid,
-    service: 'call',
-    direction: 'out',
-    number: '+4942000',
-    phone: null,
-    parent: null,
-    date: Date.now(),
-    answered: null,
     heartbeat: Date.now(),
   };
-  await app.database.db.insertInto('running_call').values(elsewhere).execute();
+  await app.database.db.insertInto('call_admission').values(elsewhere).execute();
   closed = a.waitFor('CALL_CLOSED', 20_000);
   a.command('dial', '+4942557');
   assert.match(JSON.stringify(await closed), /486/);
   // A node silent for longer than its heartbeats allow is gone: its calls count no more.
   await app.database.db
-    .updateTable('running_call')
+    .updateTable('call_admission')
     .set({ heartbeat: Date.now() - 600_000 })
     .where('id', '=', elsewhere.id)
     .execute();
@@ -214,20 +207,8 @@ test("the usergroup's call limit counts all members' calls over the nodes: a mem
 
   // A member's call another node carries counts too.
   await app.database.db
-    .insertInto('running_call')
-    .values({
-      id: newUuid(),
-      node: 'other-host/10.0.0.2:5060',
-      owner: alice.uuid,
-      service: 'call',
-      direction: 'out',
-      number: '+4942000',
-      phone: null,
-      parent: null,
-      date: Date.now(),
-      answered: null,
-      heartbeat: Date.now(),
-    })
+    .insertInto('call_admission')
+    .values({ id: newUuid(), node: 'other-host/10.0.0.2:5060', owner: alice.uuid, heartbeat: Date.now() })
     .execute();
   closed = b.waitFor('CALL_CLOSED', 20_000);
   b.command('dial', '+4942602');
@@ -554,6 +535,9 @@ test('two nodes on one PostgreSQL: a call node A carries counts for the quota on
   await closed;
   for (let i = 0; i < 100 && (await count()) > 0; i++) await sleep(100);
   assert.equal(await count(), 0);
+  // Node A's admission of the call goes right after its CDRs.
+  const admissions = () => nodeB.app.database.db.selectFrom('call_admission').select('id').execute();
+  for (let i = 0; i < 100 && (await admissions()).length > 0; i++) await sleep(100);
   await dial(own, '+4942004');
   await carrier.callTo('+4942004');
   await hangUp(own);

@@ -6,6 +6,7 @@ export {
   type NotifyRequest,
 } from './call-engine.js';
 export type {
+  CallAdmission,
   CallbackRequest,
   CallDirectory,
   CallService,

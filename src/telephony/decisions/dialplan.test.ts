@@ -9,7 +9,6 @@ import {
   MAX_PIN_DEPTH,
   orderTargets,
   type Profile,
-  RoundRobin,
   selectActions,
 } from './dialplan.js';
 
@@ -273,22 +272,5 @@ describe('dialplan v2 decision', () => {
     assert.deepEqual(orderTargets(targets, 'cyclic', 5), ['c', 'a', 'b']);
     assert.deepEqual(orderTargets(targets, 'cyclic', -1), ['c', 'a', 'b']);
     assert.deepEqual(orderTargets([], 'cyclic', 3), []);
-  });
-
-  test('round-robin: each call of a key starts one target after the last start, per key, bounded', () => {
-    const robin = new RoundRobin(2);
-    assert.deepEqual(
-      [0, 1, 2, 3].map(() => robin.start('dp/0/0', 3)),
-      [0, 1, 2, 0],
-    );
-    // Another dialplan (or action) keeps its own position.
-    assert.equal(robin.start('dp2/0/0', 3), 0);
-    assert.equal(robin.start('dp/0/0', 3), 1);
-    // Fewer targets after an edit: taken modulo the new count.
-    assert.equal(robin.start('dp/0/0', 1), 0);
-    assert.equal(robin.start('dp/0/0', 0), 0);
-    // Beyond the bound, the least recently used key starts again at the first target.
-    robin.start('dp3/0/0', 3);
-    assert.equal(robin.start('dp2/0/0', 3), 0);
   });
 });

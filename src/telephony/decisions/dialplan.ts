@@ -520,33 +520,3 @@ export function orderTargets<T>(
   const first = ((Math.trunc(start) % targets.length) + targets.length) % targets.length;
   return [...targets.slice(first), ...targets.slice(0, first)];
 }
-
-/** Round-robin positions kept at most (the oldest used is forgotten first, and starts again at the first target). */
-export const ROUND_ROBIN_KEYS = 10_000;
-
-/**
- * Cyclic ringing's round-robin position per dialplan and action (spec "cyclic (round-robin kept
- * per dialplan)"): each call starts one target after the previous call's start, whoever answered,
- * taken modulo the current count (so an edited target list simply continues). Kept in memory per
- * node (docs/decisions.md "Call features").
- */
-export class RoundRobin {
-  private readonly next = new Map<string, number>();
-
-  constructor(private readonly bound = ROUND_ROBIN_KEYS) {}
-
-  /** The start index for this call of `key` over `count` targets; the next call of `key` starts one later. */
-  start(key: string, count: number): number {
-    if (count <= 0) return 0;
-    const previous = this.next.get(key) ?? 0;
-    const first = previous % count;
-    // Re-inserted to mark it as most recently used.
-    this.next.delete(key);
-    this.next.set(key, (first + 1) % count);
-    if (this.next.size > this.bound) {
-      const oldest = this.next.keys().next().value;
-      if (oldest !== undefined) this.next.delete(oldest);
-    }
-    return first;
-  }
-}

@@ -16,6 +16,7 @@ import * as sessionEvents from './0013-session-events.js';
 import * as invitationEmail from './0014-invitation-email.js';
 import * as partner from './0015-partner.js';
 import * as attachedVolume from './0016-attached-volume.js';
+import * as callState from './0018-call-state.js';
 import * as runningCalls from './0019-running-calls.js';
 import * as presence from './0020-presence.js';
 import * as partnerGroups from './0021-partner-groups.js';
@@ -44,6 +45,7 @@ export const migrations: Record<string, Migration> = {
   '0014-invitation-email': invitationEmail,
   '0015-partner': partner,
   '0016-attached-volume': attachedVolume,
+  '0018-call-state': callState,
   '0019-running-calls': runningCalls,
   '0020-presence': presence,
   '0021-partner-groups': partnerGroups,
