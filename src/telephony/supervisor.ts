@@ -2,10 +2,11 @@
  * Runs one engine (Kamailio, rtpengine) as a child process in the foreground: its own process
  * group so that stopping ends every process it forked, its output piped into the logger at
  * debug, readiness awaited by a probe, a crash answered by a restart with back-off. The engine
- * runs under util-linux `setpriv --pdeathsig KILL` where it is installed, so that its main
- * process dies with the node even when the node is SIGKILLed. The group id is also written to a
- * pid file so that, where setpriv is missing, a node killed without its shutdown ends the
- * orphaned engine at its next start instead of finding the ports taken.
+ * runs under util-linux `setpriv --pdeathsig` where it is installed, so that it ends with the
+ * node even when the node is SIGKILLed. The group id is also written to a pid file so that,
+ * where setpriv is missing (or the node died before setpriv asked for the signal), a node
+ * killed without its shutdown ends the orphaned engine at its next start instead of finding the
+ * ports taken.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -38,9 +39,10 @@ const STABLE_AFTER_MS = 60_000;
 const SETPRIV = '/usr/bin/setpriv';
 
 /**
- * The command line that starts `spec`: under setpriv, which asks Linux for SIGKILL when the
- * parent *thread* ends and then execs the engine in the same process (same pid and group).
- * child_process.spawn forks on Node's main thread, which lives as long as the node.
+ * The command line that starts `spec`: under setpriv, which asks Linux for the spec's signal
+ * when the parent *thread* ends and then execs the engine in the same process (same pid, group
+ * and /proc cmdline). child_process.spawn forks on Node's main thread, which lives as long as
+ * the node: engines must not be started from a worker thread.
  */
 export function engineCommand(
   spec: Pick<EngineSpec, 'command' | 'args' | 'parentDeathSignal'>,
