@@ -10,8 +10,8 @@ export class PassLoop {
   private running: Promise<void> | undefined;
   private again = false;
   private isStopped = true;
-  /** Counts the timers set, so that an answer of `nextDelay` older than the last timer is dropped. */
-  private scheduled = 0;
+  /** Stamps every timer set and every `nextDelay` asked: only the newest answer sets the timer. */
+  private latest = 0;
 
   constructor(
     private readonly pass: () => Promise<void>,
@@ -46,14 +46,11 @@ export class PassLoop {
    */
   async reschedule(): Promise<void> {
     if (this.isStopped || this.running) return;
-    const before = this.scheduled;
-    const delay = await this.nextDelay();
-    if (this.isStopped || this.running || this.scheduled !== before) return;
-    this.schedule(delay);
+    await this.scheduleNext();
   }
 
   private schedule(delay: number): void {
-    this.scheduled += 1;
+    this.latest += 1;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.run(), delay);
     this.timer.unref?.();
@@ -70,13 +67,18 @@ export class PassLoop {
     if (this.isStopped) return;
     const again = this.again;
     this.again = false;
-    if (again) {
-      this.schedule(0);
-      return;
-    }
-    const before = this.scheduled;
+    if (again) this.schedule(0);
+    else await this.scheduleNext();
+  }
+
+  /**
+   * Sets the timer as `nextDelay` says, unless a timer was set or `nextDelay` asked again
+   * meanwhile (a poke's timer stands; a later answer knows more).
+   */
+  private async scheduleNext(): Promise<void> {
+    this.latest += 1;
+    const stamp = this.latest;
     const delay = await this.nextDelay();
-    // A poke while `nextDelay` ran set its own timer: that one stands.
-    if (!this.isStopped && this.scheduled === before) this.schedule(delay);
+    if (!this.isStopped && this.latest === stamp) this.schedule(delay);
   }
 }
