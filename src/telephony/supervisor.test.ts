@@ -11,6 +11,7 @@ import { testEnv } from '../../test/helper.js';
 import { startNode } from '../../test/node-process.js';
 import { freePort } from '../../test/sip-peers.js';
 import { freePortRange, requireTelephonyPackages } from '../../test/sipp.js';
+import { kamailioSpec } from './kamailio/kamailio.js';
 import { engineCommand } from './supervisor.js';
 
 requireTelephonyPackages();
@@ -33,16 +34,30 @@ function groupMembers(pgid: number): number[] {
   return members;
 }
 
-test('engines run under setpriv --pdeathsig KILL, and as before where setpriv is missing', () => {
-  const spec = { command: '/usr/sbin/kamailio', args: ['-f', 'x.cfg', '-DD'] };
+test('engines run under setpriv --pdeathsig (Kamailio TERM), and as before where setpriv is missing', () => {
+  const spec = { command: '/usr/bin/rtpengine', args: ['--foreground'] };
   assert.deepEqual(engineCommand(spec, process.execPath), {
     file: process.execPath,
-    args: ['--pdeathsig', 'KILL', '--', '/usr/sbin/kamailio', '-f', 'x.cfg', '-DD'],
+    args: ['--pdeathsig', 'KILL', '--', '/usr/bin/rtpengine', '--foreground'],
   });
   assert.deepEqual(engineCommand(spec, '/nonexistent/setpriv'), {
-    file: '/usr/sbin/kamailio',
-    args: ['-f', 'x.cfg', '-DD'],
+    file: '/usr/bin/rtpengine',
+    args: ['--foreground'],
   });
+  const kamailio = kamailioSpec({
+    binary: '/usr/sbin/kamailio',
+    configFile: 'k.cfg',
+    sipHost: '127.0.0.1',
+    sipPort: 5060,
+    pidFile: 'k.pid',
+    onReady: () => {},
+  });
+  assert.deepEqual(engineCommand(kamailio, process.execPath).args.slice(0, 4), [
+    '--pdeathsig',
+    'TERM',
+    '--',
+    '/usr/sbin/kamailio',
+  ]);
 });
 
 test('a node killed with SIGKILL leaves no Kamailio or rtpengine process behind', async (t) => {
@@ -63,10 +78,11 @@ test('a node killed with SIGKILL leaves no Kamailio or rtpengine process behind'
   assert.ok(groupMembers(groups.kamailio).length > 1, 'Kamailio and its workers run');
   assert.equal(groupMembers(groups.rtpengine).length, 1, 'rtpengine runs');
   t.after(() => {
-    // Whatever the outcome, leave nothing running.
-    for (const pgid of Object.values(groups)) {
+    // Whatever the outcome, leave no engine running (and touch nothing else).
+    for (const pid of [...groupMembers(groups.kamailio), ...groupMembers(groups.rtpengine)]) {
       try {
-        process.kill(-pgid, 'SIGKILL');
+        const name = fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+        if (name === 'kamailio' || name === 'rtpengine') process.kill(pid, 'SIGKILL');
       } catch {
         // gone, as it should be
       }
@@ -77,7 +93,7 @@ test('a node killed with SIGKILL leaves no Kamailio or rtpengine process behind'
   node.process.kill('SIGKILL');
   await node.exited;
   let left = { kamailio: groupMembers(groups.kamailio), rtpengine: groupMembers(groups.rtpengine) };
-  for (let i = 0; i < 100 && left.kamailio.length + left.rtpengine.length > 0; i++) {
+  for (let i = 0; i < 200 && left.kamailio.length + left.rtpengine.length > 0; i++) {
     await sleep(50);
     left = { kamailio: groupMembers(groups.kamailio), rtpengine: groupMembers(groups.rtpengine) };
   }
