@@ -1,14 +1,17 @@
 /**
- * The background loop of the database-driven runners (rule engine, ipquality): one pass at a
- * time on this node; a poke during a pass runs another right after it; otherwise the next pass
- * waits as long as `nextDelay` says (the earliest due row, at most a poll interval, since other
- * nodes change rows too). A failed pass is handed to `onError` and the loop goes on.
+ * The background loop of the database-driven runners (rule engine, ipquality, push delivery):
+ * one pass at a time on this node; a poke during a pass runs another right after it; otherwise
+ * the next pass waits as long as `nextDelay` says (the earliest due row, at most a poll
+ * interval, since other nodes change rows too). A failed pass is handed to `onError` and the
+ * loop goes on.
  */
 export class PassLoop {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
   private isStopped = true;
+  /** Stamps every timer set and every `nextDelay` asked: only the newest answer sets the timer. */
+  private latest = 0;
 
   constructor(
     private readonly pass: () => Promise<void>,
@@ -37,7 +40,17 @@ export class PassLoop {
     if (!this.isStopped) this.schedule(0);
   }
 
+  /**
+   * The next pass may be due sooner than planned (work was added that the last `nextDelay` did
+   * not see): asks `nextDelay` again, unless a pass is under way (its end asks anyway).
+   */
+  async reschedule(): Promise<void> {
+    if (this.isStopped || this.running) return;
+    await this.scheduleNext();
+  }
+
   private schedule(delay: number): void {
+    this.latest += 1;
     clearTimeout(this.timer);
     this.timer = setTimeout(() => void this.run(), delay);
     this.timer.unref?.();
@@ -54,6 +67,18 @@ export class PassLoop {
     if (this.isStopped) return;
     const again = this.again;
     this.again = false;
-    this.schedule(again ? 0 : await this.nextDelay());
+    if (again) this.schedule(0);
+    else await this.scheduleNext();
+  }
+
+  /**
+   * Sets the timer as `nextDelay` says, unless a timer was set or `nextDelay` asked again
+   * meanwhile (a poke's timer stands; a later answer knows more).
+   */
+  private async scheduleNext(): Promise<void> {
+    this.latest += 1;
+    const stamp = this.latest;
+    const delay = await this.nextDelay();
+    if (!this.isStopped && this.latest === stamp) this.schedule(delay);
   }
 }

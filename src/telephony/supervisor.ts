@@ -1,9 +1,12 @@
 /**
  * Runs one engine (Kamailio, rtpengine) as a child process in the foreground: its own process
  * group so that stopping ends every process it forked, its output piped into the logger at
- * debug, readiness awaited by a probe, a crash answered by a restart with back-off. The group
- * id is written to a pid file so that a node killed without its shutdown (SIGKILL) ends the
- * orphaned engine at its next start instead of finding the ports taken.
+ * debug, readiness awaited by a probe, a crash answered by a restart with back-off. The engine
+ * runs under util-linux `setpriv --pdeathsig` where it is installed, so that it ends with the
+ * node even when the node is SIGKILLed. The group id is also written to a pid file so that,
+ * where setpriv is missing (or the node died before setpriv asked for the signal), a node
+ * killed without its shutdown ends the orphaned engine at its next start instead of finding the
+ * ports taken.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -21,6 +24,11 @@ export interface EngineSpec {
   readonly pidFile: string;
   /** Called after every (re)start once ready, e.g. to reconnect a control channel. */
   onReady?(): void;
+  /**
+   * The signal the engine's main process gets when the node dies (KILL when not given). An
+   * engine whose workers end only when its main process ends them asks for TERM.
+   */
+  readonly parentDeathSignal?: 'KILL' | 'TERM';
 }
 
 const START_TIMEOUT_MS = 30_000;
@@ -28,6 +36,26 @@ const STOP_GRACE_MS = 5_000;
 const MAX_BACKOFF_MS = 30_000;
 /** A run this long resets the back-off: the crash was not a start failure. */
 const STABLE_AFTER_MS = 60_000;
+const SETPRIV = '/usr/bin/setpriv';
+
+/**
+ * The command line that starts `spec`: under setpriv, which asks Linux for the spec's signal
+ * when the parent *thread* ends and then execs the engine in the same process (same pid, group
+ * and /proc cmdline). child_process.spawn forks on Node's main thread, which lives as long as
+ * the node: engines must not be started from a worker thread.
+ */
+export function engineCommand(
+  spec: Pick<EngineSpec, 'command' | 'args' | 'parentDeathSignal'>,
+  setpriv = SETPRIV,
+): { file: string; args: string[] } {
+  try {
+    fs.accessSync(setpriv, fs.constants.X_OK);
+  } catch {
+    return { file: spec.command, args: [...spec.args] };
+  }
+  const signal = spec.parentDeathSignal ?? 'KILL';
+  return { file: setpriv, args: ['--pdeathsig', signal, '--', spec.command, ...spec.args] };
+}
 
 function delay(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -82,7 +110,8 @@ export class EngineSupervisor {
   }
 
   private async launch(): Promise<void> {
-    const child = spawn(this.spec.command, [...this.spec.args], {
+    const { file, args } = engineCommand(this.spec);
+    const child = spawn(file, args, {
       detached: true, // own process group: stop() signals all of it
       stdio: ['ignore', 'pipe', 'pipe'],
       // Kamailio writes timestamps in local time; UTC keeps location.expires unambiguous.

@@ -10,6 +10,7 @@ import {
   buildUser,
   Client,
   DIALECTS,
+  type Dialect,
   loggedInClient,
   testEnv,
 } from '../../../test/helper.js';
@@ -36,6 +37,21 @@ async function newPartner(app: App, rights: ('phone' | 'cdr')[] = ['phone', 'cdr
   const partner = await buildPartner(app);
   await app.services.partners.setRights(partner.uuid, rights);
   return partner;
+}
+
+/**
+ * An app with two partners (rights phone and cdr), a session and a user of each: `client` and
+ * `user` of `partner`, `stranger` and `foreign` of `other`.
+ */
+async function twoPartners(t: TestContext, dialect: Dialect) {
+  const app = await build(t, { dialect });
+  const partner = await newPartner(app);
+  const other = await newPartner(app);
+  const client = await partnerSession(app, partner);
+  const stranger = await partnerSession(app, other);
+  const user = await buildUser(app, { partnerUuid: partner.uuid });
+  const foreign = await buildUser(app, { partnerUuid: other.uuid });
+  return { app, partner, other, client, stranger, user, foreign };
 }
 
 function queueOf(client: Client) {
@@ -91,13 +107,7 @@ async function subscribed(app: App, sessions: number, query = '') {
 for (const dialect of DIALECTS) {
   describe(`partner event streams (${dialect})`, () => {
     test("user events of the partner's users reach a subscribed session with `user`; others not; statuses", async (t) => {
-      const app = await build(t, { dialect });
-      const partner = await newPartner(app);
-      const other = await newPartner(app);
-      const client = await partnerSession(app, partner);
-      const stranger = await partnerSession(app, other);
-      const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const foreign = await buildUser(app, { partnerUuid: other.uuid });
+      const { app, client, stranger, user, foreign } = await twoPartners(t, dialect);
       // Not subscribed: nothing is kept.
       await register(app, user.uuid);
       assert.deepEqual(await client.call('GET', '/api/partner/user/event'), { status: 'ok' });
@@ -223,15 +233,9 @@ for (const dialect of DIALECTS) {
     });
 
     test("CDR events: one cdr_new per CDR of the partner's users; right cdr", async (t) => {
-      const app = await build(t, { dialect });
-      const partner = await newPartner(app);
-      const other = await newPartner(app);
-      const client = await partnerSession(app, partner);
-      const stranger = await partnerSession(app, other);
+      const { app, partner, client, stranger, user, foreign } = await twoPartners(t, dialect);
       await client.call('GET', '/api/partner/cdr/event?timeout=60');
       await stranger.call('GET', '/api/partner/cdr/event?timeout=60');
-      const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const foreign = await buildUser(app, { partnerUuid: other.uuid });
       const cdr = await app.services.cdrs.record({
         date: Date.UTC(2025, 0, 1),
         service: 'call',
@@ -290,13 +294,7 @@ for (const dialect of DIALECTS) {
 
   describe(`partner CDR list and calls (${dialect})`, () => {
     test('GET /api/partner/cdr/{phone}: paging, count to 5000, wrong-phone, access-denied', async (t) => {
-      const app = await build(t, { dialect });
-      const partner = await newPartner(app);
-      const other = await newPartner(app);
-      const client = await partnerSession(app, partner);
-      const stranger = await partnerSession(app, other);
-      const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const foreign = await buildUser(app, { partnerUuid: other.uuid });
+      const { app, partner, other, client, stranger, user, foreign } = await twoPartners(t, dialect);
       const { phones, cdrs, writer } = app.services;
       await phones.addNumber('+4930100', { partnerUuid: partner.uuid, userUuid: user.uuid });
       await phones.addNumber('+4930101', { partnerUuid: partner.uuid });
@@ -390,12 +388,7 @@ for (const dialect of DIALECTS) {
     });
 
     test('GET /api/partner/user/{uuid}/calls: every number of the user with its calls; wrong-user', async (t) => {
-      const app = await build(t, { dialect });
-      const partner = await newPartner(app);
-      const other = await newPartner(app);
-      const client = await partnerSession(app, partner);
-      const stranger = await partnerSession(app, other);
-      const user = await buildUser(app, { partnerUuid: partner.uuid });
+      const { app, partner, client, stranger, user } = await twoPartners(t, dialect);
       await app.services.phones.addNumber('+4930100', { partnerUuid: partner.uuid, userUuid: user.uuid });
       await app.services.phones.addNumber('+4930101', { userUuid: user.uuid });
       assert.deepEqual(await client.call('GET', `/api/partner/user/${user.uuid}/calls`), {

@@ -9,6 +9,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Writer } from '../../platform/database/unit-of-work.js';
+import { PassLoop } from '../../platform/pass-loop.js';
 import { DELIVERY_LIFETIME_S } from './push.apns.js';
 import * as repo from './push.repository.js';
 
@@ -52,90 +53,69 @@ const shortToken = (token: string) => `…${token.slice(-6)}`;
 
 export class PushDelivery {
   private readonly now: () => number;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
+  private readonly loop: PassLoop;
   private readonly inFlight = new Set<Promise<void>>();
   private inFlightRows = 0;
-  private stopped = true;
   /** Counters since start (benchmark, tests). */
   readonly counts = { sent: 0, gone: 0, retried: 0, dropped: 0 };
 
   constructor(private readonly deps: PushDeliveryDeps) {
     this.now = deps.now ?? Date.now;
+    this.loop = new PassLoop(
+      () => this.pass(),
+      () => this.delay(),
+      (error) => this.deps.log.error({ err: error }, 'push delivery pass failed'),
+    );
   }
 
   start(): void {
-    this.stopped = false;
-    this.kick();
+    this.loop.start();
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    await this.running;
+    await this.loop.stop();
     await Promise.all(this.inFlight);
   }
 
   /** Runs a pass soon (new rows were queued); passes never overlap. */
   kick(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.running = this.passes().finally(() => {
-      this.running = undefined;
-      if (this.again) this.kick();
-      else void this.schedule();
-    });
+    this.loop.poke();
   }
 
-  private async schedule(): Promise<void> {
-    if (this.stopped) return;
-    let delay = POLL_MS;
+  /** Until the earliest due row, at most POLL_MS (rows other nodes left, retries). */
+  private async delay(): Promise<number> {
     try {
       const due = await repo.nextDue(this.deps.writer.db);
-      if (due !== undefined) delay = Math.min(POLL_MS, Math.max(0, due - this.now()));
+      return due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - this.now()));
     } catch (error) {
       this.deps.log.warn({ err: error }, 'push queue not readable');
+      return POLL_MS;
     }
-    if (this.stopped || this.running) return;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => this.kick(), delay);
-    this.timer.unref();
   }
 
   /**
    * Claims batches while there is room in flight: the next batch is claimed while the sends of
    * the previous ones are still on the wire, so a slow answer does not hold up the queue.
    */
-  private async passes(): Promise<void> {
-    this.again = false;
-    try {
-      while (!this.stopped) {
-        const room = MAX_IN_FLIGHT - this.inFlightRows;
-        if (room <= 0) {
-          await Promise.race(this.inFlight);
-          continue;
-        }
-        const want = Math.min(BATCH, room);
-        const claimed = await this.claim(want);
-        if (claimed.length === 0) break;
-        this.inFlightRows += claimed.length;
-        const work: Promise<void> = this.deliver(claimed)
-          .catch((error: unknown) => this.deps.log.error({ err: error }, 'push delivery failed'))
-          .finally(() => {
-            this.inFlightRows -= claimed.length;
-            this.inFlight.delete(work);
-          });
-        this.inFlight.add(work);
-        if (claimed.length < want) break;
+  private async pass(): Promise<void> {
+    while (!this.loop.stopped) {
+      const room = MAX_IN_FLIGHT - this.inFlightRows;
+      if (room <= 0) {
+        await Promise.race(this.inFlight);
+        continue;
       }
-    } catch (error) {
-      this.deps.log.error({ err: error }, 'push delivery pass failed');
+      const want = Math.min(BATCH, room);
+      const claimed = await this.claim(want);
+      if (claimed.length === 0) break;
+      this.inFlightRows += claimed.length;
+      const work: Promise<void> = this.deliver(claimed)
+        .catch((error: unknown) => this.deps.log.error({ err: error }, 'push delivery failed'))
+        .finally(() => {
+          this.inFlightRows -= claimed.length;
+          this.inFlight.delete(work);
+        });
+      this.inFlight.add(work);
+      if (claimed.length < want) break;
     }
   }
 
@@ -178,7 +158,7 @@ export class PushDelivery {
     );
     await this.settle(claimed, outcomes);
     // Retries may be due before the timer set while these were in flight.
-    if (outcomes.some((outcome) => outcome.kind === 'retry') && !this.running) void this.schedule();
+    if (outcomes.some((outcome) => outcome.kind === 'retry')) void this.loop.reschedule();
   }
 
   private async settle(

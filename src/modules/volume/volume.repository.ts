@@ -242,24 +242,24 @@ export function listCommits(
   return applyPage(query, page, { time: 'time', key: 'sort_key' }, defaultCount).execute();
 }
 
+/** The sort key of the oldest commit a volume keeps (its `keep`-th newest), as a subquery. */
+function oldestKept(db: Db, volume: string, keep: number) {
+  return db
+    .selectFrom('volume_commit')
+    .select('sort_key')
+    .where('volume_uuid', '=', volume)
+    .orderBy('sort_key', 'desc')
+    .offset(keep - 1)
+    .limit(1);
+}
+
 /** Bytes charged for the commits of a volume older than its newest `keep`. */
 export async function sumTrimmable(db: Db, volume: string, keep: number): Promise<number> {
   const row = await db
     .selectFrom('volume_commit')
     .select((eb) => eb.fn.sum<number | string | null>('charged').as('charged'))
     .where('volume_uuid', '=', volume)
-    .where(
-      'sort_key',
-      '<',
-      (eb) =>
-        eb
-          .selectFrom('volume_commit')
-          .select('sort_key')
-          .where('volume_uuid', '=', volume)
-          .orderBy('sort_key', 'desc')
-          .offset(keep - 1)
-          .limit(1) as never,
-    )
+    .where('sort_key', '<', oldestKept(db, volume, keep))
     .executeTakeFirst();
   return Number(row?.charged ?? 0);
 }
@@ -269,18 +269,7 @@ export function trimCommits(db: Db, volume: string, keep: number): Promise<unkno
   return db
     .deleteFrom('volume_commit')
     .where('volume_uuid', '=', volume)
-    .where(
-      'sort_key',
-      '<',
-      (eb) =>
-        eb
-          .selectFrom('volume_commit')
-          .select('sort_key')
-          .where('volume_uuid', '=', volume)
-          .orderBy('sort_key', 'desc')
-          .offset(keep - 1)
-          .limit(1) as never,
-    )
+    .where('sort_key', '<', oldestKept(db, volume, keep))
     .execute();
 }
 

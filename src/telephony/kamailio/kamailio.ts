@@ -60,5 +60,8 @@ export function kamailioSpec(settings: KamailioProcessSettings): EngineSpec {
     pidFile: settings.pidFile,
     ready: () => probeSip(settings.sipHost, settings.sipPort),
     onReady: settings.onReady,
+    // Its workers do not notice their main process being killed (they were found running
+    // with ppid 1); on SIGTERM the main process ends them (SIGKILL after 60 s) and itself.
+    parentDeathSignal: 'TERM',
   };
 }
