@@ -112,8 +112,21 @@ export interface BaresipOptions {
   account?: { user: string; password: string; domain: string; proxy: string };
 }
 
+/** A port baresip wanted was taken between the look-up and its bind (it binds SIP/TLS on port + 1). */
+class PortTaken extends Error {}
+
 /** Starts baresip headless with a local account sip:baresip@127.0.0.1:<port>. */
 export async function startBaresip(t: TestContext, options: BaresipOptions = {}): Promise<Baresip> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startBaresipOnce(t, options);
+    } catch (error) {
+      if (!(error instanceof PortTaken) || attempt >= 5) throw error;
+    }
+  }
+}
+
+async function startBaresipOnce(t: TestContext, options: BaresipOptions): Promise<Baresip> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-baresip-'));
   const sipPort = await freePort();
   const ctrlPort = await freePort();
@@ -223,6 +236,7 @@ async function connectWithRetry(port: number, log: () => string): Promise<net.So
       s.once('error', () => resolve(undefined));
     });
     if (socket) return socket;
+    if (log().includes('Address already in use')) throw new PortTaken(log());
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
   throw new Error(`baresip did not open ctrl_tcp; log:\n${log()}`);

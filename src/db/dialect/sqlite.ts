@@ -6,6 +6,9 @@ import fs from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
+  CompiledQuery,
+  type DatabaseConnection,
+  type Driver,
   Kysely,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
@@ -13,6 +16,8 @@ import {
   type QueryResult,
   type RootOperationNode,
   SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
   type UnknownRow,
 } from 'kysely';
 import type { DatabaseHandle, Tables } from '../../platform/database/database.js';
@@ -37,6 +42,28 @@ const dropRowLocks: KyselyPlugin = {
     return result;
   },
 };
+
+/**
+ * Transactions begin IMMEDIATE, taking the write lock (waiting up to busy_timeout) before their
+ * first statement. A deferred transaction that reads and then writes fails at once with
+ * SQLITE_BUSY, without waiting, when another process committed in between: Kamailio writes the
+ * same file (usrloc's write-back timer, every second).
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  constructor(private readonly settings: SqliteDialectConfig) {
+    super(settings);
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.settings);
+  }
+}
 
 /** Distinct SQL texts whose prepared statements are kept (least recently used dropped first). */
 const STATEMENT_CACHE = 500;
@@ -76,7 +103,10 @@ export function openSqlite(file: string): DatabaseHandle {
   // Reads straight from the mapped file: the object store's listing gets ~20% faster at 1M objects.
   database.pragma('mmap_size = 268435456');
   keepStatements(database);
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }), plugins: [dropRowLocks] });
+  const db = new Kysely<Tables>({
+    dialect: new ImmediateSqliteDialect({ database }),
+    plugins: [dropRowLocks],
+  });
   return {
     db,
     dialect: 'sqlite',
