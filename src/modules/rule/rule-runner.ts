@@ -28,7 +28,8 @@ import { newUuid } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
 import { PassLoop } from '../../platform/pass-loop.js';
 import * as repo from './rule.repository.js';
-import { type RuleHooks, rowDefinition, TRACE_LENGTH } from './rule.service.js';
+import { type RuleHooks, TRACE_LENGTH } from './rule.service.js';
+import { DefinitionCache } from './rule-definitions.js';
 import { type Action, follow, type Json } from './rule-engine.js';
 
 /** How often the scheduler looks for due rules and actions when nothing woke it earlier. */
@@ -56,6 +57,8 @@ export class RuleRunner {
   private readonly loop: PassLoop;
   private readonly disposers: (() => void)[] = [];
   private readings: Promise<void> = Promise.resolve();
+  /** Parsed definitions of the rules sensor values reach (rule-definitions.ts). */
+  private readonly definitions = new DefinitionCache();
   /** Called after each committed timer look with how late it ran (ms); for the benchmark. */
   onLate: ((ms: number) => void) | undefined;
 
@@ -203,8 +206,9 @@ export class RuleRunner {
     first: 'start' | 'timer' | { sensor: string; value: readonly Json[] },
     batch: Batch = newBatch(),
   ): Promise<Batch> {
+    // Sensor looks keep the definition for the next value; timer looks only use a kept one.
     const result = follow(
-      rowDefinition(row),
+      this.definitions.definition(row, typeof first === 'object'),
       { state: row.state, since: Number(row.since), enabled: Number(row.enabled), now: at, sensors },
       first,
     );
@@ -255,13 +259,10 @@ export class RuleRunner {
 
   /** Stores the transitions and actions of a look (or of many), keeping 100 per rule. */
   private async store(w: UnitOfWork, batch: Batch): Promise<void> {
-    for (let i = 0; i < batch.looks.length; i += CHUNK)
-      await repo.updateLooks(w.trx, batch.looks.slice(i, i + CHUNK));
-    for (let i = 0; i < batch.traces.length; i += CHUNK)
-      await repo.insertTraces(w.trx, batch.traces.slice(i, i + CHUNK));
-    for (let i = 0; i < batch.actions.length; i += CHUNK)
-      await repo.insertActions(w.trx, batch.actions.slice(i, i + CHUNK));
-    for (const [rule, floor] of batch.prune) await repo.pruneTraces(w.trx, rule, floor);
+    if (batch.looks.length > 0) await repo.updateLooks(w.trx, batch.looks);
+    if (batch.traces.length > 0) await repo.insertTraces(w.trx, batch.traces);
+    if (batch.actions.length > 0) await repo.insertActions(w.trx, batch.actions);
+    if (batch.prune.length > 0) await repo.pruneTraces(w.trx, batch.prune);
     if (batch.actions.length > 0) w.afterCommit(() => this.poke());
   }
 
@@ -371,8 +372,6 @@ interface Batch {
   prune: [string, number][];
 }
 const newBatch = (): Batch => ({ looks: [], traces: [], actions: [], prune: [] });
-/** Rows per insert (below both databases' parameter limits). */
-const CHUNK = 500;
 
 /** A failure no retry can mend: the action is recorded as failed at once (hooks throw it too). */
 export class ActionRefused extends Error {}
