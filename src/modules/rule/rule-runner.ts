@@ -41,6 +41,11 @@ const LEASE_MS = 60_000;
 /** Attempts of a failing action before it is recorded as failed. */
 export const MAX_ATTEMPTS = 5;
 const BACKOFF_MS = 10_000;
+/**
+ * A rule's old transitions are deleted when its trace_seq passes a multiple of this: a rule keeps
+ * between 100 and 100 + PRUNE_EVERY + 15 stored, and GET .../trace shows the last 100.
+ */
+export const PRUNE_EVERY = 20;
 
 export interface RuleRunnerDeps {
   db: Db;
@@ -250,8 +255,10 @@ export class RuleRunner {
           error: null,
         });
     });
-    const floor = seq + result.steps.length - TRACE_LENGTH;
-    if (floor > 0) batch.prune.push([row.uuid, floor]);
+    // Pruned each time trace_seq passes a multiple of PRUNE_EVERY, not at every transition.
+    const last = seq + result.steps.length;
+    if (last > TRACE_LENGTH && Math.floor(last / PRUNE_EVERY) > Math.floor(seq / PRUNE_EVERY))
+      batch.prune.push([row.uuid, last - TRACE_LENGTH]);
     if (result.state !== row.state)
       w.emit([row.owner], 'rule_update', { rule: row.uuid, state: result.state });
     return batch;
