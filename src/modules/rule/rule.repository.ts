@@ -201,12 +201,12 @@ export function sensorsOfRule(db: Db, rule: string): Promise<{ sensor: string }[
  * Many rows as one statement parameter (issue 19: a sensor value moving 1,000 rules wrote them
  * with 11,000 bound values, and building that statement cost as much as running it): a JSON
  * array of arrays, a table whose column `value` holds one row; `value ->> i` reads field i.
- * SQLite reads it as JSONB (parsed once; reading fields of text JSON parsed each row again).
+ * Both databases read it as JSONB: parsed once (fields of text JSON are parsed again for each read).
  */
 function jsonRows(db: Db, rows: readonly (readonly unknown[])[]): RawBuilder<unknown> {
   const json = JSON.stringify(rows);
   return db.getExecutor().adapter instanceof PostgresAdapter
-    ? sql`json_array_elements(CAST(${json} AS json)) AS v(value)`
+    ? sql`jsonb_array_elements(CAST(${json} AS jsonb)) AS v(value)`
     : sql`jsonb_each(${json}) AS v`;
 }
 
