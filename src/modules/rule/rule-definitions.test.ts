@@ -52,4 +52,18 @@ describe('rule definition cache', () => {
     cache.definition(row('r5'), false);
     assert.equal(cache.size, 3);
   });
+
+  test('bounded by the text of its entries too: a large rule pushes out older ones', () => {
+    const cache = new DefinitionCache(100, 2 * row('r1').edges.length + 4);
+    const kept = cache.definition(row('r1'));
+    cache.definition(row('r2'));
+    assert.equal(cache.size, 2);
+    cache.definition(row('r3'));
+    assert.equal(cache.size, 2);
+    assert.notEqual(cache.definition(row('r1')), kept);
+    // Larger than the whole budget: parsed, not kept, nothing else dropped.
+    const huge = { ...row('r9'), metadata: JSON.stringify({ x: 'y'.repeat(1000) }) };
+    assert.notEqual(cache.definition(huge), cache.definition(huge));
+    assert.equal(cache.size, 2);
+  });
 });

@@ -5,9 +5,10 @@
  * Decided (docs/decisions.md): an entry is the parsed definition of one rule together with the
  * row text it was parsed from, and is used only while the row still holds that same text. So a
  * rule changed or replaced on any node (PUT, delete and re-create) is parsed anew at its next
- * look, with no message between nodes; the entry of a deleted rule ages out. The cache is bounded (least recently used dropped first), so its memory is bounded
- * whatever the number of rules; only the sensor path fills it (the rules a value reaches are
- * the ones looked at again and again), timer looks use what is there.
+ * look, with no message between nodes; the entry of a deleted rule ages out. The cache is bounded
+ * in entries and in the row text they were parsed from (least recently used dropped first), so
+ * its memory is bounded whatever the number and size of rules. Only the sensor path fills it (the
+ * rules a value reaches are the ones looked at again and again); timer looks use what is there.
  */
 import type { RuleTable } from './rule.repository.js';
 import { rowDefinition } from './rule.service.js';
@@ -27,11 +28,18 @@ interface Entry {
 
 /** Entries kept at most: the rules of a few large fan-outs (about 1 KB each for small rules). */
 export const DEFINITION_CACHE_SIZE = 4096;
+/** Row text (edges and metadata) of the kept entries at most: large rules are kept fewer. */
+export const DEFINITION_CACHE_BYTES = 8 * 1024 * 1024;
 
 export class DefinitionCache {
   private readonly entries = new Map<string, Entry>();
+  /** Characters of row text the entries hold. */
+  private text = 0;
 
-  constructor(private readonly capacity: number = DEFINITION_CACHE_SIZE) {}
+  constructor(
+    private readonly capacity: number = DEFINITION_CACHE_SIZE,
+    private readonly budget: number = DEFINITION_CACHE_BYTES,
+  ) {}
 
   get size(): number {
     return this.entries.size;
@@ -49,14 +57,22 @@ export class DefinitionCache {
       return entry.definition;
     }
     const definition = rowDefinition(row);
-    if (keep) {
-      this.entries.delete(row.uuid);
-      if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+    if (entry) this.drop(row.uuid, entry);
+    const size = row.edges.length + row.metadata.length;
+    if (keep && size <= this.budget) {
+      for (const [uuid, old] of this.entries) {
+        if (this.entries.size < this.capacity && this.text + size <= this.budget) break;
+        this.drop(uuid, old);
+      }
       this.entries.set(row.uuid, { edges: row.edges, metadata: row.metadata, definition });
-    } else if (entry) {
-      this.entries.delete(row.uuid);
+      this.text += size;
     }
     return definition;
+  }
+
+  private drop(uuid: string, entry: Entry): void {
+    this.entries.delete(uuid);
+    this.text -= entry.edges.length + entry.metadata.length;
   }
 }
 
