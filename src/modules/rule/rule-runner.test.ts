@@ -262,6 +262,53 @@ for (const dialect of DIALECTS) {
       assert.equal((await row(app, uuid)).state, 'cold');
     });
 
+    test('a sensor look follows the edges the row holds now, also when another node changed them', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const sensor = newUuid();
+      app.services.rules.useSensors({ permitted: async () => true });
+      const edges = (back: string) => [
+        {
+          from: 'a',
+          to: 'b',
+          conditions: [{ type: 'sensor_event', sensor, min: [50], max: [100] }],
+          actions: [],
+        },
+        {
+          from: 'b',
+          to: back,
+          conditions: [{ type: 'sensor_event', sensor, min: [0], max: [49] }],
+          actions: [],
+        },
+      ];
+      const uuid = await create(client, { name: 'Kept', initial_state: 'a', edges: edges('a') });
+      await until(
+        'the entry look',
+        () => row(app, uuid),
+        (r) => r.look === 'timer',
+      );
+      // The engine parses and keeps the definition at the first value.
+      await app.services.ruleRunner.sensorValue(sensor, [70]);
+      assert.equal((await row(app, uuid)).state, 'b');
+      // Another node rewrites the edges (no restart there, no message to this node).
+      await app.database.db
+        .updateTable('rule')
+        .set({ edges: JSON.stringify(edges('c')) })
+        .where('uuid', '=', uuid)
+        .execute();
+      await app.services.ruleRunner.sensorValue(sensor, [30]);
+      assert.equal((await row(app, uuid)).state, 'c');
+      const steps = await trace(client, uuid);
+      assert.deepEqual(
+        steps.map((s) => [s.cause, s.from, s.to, s.edge, s.sensor ?? null]),
+        [
+          ['sensor', 'b', 'c', 1, sensor],
+          ['sensor', 'a', 'b', 0, sensor],
+        ],
+      );
+      assert.equal(steps[0]!.conditions[0]!.holds, true);
+    });
+
     test('set_credit without authorisation: the edge is followed, then the rule is deactivated', async (t) => {
       const app = await build(t, { dialect });
       const { client } = await loggedInClient(app);

@@ -28,7 +28,8 @@ import { newUuid } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
 import { PassLoop } from '../../platform/pass-loop.js';
 import * as repo from './rule.repository.js';
-import { type RuleHooks, rowDefinition, TRACE_LENGTH } from './rule.service.js';
+import { type RuleHooks, TRACE_LENGTH } from './rule.service.js';
+import { DefinitionCache } from './rule-definitions.js';
 import { type Action, follow, type Json } from './rule-engine.js';
 
 /** How often the scheduler looks for due rules and actions when nothing woke it earlier. */
@@ -40,6 +41,11 @@ const LEASE_MS = 60_000;
 /** Attempts of a failing action before it is recorded as failed. */
 export const MAX_ATTEMPTS = 5;
 const BACKOFF_MS = 10_000;
+/**
+ * A rule's old transitions are deleted when its trace_seq passes a multiple of this: a rule keeps
+ * between 100 and 100 + PRUNE_EVERY + 15 stored, and GET .../trace shows the last 100.
+ */
+export const PRUNE_EVERY = 20;
 
 export interface RuleRunnerDeps {
   db: Db;
@@ -56,6 +62,8 @@ export class RuleRunner {
   private readonly loop: PassLoop;
   private readonly disposers: (() => void)[] = [];
   private readings: Promise<void> = Promise.resolve();
+  /** Parsed definitions of the rules sensor values reach (rule-definitions.ts). */
+  private readonly definitions = new DefinitionCache();
   /** Called after each committed timer look with how late it ran (ms); for the benchmark. */
   onLate: ((ms: number) => void) | undefined;
 
@@ -203,8 +211,9 @@ export class RuleRunner {
     first: 'start' | 'timer' | { sensor: string; value: readonly Json[] },
     batch: Batch = newBatch(),
   ): Promise<Batch> {
+    // Sensor looks keep the definition for the next value; timer looks only use a kept one.
     const result = follow(
-      rowDefinition(row),
+      this.definitions.definition(row, typeof first === 'object'),
       { state: row.state, since: Number(row.since), enabled: Number(row.enabled), now: at, sensors },
       first,
     );
@@ -246,8 +255,10 @@ export class RuleRunner {
           error: null,
         });
     });
-    const floor = seq + result.steps.length - TRACE_LENGTH;
-    if (floor > 0) batch.prune.push([row.uuid, floor]);
+    // Pruned each time trace_seq passes a multiple of PRUNE_EVERY, not at every transition.
+    const last = seq + result.steps.length;
+    if (last > TRACE_LENGTH && Math.floor(last / PRUNE_EVERY) > Math.floor(seq / PRUNE_EVERY))
+      batch.prune.push([row.uuid, last - TRACE_LENGTH]);
     if (result.state !== row.state)
       w.emit([row.owner], 'rule_update', { rule: row.uuid, state: result.state });
     return batch;
@@ -255,13 +266,10 @@ export class RuleRunner {
 
   /** Stores the transitions and actions of a look (or of many), keeping 100 per rule. */
   private async store(w: UnitOfWork, batch: Batch): Promise<void> {
-    for (let i = 0; i < batch.looks.length; i += CHUNK)
-      await repo.updateLooks(w.trx, batch.looks.slice(i, i + CHUNK));
-    for (let i = 0; i < batch.traces.length; i += CHUNK)
-      await repo.insertTraces(w.trx, batch.traces.slice(i, i + CHUNK));
-    for (let i = 0; i < batch.actions.length; i += CHUNK)
-      await repo.insertActions(w.trx, batch.actions.slice(i, i + CHUNK));
-    for (const [rule, floor] of batch.prune) await repo.pruneTraces(w.trx, rule, floor);
+    if (batch.looks.length > 0) await repo.updateLooks(w.trx, batch.looks);
+    if (batch.traces.length > 0) await repo.insertTraces(w.trx, batch.traces);
+    if (batch.actions.length > 0) await repo.insertActions(w.trx, batch.actions);
+    if (batch.prune.length > 0) await repo.pruneTraces(w.trx, batch.prune);
     if (batch.actions.length > 0) w.afterCommit(() => this.poke());
   }
 
@@ -371,8 +379,6 @@ interface Batch {
   prune: [string, number][];
 }
 const newBatch = (): Batch => ({ looks: [], traces: [], actions: [], prune: [] });
-/** Rows per insert (below both databases' parameter limits). */
-const CHUNK = 500;
 
 /** A failure no retry can mend: the action is recorded as failed at once (hooks throw it too). */
 export class ActionRefused extends Error {}

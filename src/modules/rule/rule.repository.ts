@@ -1,5 +1,5 @@
 /** Storage of rules (spec "Rules"): one row per rule, edges and metadata as JSON. One query per function. */
-import { sql } from 'kysely';
+import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 import { applyPage, type PageQuery } from '../../platform/paging.js';
 
@@ -197,17 +197,67 @@ export function sensorsOfRule(db: Db, rule: string): Promise<{ sensor: string }[
   return db.selectFrom('rule_sensor').select('sensor').where('rule', '=', rule).execute();
 }
 
-export function insertTraces(db: Db, rows: RuleTraceTable[]): Promise<unknown> {
-  return db.insertInto('rule_trace').values(rows).execute();
+/**
+ * Many rows as one statement parameter (issue 19: a sensor value moving 1,000 rules wrote them
+ * with 11,000 bound values, and building that statement cost as much as running it): a JSON
+ * array of arrays, a table whose column `value` holds one row; `value ->> i` reads field i.
+ * Both databases read it as JSONB: parsed once (fields of text JSON are parsed again for each read).
+ */
+function jsonRows(db: Db, rows: readonly (readonly unknown[])[]): RawBuilder<unknown> {
+  const json = JSON.stringify(rows);
+  return db.getExecutor().adapter instanceof PostgresAdapter
+    ? sql`jsonb_array_elements(CAST(${json} AS jsonb)) AS v(value)`
+    : sql`jsonb_each(${json}) AS v`;
 }
 
-export function insertActions(db: Db, rows: RuleActionTable[]): Promise<unknown> {
-  return db.insertInto('rule_action').values(rows).execute();
+/** Transitions of many rules in one statement. */
+export function insertTraces(db: Db, rows: readonly RuleTraceTable[]): Promise<unknown> {
+  const table = jsonRows(
+    db,
+    rows.map((r) => [
+      r.uuid,
+      r.rule,
+      r.seq,
+      r.time,
+      r.cause,
+      r.sensor,
+      r.from_state,
+      r.to_state,
+      r.edge,
+      r.conditions,
+      r.actions,
+    ]),
+  );
+  return sql`INSERT INTO rule_trace
+    (uuid, rule, seq, time, cause, sensor, from_state, to_state, edge, conditions, actions)
+    SELECT v.value ->> 0, v.value ->> 1, CAST(v.value ->> 2 AS BIGINT), CAST(v.value ->> 3 AS BIGINT),
+      v.value ->> 4, v.value ->> 5, v.value ->> 6, v.value ->> 7, CAST(v.value ->> 8 AS INTEGER),
+      v.value ->> 9, v.value ->> 10
+    FROM ${table}`.execute(db);
 }
 
-/** Keeps the newest transitions of a rule: those with seq above `floor` (their actions go too). */
-export function pruneTraces(db: Db, rule: string, floor: number): Promise<unknown> {
-  return db.deleteFrom('rule_trace').where('rule', '=', rule).where('seq', '<=', floor).execute();
+/** Actions of many transitions in one statement. */
+export function insertActions(db: Db, rows: readonly RuleActionTable[]): Promise<unknown> {
+  const table = jsonRows(
+    db,
+    rows.map((r) => [r.trace, r.position, r.rule, r.owner, r.result, r.attempts, r.next_try, r.error]),
+  );
+  return sql`INSERT INTO rule_action (trace, position, rule, owner, result, attempts, next_try, error)
+    SELECT v.value ->> 0, CAST(v.value ->> 1 AS INTEGER), v.value ->> 2, v.value ->> 3, v.value ->> 4,
+      CAST(v.value ->> 5 AS INTEGER), CAST(v.value ->> 6 AS BIGINT), v.value ->> 7
+    FROM ${table}`.execute(db);
+}
+
+/**
+ * Keeps the newest transitions of many rules: of each [rule, floor], those with seq above floor
+ * (their actions go too). One statement that visits only the rows it deletes.
+ */
+export function pruneTraces(db: Db, floors: readonly (readonly [string, number])[]): Promise<unknown> {
+  return sql`DELETE FROM rule_trace WHERE uuid IN (
+    SELECT t.uuid FROM ${jsonRows(db, floors)}
+    INNER JOIN rule_trace t ON t.rule = v.value ->> 0 AND t.seq <= CAST(v.value ->> 1 AS BIGINT))`.execute(
+    db,
+  );
 }
 
 export function listTraces(db: Db, rule: string, limit: number): Promise<RuleTraceTable[]> {
@@ -275,12 +325,13 @@ export function finishAction(
 
 export type RuleLook = Pick<RuleTable, 'uuid' | 'state' | 'since' | 'next_wake' | 'trace_seq'>;
 
-/** The outcome of many looks in one statement (UPDATE ... FROM VALUES; both databases). */
+/** The outcome of many looks in one statement. */
 export function updateLooks(db: Db, rows: readonly RuleLook[]): Promise<unknown> {
-  const values = sql.join(
-    rows.map((r) => sql`(${r.uuid}, ${r.state}, ${r.since}, ${r.next_wake}, ${r.trace_seq})`),
+  const table = jsonRows(
+    db,
+    rows.map((r) => [r.uuid, r.state, r.since, r.next_wake, r.trace_seq]),
   );
-  return sql`UPDATE rule SET state = v.column2, since = CAST(v.column3 AS BIGINT),
-    next_wake = CAST(v.column4 AS BIGINT), look = 'timer', trace_seq = CAST(v.column5 AS BIGINT)
-    FROM (VALUES ${values}) AS v WHERE rule.uuid = v.column1`.execute(db);
+  return sql`UPDATE rule SET state = v.value ->> 1, since = CAST(v.value ->> 2 AS BIGINT),
+    next_wake = CAST(v.value ->> 3 AS BIGINT), look = 'timer', trace_seq = CAST(v.value ->> 4 AS BIGINT)
+    FROM ${table} WHERE rule.uuid = v.value ->> 0`.execute(db);
 }

@@ -424,7 +424,9 @@ export class RuleService {
   }
 }
 
-export function rowDefinition(row: repo.RuleTable): RuleDefinition {
+export function rowDefinition(
+  row: Pick<repo.RuleTable, 'name' | 'time_zone' | 'initial_state' | 'edges' | 'metadata'>,
+): RuleDefinition {
   return {
     name: row.name,
     time_zone: row.time_zone,
