@@ -9,6 +9,7 @@ import path from 'node:path';
 import { test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
+import { Writer } from '../../platform/database/unit-of-work.js';
 import { openSqlite } from './sqlite.js';
 
 test('a transaction takes the write lock at its start: a writer in between waits, and the read-then-write does not fail with SQLITE_BUSY', async (t) => {
@@ -23,7 +24,8 @@ test('a transaction takes the write lock at its start: a writer in between waits
   other.pragma('busy_timeout = 0'); // one thread: waiting here would wait for ever
 
   let otherWrite = 'committed';
-  await handle.db.transaction().execute(async (trx) => {
+  const writer = new Writer(handle.db, { emit: () => undefined }, console);
+  await writer.write(async ({ trx }) => {
     await sql`select count(*) from t`.execute(trx);
     try {
       other.prepare('insert into t (x) values (1)').run();
