@@ -95,7 +95,8 @@ export class CallAreaDirectory implements CallDirectory {
   async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {
     const { announcements } = this.services;
     try {
-      const key = await announcements.audioKey(user, uuid, 'wav');
+      // The access check runs on every call; the storage is only asked on a miss (no stat per call).
+      const key = await announcements.wavKey(user, uuid);
       const cached = this.audio.get(key);
       if (cached) {
         this.audio.delete(key);
@@ -253,13 +254,11 @@ export class CallAreaDirectory implements CallDirectory {
   }
 
   async legEnded(id: string, end: LegEnd): Promise<void> {
-    const running = await repo.findRunningCall(this.db, id);
-    if (!running) return;
-    const partner = await this.partnerOf(running.owner);
+    // One transaction, every read through it (a second handle would wait for it on SQLite).
     await this.services.writer.write(async (w) => {
       const row = await repo.findRunningCall(w.trx, id);
       if (!row) return;
-      await this.writeCdr(w, row, end, partner);
+      await this.writeCdr(w, row, end, await this.partnerOf(row.owner, w.trx));
       await repo.deleteRunningCall(w.trx, id);
     });
     this.log.debug({ call: id }, 'call recorded');
@@ -335,9 +334,12 @@ export class CallAreaDirectory implements CallDirectory {
     });
   }
 
-  /** Whether the leg's owner still exists, and its partner (read before the write: one connection on SQLite). */
-  private async partnerOf(owner: string | null): Promise<{ exists: boolean; partner: string | null }> {
-    const user = owner ? await this.services.users.findUser(owner) : undefined;
+  /** Whether the leg's owner still exists, and its partner; `db` is the write's transaction when inside one. */
+  private async partnerOf(
+    owner: string | null,
+    db: Db = this.db,
+  ): Promise<{ exists: boolean; partner: string | null }> {
+    const user = owner ? await this.services.users.findUser(owner, db) : undefined;
     return { exists: user !== undefined, partner: user?.partner_uuid ?? null };
   }
 }

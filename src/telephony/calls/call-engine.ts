@@ -282,7 +282,9 @@ export class CallEngine {
       answered(at = Date.now()) {
         if (answered !== null || ended) return;
         answered = at;
-        chain = chain.then(() => directory.legAnswered(id, at)).catch(warn);
+        // Written for a restart to find (closeOrphanLegs); a leg that ends before the write's
+        // turn comes (answered, then ended at once) has its answer in the CDR: no write.
+        chain = chain.then(() => (ended ? undefined : directory.legAnswered(id, at))).catch(warn);
       },
       async end(recording = null) {
         if (ended) return written;
