@@ -168,6 +168,8 @@ export interface CallDirectory {
   legAnswered(id: string, answered: number): Promise<void>;
   /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
   legEnded(id: string, end: LegEnd): Promise<void>;
+  /** Writes whatever leg changes a directory holds back for a batch (the engine stops). */
+  settle?(): Promise<void>;
   /**
    * The user's calls in progress on the other nodes sharing the database (their first legs in
    * the running-legs table) whose node beat since `aliveSince` (ms): the quota is one over all nodes.
