@@ -13,8 +13,9 @@
  *     `--hold` ms. Measured: INVITE (authenticated) -> 200 OK p50/p99 (SIPp's response-time
  *     file, 1 ms resolution) and failed calls.
  * (3) The API's latency: open-loop GET /api/session at `--api-rate` per second, once idle and
- *     once while (2) runs. Measured: p50/p99, and the node's main event loop while (2) runs
- *     (utilisation, delay p99): the API and the SIP UA share it, the media worker does not.
+ *     once while (2) runs, from a client in its own process (`--api-client inline`: in this
+ *     one). Measured: p50/p99, and the node's main event loop while (2) runs (utilisation,
+ *     delay p99): the API and the SIP UA share it, the media worker does not.
  * (4) Media through rtpengine: `--media-calls` calls at `--media-rate` per second from one SIP
  *     account to another (bridged by rtpengine), each held `--media-hold` ms, so about
  *     rate x hold calls with media at once. The caller (SIPp) streams a PCMU tone of hold - 1 s
@@ -42,6 +43,7 @@ import { NgClient } from '../src/telephony/rtpengine/ng-client.js';
 import { numberWithDialplan } from '../test/calls.js';
 import { freePort } from '../test/sip-peers.js';
 import { openLoop, percentile } from './open-loop.js';
+import { openLoopInProcess } from './open-loop-process.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,6 +55,12 @@ const { values } = parseArgs({
     hold: { type: 'string', default: '2000' },
     'api-rate': { type: 'string', default: '200' },
     'api-seconds': { type: 'string', default: '10' },
+    /**
+     * Where the API client runs: `process` (its own process, what an API user sees; since
+     * 2026-11-27) or `inline` (the benchmark's process, sharing the node's event loop: every
+     * stall counts twice, and the client's work counts as the node's; the figures before).
+     */
+    'api-client': { type: 'string', default: 'process' },
     /** Only part (1), REGISTER: no calls, no API latency. */
     'register-only': { type: 'boolean', default: false },
     'media-calls': { type: 'string', default: '600' },
@@ -399,14 +407,17 @@ function mainThreadCpu(): number {
 }
 
 async function api(url: string, label: string): Promise<number> {
-  const result = await openLoop(url, {
+  const options = {
     rate: Number(values['api-rate']),
     seconds: Number(values['api-seconds']),
     connections: 20,
-  });
+  };
+  const result =
+    values['api-client'] === 'inline' ? await openLoop(url, options) : await openLoopInProcess(url, options);
   const p99 = percentile(result.latencies, 99) / 1000;
   console.log(
-    `API ${label}: GET /api/session at ${result.rate}/s, ${result.requests} answers: ` +
+    `API ${label} (client ${values['api-client'] === 'inline' ? "in the node's process" : 'in its own process'}): ` +
+      `GET /api/session at ${result.rate}/s, ${result.requests} answers: ` +
       `p50 ${(percentile(result.latencies, 50) / 1000).toFixed(2)} ms, p99 ${p99.toFixed(2)} ms; ${load()}`,
   );
   return p99;

@@ -100,6 +100,15 @@ export class AnnouncementService {
     );
   }
 
+  /**
+   * Storage key the audio would have as WAV, after the user's access check but without asking
+   * the storage whether the file is there (the call engine keeps announcements by key, and a key
+   * names one content version, which never changes: reading an absent file fails instead).
+   */
+  async wavKey(user: string, uuid: string): Promise<string> {
+    return this.content.key(await this.objects.currentContent(user, uuid), FILES.wav);
+  }
+
   /** A conversion finished (ContentObjects.handleConversion; tests call it directly). */
   handleConversion(result: ConversionResult): Promise<boolean> {
     return this.objects.handleConversion(result);

@@ -35,6 +35,22 @@ const PHONE = /^\+[0-9]{3,20}$/;
 /** Bytes of announcement audio kept in memory (announcementWav), most recently used first out last. */
 const AUDIO_CACHE_BYTES = 64 * 1024 * 1024;
 const SIPUSER = /^[a-z0-9]{2,20}_[0-9]{2}$/;
+/**
+ * How long a leg's change waits for the others' (legStarted, legAnswered, legEnded): the
+ * changes of this window are written in one transaction (docs/benchmarks.md "Calls": per-call
+ * commits blocked the event loop the API shares). A leg younger than this when the node
+ * crashes has no running row yet and leaves no CDR; every older one is closed at restart.
+ */
+export const LEG_WRITE_WINDOW_MS = 50;
+/** Running rows per INSERT (11 parameters each). */
+const INSERT_BATCH = 50;
+
+/** A change of a leg waiting for the next batch, with whoever awaits its write. */
+type LegChange = (
+  | { readonly kind: 'start'; readonly leg: RunningLeg }
+  | { readonly kind: 'answered'; readonly id: string; readonly at: number }
+  | { readonly kind: 'end'; readonly id: string; readonly end: LegEnd }
+) & { readonly done: () => void; readonly failed: (error: unknown) => void };
 
 export class CallAreaDirectory implements CallDirectory {
   /**
@@ -43,6 +59,11 @@ export class CallAreaDirectory implements CallDirectory {
    */
   private readonly audio = new Map<string, Uint8Array>();
   private audioBytes = 0;
+  /** Leg changes waiting for the next batch (flushLegs), in the order they happened. */
+  private legChanges: LegChange[] = [];
+  private legTimer: NodeJS.Timeout | undefined;
+  /** The batch being written; the next waits for it (one at a time keeps their order). */
+  private legFlush: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly services: Services,
@@ -100,7 +121,8 @@ export class CallAreaDirectory implements CallDirectory {
   async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {
     const { announcements } = this.services;
     try {
-      const key = await announcements.audioKey(user, uuid, 'wav');
+      // The access check runs on every call; the storage is only asked on a miss (no stat per call).
+      const key = await announcements.wavKey(user, uuid);
       const cached = this.audio.get(key);
       if (cached) {
         this.audio.delete(key);
@@ -239,39 +261,124 @@ export class CallAreaDirectory implements CallDirectory {
 
   // ---- legs and their CDRs
 
-  async legStarted(leg: RunningLeg): Promise<void> {
-    await this.services.writer.write(({ trx }) =>
-      repo.insertRunningCall(trx, {
-        id: leg.id,
-        node: leg.node,
-        owner: leg.owner,
-        service: leg.service,
-        direction: leg.direction,
-        number: leg.number,
-        phone: leg.phone ?? null,
-        parent: leg.parent ?? null,
-        date: leg.date,
-        answered: null,
-        heartbeat: leg.date,
-      }),
-    );
+  /**
+   * The running row of a leg; written with the other legs' changes of LEG_WRITE_WINDOW_MS in one
+   * transaction (legAnswered and legEnded too). Resolves once written.
+   */
+  legStarted(leg: RunningLeg): Promise<void> {
+    return this.queueLeg({ kind: 'start', leg });
   }
 
-  async legAnswered(id: string, answered: number): Promise<void> {
-    await this.services.writer.write(({ trx }) => repo.setAnswered(trx, id, answered));
+  legAnswered(id: string, answered: number): Promise<void> {
+    return this.queueLeg({ kind: 'answered', id, at: answered });
   }
 
-  async legEnded(id: string, end: LegEnd): Promise<void> {
-    const running = await repo.findRunningCall(this.db, id);
-    if (!running) return;
-    const partner = await this.partnerOf(running.owner);
-    await this.services.writer.write(async (w) => {
-      const row = await repo.findRunningCall(w.trx, id);
-      if (!row) return;
-      await this.writeCdr(w, row, end, partner);
-      await repo.deleteRunningCall(w.trx, id);
+  /** The CDR, and the running row removed; a leg started in the same batch is never inserted. */
+  legEnded(id: string, end: LegEnd): Promise<void> {
+    return this.queueLeg({ kind: 'end', id, end });
+  }
+
+  /** Writes every leg change queued so far (a stop: nothing is left waiting for the timer). */
+  async settle(): Promise<void> {
+    if (this.legChanges.length > 0) this.flushLegs();
+    await this.legFlush;
+  }
+
+  private queueLeg(
+    change:
+      | { kind: 'start'; leg: RunningLeg }
+      | { kind: 'answered'; id: string; at: number }
+      | { kind: 'end'; id: string; end: LegEnd },
+  ): Promise<void> {
+    return new Promise((done, failed) => {
+      this.legChanges.push({ ...change, done, failed });
+      this.legTimer ??= setTimeout(() => this.flushLegs(), LEG_WRITE_WINDOW_MS);
     });
-    this.log.debug({ call: id }, 'call recorded');
+  }
+
+  private flushLegs(): void {
+    if (this.legTimer) clearTimeout(this.legTimer);
+    this.legTimer = undefined;
+    const batch = this.legChanges;
+    this.legChanges = [];
+    this.legFlush = this.legFlush.then(async () => {
+      try {
+        await this.services.writer.write((w) => this.writeLegs(w, batch));
+      } catch (error) {
+        // One bad change must not cost the others their records: each again on its own.
+        this.log.warn({ err: error, changes: batch.length }, 'leg batch failed; writing one by one');
+        for (const change of batch) {
+          try {
+            await this.services.writer.write((w) => this.writeLegs(w, [change]));
+            change.done();
+          } catch (single) {
+            change.failed(single);
+          }
+        }
+        return;
+      }
+      for (const change of batch) change.done();
+    });
+  }
+
+  /**
+   * A batch of leg changes in order, in the caller's write: new rows in multi-row inserts
+   * (with their answer when it came in the same batch), the ended legs' CDRs in the order
+   * they ended (a parent's is written before its child's: the engine ends the child after),
+   * and their rows deleted in one statement. A leg that starts and ends in one batch gets its
+   * CDR without a row.
+   */
+  private async writeLegs(w: UnitOfWork, batch: readonly LegChange[]): Promise<void> {
+    const started = new Map<string, repo.RunningCallTable>();
+    const answered = new Map<string, number>();
+    const ended = new Map<string, LegEnd>();
+    for (const change of batch) {
+      if (change.kind === 'start') {
+        const { leg } = change;
+        started.set(leg.id, {
+          id: leg.id,
+          node: leg.node,
+          owner: leg.owner,
+          service: leg.service,
+          direction: leg.direction,
+          number: leg.number,
+          phone: leg.phone ?? null,
+          parent: leg.parent ?? null,
+          date: leg.date,
+          answered: null,
+          heartbeat: leg.date,
+        });
+      } else if (change.kind === 'answered') {
+        const row = started.get(change.id);
+        if (row) row.answered = change.at;
+        else answered.set(change.id, change.at);
+      } else if (!ended.has(change.id)) ended.set(change.id, change.end);
+    }
+    const inserts = [...started.values()].filter((row) => !ended.has(row.id));
+    for (let i = 0; i < inserts.length; i += INSERT_BATCH)
+      await repo.insertRunningCalls(w.trx, inserts.slice(i, i + INSERT_BATCH));
+    for (const [id, at] of answered) if (!ended.has(id)) await repo.setAnswered(w.trx, id, at);
+    if (ended.size === 0) return;
+    const stored = [...ended.keys()].filter((id) => !started.has(id));
+    const rows = new Map<string, repo.RunningCallTable>(started);
+    for (let i = 0; i < stored.length; i += INSERT_BATCH)
+      for (const row of await repo.findRunningCalls(w.trx, stored.slice(i, i + INSERT_BATCH)))
+        rows.set(row.id, row);
+    const partners = new Map<string | null, { exists: boolean; partner: string | null }>();
+    for (const [id, end] of ended) {
+      // Already closed (ended twice, or by a restart of another node): nothing to write.
+      const row = rows.get(id);
+      if (!row) continue;
+      let partner = partners.get(row.owner);
+      if (!partner) {
+        partner = await this.partnerOf(row.owner, w.trx);
+        partners.set(row.owner, partner);
+      }
+      await this.writeCdr(w, row, end, partner);
+    }
+    for (let i = 0; i < stored.length; i += INSERT_BATCH)
+      await repo.deleteRunningCalls(w.trx, stored.slice(i, i + INSERT_BATCH));
+    this.log.debug({ calls: ended.size }, 'calls recorded');
   }
 
   /**
@@ -356,9 +463,12 @@ export class CallAreaDirectory implements CallDirectory {
     });
   }
 
-  /** Whether the leg's owner still exists, and its partner (read before the write: one connection on SQLite). */
-  private async partnerOf(owner: string | null): Promise<{ exists: boolean; partner: string | null }> {
-    const user = owner ? await this.services.users.findUser(owner) : undefined;
+  /** Whether the leg's owner still exists, and its partner; `db` is the write's transaction when inside one. */
+  private async partnerOf(
+    owner: string | null,
+    db: Db = this.db,
+  ): Promise<{ exists: boolean; partner: string | null }> {
+    const user = owner ? await this.services.users.findUser(owner, db) : undefined;
     return { exists: user !== undefined, partner: user?.partner_uuid ?? null };
   }
 }

@@ -91,12 +91,25 @@ export function insertRunningCall(db: Db, row: RunningCallTable): Promise<unknow
   return db.insertInto('running_call').values(row).execute();
 }
 
+/** Several legs in one statement (rows of a batch: at most INSERT_BATCH). */
+export function insertRunningCalls(db: Db, rows: readonly RunningCallTable[]): Promise<unknown> {
+  return db.insertInto('running_call').values(rows).execute();
+}
+
 export function setAnswered(db: Db, id: string, answered: number): Promise<unknown> {
   return db.updateTable('running_call').set({ answered }).where('id', '=', id).execute();
 }
 
 export function findRunningCall(db: Db, id: string): Promise<RunningCallTable | undefined> {
   return db.selectFrom('running_call').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findRunningCalls(db: Db, ids: readonly string[]): Promise<RunningCallTable[]> {
+  return db.selectFrom('running_call').selectAll().where('id', 'in', ids).execute();
+}
+
+export function deleteRunningCalls(db: Db, ids: readonly string[]): Promise<unknown> {
+  return db.deleteFrom('running_call').where('id', 'in', ids).execute();
 }
 
 export function deleteRunningCall(db: Db, id: string): Promise<unknown> {

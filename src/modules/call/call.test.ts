@@ -137,6 +137,90 @@ for (const dialect of DIALECTS) {
       assert.equal(row?.b_number, 'bob_01');
     });
 
+    test('the changes of legs within one window go in one transaction; a bad one costs the others nothing', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const { writer } = app.services;
+      const write = writer.write.bind(writer);
+      let writes = 0;
+      writer.write = ((fn) => {
+        writes += 1;
+        return write(fn);
+      }) as typeof writer.write;
+      t.after(() => {
+        writer.write = write;
+      });
+      const date = Date.now() - 10_000;
+      const leg = (id: string, fields: Partial<RunningLeg> = {}) =>
+        directory.legStarted({
+          id,
+          node: 'n1',
+          owner: user.uuid,
+          service: 'call',
+          direction: 'in',
+          number: '+4917000',
+          phone: '+4930100',
+          date,
+          ...fields,
+        });
+      const [long, short, other] = [newUuid(), newUuid(), newUuid()];
+      // Three legs start, one of them is answered and ends at once: one transaction, and the
+      // short leg's CDR is written without its row ever being stored.
+      await Promise.all([
+        leg(long),
+        leg(short),
+        leg(other),
+        directory.legAnswered(short, date + 1000),
+        directory.legEnded(short, { answered: date + 1000, end: date + 3000 }),
+      ]);
+      assert.equal(writes, 1);
+      const running = await app.database.db.selectFrom('running_call').select('id').orderBy('id').execute();
+      assert.deepEqual(
+        running.map((row) => row.id),
+        [long, other].sort(),
+      );
+      // An answer and two ends in the next window: one more transaction.
+      await Promise.all([
+        directory.legAnswered(long, date + 2000),
+        directory.legEnded(long, { answered: date + 2000, end: date + 5000 }),
+        directory.legEnded(other, { answered: null, end: date + 4000 }),
+      ]);
+      assert.equal(writes, 2);
+      const cdrs = new Map(
+        (await app.services.cdrs.listCdrs({ owner: user.uuid })).map((cdr) => [cdr.id, cdr]),
+      );
+      assert.deepEqual([cdrs.get(short)?.t_pre, cdrs.get(short)?.t_post], [1000, 2000]);
+      assert.deepEqual([cdrs.get(long)?.t_pre, cdrs.get(long)?.t_post], [2000, 3000]);
+      assert.deepEqual([cdrs.get(other)?.t_pre, cdrs.get(other)?.t_post], [4000, 0]);
+      assert.equal(
+        await app.database.db.selectFrom('running_call').select('id').executeTakeFirst(),
+        undefined,
+      );
+
+      // A leg whose CDR cannot be written (an unknown service) fails alone: the batch is
+      // written again change by change, and the good leg of the same window is recorded.
+      const [good, bad] = [newUuid(), newUuid()];
+      await Promise.all([leg(good), leg(bad, { service: 'no-such-service' as RunningLeg['service'] })]);
+      const ends = await Promise.allSettled([
+        directory.legEnded(good, { answered: null, end: date + 1000 }),
+        directory.legEnded(bad, { answered: null, end: date + 1000 }),
+      ]);
+      assert.deepEqual(
+        ends.map((end) => end.status),
+        ['fulfilled', 'rejected'],
+      );
+      const after = await app.services.cdrs.listCdrs({ owner: user.uuid });
+      assert.equal(
+        after.some((cdr) => cdr.id === good),
+        true,
+      );
+      assert.equal(
+        after.some((cdr) => cdr.id === bad),
+        false,
+      );
+    });
+
     test("calls to each number over all nodes: the callers' first legs on live nodes", async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);

@@ -135,6 +135,7 @@ interface NumberCall {
 interface TrackedLeg {
   readonly id: string;
   answered(at?: number): void;
+  /** Ends the leg at once; its CDR is written after (TrackedLeg `written` of track()). */
   end(recording?: string | null): Promise<void>;
 }
 
@@ -255,6 +256,8 @@ export class CallEngine {
     clearInterval(this.heartbeatTimer);
     await this.ua.close();
     await this.media.close();
+    // The legs the close ended, and any change still waiting for its batch, reach the database.
+    await this.directory.settle?.();
   }
 
   // ---- CDRs
@@ -286,16 +289,23 @@ export class CallEngine {
       answered(at = Date.now()) {
         if (answered !== null || ended) return;
         answered = at;
-        chain = chain.then(() => directory.legAnswered(id, at)).catch(warn);
+        // Written for a restart to find (closeOrphanLegs); a leg that ends before the write's
+        // turn comes (answered, then ended at once) has its answer in the CDR: no write.
+        chain = chain.then(() => (ended ? undefined : directory.legAnswered(id, at))).catch(warn);
       },
-      async end(recording = null) {
-        if (ended) return written;
+      end(recording = null) {
+        if (ended) return Promise.resolve();
         ended = true;
         const end = Date.now();
-        await chain;
-        if (parent?.written) await parent.written;
-        await directory.legEnded(id, { answered, end, recording }).catch(warn);
-        done();
+        // The leg is over now (its concurrent-call slot is free at once); its CDR follows in the
+        // background, after its parent's, in the directory's next batch of leg writes.
+        void (async () => {
+          await chain;
+          if (parent?.written) await parent.written;
+          await directory.legEnded(id, { answered, end, recording }).catch(warn);
+          done();
+        })();
+        return Promise.resolve();
       },
     };
   }

@@ -39,10 +39,17 @@ const CANONICAL: Record<string, string> = {
   'p-asserted-identity': 'P-Asserted-Identity',
 };
 
+/** Names canonicalised so far (every message sends a dozen; the set a peer can add is bounded). */
+const canonical = new Map<string, string>(Object.entries(CANONICAL));
+const MAX_CANONICAL = 256;
+
 function canonicalName(name: string): string {
-  return (
-    CANONICAL[name] ?? name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase())
-  );
+  let result = canonical.get(name);
+  if (result === undefined) {
+    result = name.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+    if (canonical.size < MAX_CANONICAL) canonical.set(name, result);
+  }
+  return result;
 }
 
 /** Header fields in order, names in lower-case long form. */

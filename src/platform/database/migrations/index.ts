@@ -27,6 +27,7 @@ import * as rules from './0025-rules.js';
 import * as ruleRuns from './0026-rule-runs.js';
 import * as volumes from './0027-volumes.js';
 import * as ipquality from './0028-ipquality.js';
+import * as runningCallOwner from './0029-running-call-owner.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0026-rule-runs': ruleRuns,
   '0027-volumes': volumes,
   '0028-ipquality': ipquality,
+  '0029-running-call-owner': runningCallOwner,
 };
