@@ -6,11 +6,13 @@
  * Registrations live in the database's `location` table: database-only on PostgreSQL so that
  * every node's Kamailio finds every phone; on SQLite (one node) usrloc keeps them in memory and
  * writes them back each second (decisions.md "Registrations on SQLite"), and its evapi event
- * carries the user's contacts, which this node keeps as the current state until Kamailio
- * restarts (then the table, which Kamailio loaded, is again the state). Kamailio pushes "this
- * user's registrations changed" over evapi after each successful REGISTER; expiry without
- * unregistration is noticed by a watch on the latest expiry of each user this node has seen
- * (also those found in the table at start, so a restart misses none).
+ * carries the user's contacts, which this node takes as the current state until the table has
+ * caught up with them (then the table, which usrloc keeps writing, is again the state). Kamailio
+ * pushes "this user's registrations changed" over evapi after each REGISTER that changes a
+ * contact, its address or user agent, not after a refresh that changes only the expiry (most
+ * REGISTERs); expiry without unregistration is noticed by a watch on the latest expiry of each
+ * user this node has seen (also those found in the table at start, so a restart misses none),
+ * which reads the table when it wakes and so learns of the refreshes.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -94,6 +96,15 @@ const BAN_SECONDS = 600;
 const RESYNC_AFTER_MS = 1500;
 /** How long a graceful stop waits for usrloc's write-back timer (1 s ticks) to catch up. */
 const WRITE_BACK_WAIT_MS = 3000;
+/** Write-back: how often the table is compared with what Kamailio reported, while they differ. */
+const SETTLE_MS = 1000;
+/** Write-back: a report the table has not caught up with after this long gives way to the table. */
+const SETTLE_GIVE_UP_MS = 30_000;
+/**
+ * The expiry watch wakes this long after the latest expiry it knows: a refresh (not reported)
+ * just before it is in the table by then (write-back: one usrloc timer tick, 1 s).
+ */
+const EXPIRY_GRACE_MS = 1500;
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
@@ -142,6 +153,25 @@ function fromBase64(text: unknown): string | undefined {
   return typeof text === 'string' ? Buffer.from(text, 'base64').toString('utf8') : undefined;
 }
 
+/**
+ * Whether the location table (`stored`) shows at least what Kamailio last reported: the same
+ * live contacts, each expiring no earlier (a refresh since the report only moves expiries).
+ */
+export function caughtUp(
+  stored: readonly Registration[],
+  reported: readonly Registration[],
+  now: number,
+): boolean {
+  const live = (list: readonly Registration[]) => list.filter((registration) => registration.expires > now);
+  const table = live(stored);
+  const memory = live(reported);
+  if (table.length !== memory.length) return false;
+  const latest = new Map<string, number>();
+  for (const registration of table)
+    latest.set(registration.contact, Math.max(latest.get(registration.contact) ?? 0, registration.expires));
+  return memory.every((registration) => (latest.get(registration.contact) ?? 0) >= registration.expires);
+}
+
 /** The contacts of a write-back registration event, `[contact, received, expires, agent]` each. */
 export function reportedContacts(sipUser: string, contacts: unknown): Registration[] | undefined {
   if (!Array.isArray(contacts)) return undefined;
@@ -170,11 +200,15 @@ export class Telephony implements TelephonyEngine {
   private evapi: EvapiClient | undefined;
   /**
    * Write-back mode (SQLite): each user's registrations as Kamailio last reported them, newer
-   * than the table. Bounded by the accounts that registered since Kamailio's last start.
+   * than the table until it catches up (then removed). Bounded by the accounts that changed in
+   * the last seconds.
    */
   private readonly reported = new Map<string, Registration[]>();
   /** Write-back: when each user's registrations last changed (until the table shows the change). */
   private readonly unsettled = new Map<string, number>();
+  /** Write-back: one timer for all users whose report the table has not caught up with yet. */
+  private settleTimer: NodeJS.Timeout | undefined;
+  private settling: Promise<void> | undefined;
   /** Latest known expiry (ms) per user registered through this node. */
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
@@ -230,7 +264,11 @@ export class Telephony implements TelephonyEngine {
     // The table first (every reader sees them gone at once; on PostgreSQL it is all there is),
     // then Kamailio, which keeps SQLite registrations in memory too (write-through).
     await deleteLocations(this.database.db, sipUser);
-    if (this.writeBack) this.reported.set(sipUser, []);
+    if (this.writeBack) {
+      this.reported.set(sipUser, []);
+      this.unsettled.set(sipUser, Date.now());
+      this.scheduleSettle();
+    }
     this.evapi?.send(`unregister:${sipUser}`);
   }
 
@@ -364,8 +402,48 @@ export class Telephony implements TelephonyEngine {
       }
       this.reported.set(event.user, contacts);
       this.unsettled.set(event.user, Date.now());
+      this.scheduleSettle();
     }
     void this.publish(event.user);
+  }
+
+  /** Write-back: compares the table with the reports once a second while any is unsettled. */
+  private scheduleSettle(): void {
+    if (this.settleTimer || this.unsettled.size === 0) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.settle().then(() => this.scheduleSettle());
+    }, SETTLE_MS);
+    this.settleTimer.unref();
+  }
+
+  /**
+   * Each unsettled user whose table rows show what Kamailio reported goes back to the table,
+   * which from then on also shows the refreshes that Kamailio does not report. One pass at a time.
+   */
+  private settle(): Promise<void> {
+    this.settling ??= (async () => {
+      try {
+        for (const [user, changed] of [...this.unsettled]) {
+          const reported = this.reported.get(user);
+          const stored = reported && (await findLocations(this.database.db, user)).map(toRegistration);
+          // A newer report meanwhile is compared at the next pass.
+          if (this.unsettled.get(user) !== changed || this.reported.get(user) !== reported) continue;
+          const now = Date.now();
+          const settled = !reported || caughtUp(stored ?? [], reported, now / 1000);
+          if (!settled && now - changed < SETTLE_GIVE_UP_MS) continue;
+          if (!settled)
+            this.log.warn({ user }, 'location table did not catch up with the report; reading the table');
+          this.reported.delete(user);
+          this.unsettled.delete(user);
+        }
+      } catch (error) {
+        this.log.error({ err: error }, 'comparing the location table with the reports failed');
+      } finally {
+        this.settling = undefined;
+      }
+    })();
+    return this.settling;
   }
 
   private async publish(sipUser: string): Promise<void> {
@@ -423,7 +501,7 @@ export class Telephony implements TelephonyEngine {
     let next = Number.POSITIVE_INFINITY;
     for (const expires of this.watched.values()) if (expires < next) next = expires;
     // At most once a second, however many registrations expire together.
-    const wait = Math.max(1000, next - Date.now() + 100);
+    const wait = Math.max(1000, next - Date.now() + (this.writeBack ? EXPIRY_GRACE_MS : 100));
     this.watchTimer = setTimeout(() => {
       this.watchTimer = undefined;
       const now = Date.now();
@@ -446,18 +524,8 @@ export class Telephony implements TelephonyEngine {
    */
   private async awaitWriteBack(): Promise<void> {
     const deadline = Date.now() + WRITE_BACK_WAIT_MS;
-    const key = (list: readonly Registration[]) =>
-      list
-        .map((registration) => `${registration.contact} ${registration.expires}`)
-        .sort()
-        .join('\n');
     while (this.unsettled.size > 0 && Date.now() < deadline) {
-      for (const [user, changed] of [...this.unsettled]) {
-        const reported = this.reported.get(user);
-        const stored = reported && (await findLocations(this.database.db, user)).map(toRegistration);
-        if (!reported || changed < Date.now() - 2 * WRITE_BACK_WAIT_MS || key(stored ?? []) === key(reported))
-          this.unsettled.delete(user);
-      }
+      await this.settle();
       if (this.unsettled.size > 0) await sleep(100);
     }
   }
@@ -466,6 +534,8 @@ export class Telephony implements TelephonyEngine {
   async stop(): Promise<void> {
     if (this.writeBack && this.state === 'running') await this.awaitWriteBack();
     this.unsettled.clear();
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
     if (this.watchTimer) clearTimeout(this.watchTimer);
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.watched.clear();
