@@ -178,6 +178,15 @@ function groupCpu(pgid: number): number {
   return ticks / 100; // USER_HZ
 }
 
+/** Where a process sleeps (its kind: UDP receivers wait for packets, timers sleep, TCP and evapi poll). */
+function waitsIn(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
+
 /**
  * BENCH_PROCS=1: the Kamailio processes that used the most CPU between two snapshots, in µs per
  * registration (which of them is which: `kamcmd ps`, or the order Kamailio forks them in).
@@ -188,7 +197,7 @@ function busiestProcesses(before: Map<number, number>, after: Map<number, number
     .filter(([, ticks]) => ticks > 0)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 8)
-    .map(([pid, ticks]) => `${pid}: ${((ticks * 1e4) / Math.max(1, count)).toFixed(0)} µs`)
+    .map(([pid, ticks]) => `${pid} ${waitsIn(pid)}: ${((ticks * 1e4) / Math.max(1, count)).toFixed(0)} µs`)
     .join(', ');
 }
 
@@ -227,7 +236,7 @@ async function register(label: string, port: number, domain: string, kamailioGro
   );
   if (process.env.BENCH_PROCS)
     console.log(
-      `  Kamailio processes by CPU per registration (pid: µs): ${busiestProcesses(processesBefore, groupTicks(kamailioGroup), run.successful)}`,
+      `  Kamailio processes by CPU per registration (pid, where it waits: µs): ${busiestProcesses(processesBefore, groupTicks(kamailioGroup), run.successful)}`,
     );
   return perSecond;
 }

@@ -165,7 +165,8 @@ modparam("cfgutils", "lock_set_size", 8)
 
 modparam("htable", "htable", "authfail=>size=10;autoexpire=${s.banSeconds};initval=0;")
 modparam("htable", "htable", "banned=>size=10;autoexpire=${s.banSeconds};")
-# Per user, the signature of the last reported save (route[REGISTER]); outlives no registration.
+# Per user, the signature of the last reported save (route[REGISTER]), kept longer than any
+# registration lasts (max_expires).
 modparam("htable", "htable", "registered=>size=12;autoexpire=3700;")
 
 modparam("evapi", "bind_addr", "127.0.0.1:${s.eventPort}")
@@ -231,11 +232,11 @@ request_route {
     options_reply();
     exit;
   }
+  # Answered here and never forwarded: no transaction to look up, no headers to strip.
+  if (is_method("REGISTER")) route(REGISTER);
   t_check_trans();
   remove_hf("Route");
   remove_hf_re("^X-Zentrale-");
-
-  if (is_method("REGISTER")) route(REGISTER);
 ${
   s.carrierHost
     ? `  if ($si == ${str(s.carrierHost)}) {
