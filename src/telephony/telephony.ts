@@ -212,6 +212,8 @@ export class Telephony implements TelephonyEngine {
   /** Latest known expiry (ms) per user registered through this node. */
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
+  /** When the watch timer fires (ms). */
+  private watchAt = Number.POSITIVE_INFINITY;
   private evapiConnections = 0;
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
@@ -450,9 +452,11 @@ export class Telephony implements TelephonyEngine {
     try {
       const registrations = await this.registrations(sipUser);
       const latest = Math.max(0, ...registrations.map((registration) => registration.expires));
-      if (registrations.length > 0) this.watched.set(sipUser, latest * 1000);
-      else this.watched.delete(sipUser);
-      this.scheduleWatch();
+      if (registrations.length > 0) {
+        this.watched.set(sipUser, latest * 1000);
+        // The timer is set again only for an earlier expiry: a later one is found when it fires.
+        if (latest * 1000 + this.expiryGrace < this.watchAt) this.scheduleWatch();
+      } else this.watched.delete(sipUser);
       this.events.emit('registration', { sipUser, registrations } satisfies RegistrationChange);
     } catch (error) {
       this.log.error({ err: error }, 'reading registrations failed');
@@ -494,16 +498,24 @@ export class Telephony implements TelephonyEngine {
     this.scheduleWatch();
   }
 
+  /** How long after an expiry the watch looks (write-back: the table's lag). */
+  private get expiryGrace(): number {
+    return this.writeBack ? EXPIRY_GRACE_MS : 100;
+  }
+
   private scheduleWatch(): void {
     if (this.watchTimer) clearTimeout(this.watchTimer);
     this.watchTimer = undefined;
+    this.watchAt = Number.POSITIVE_INFINITY;
     if (this.watched.size === 0) return;
     let next = Number.POSITIVE_INFINITY;
     for (const expires of this.watched.values()) if (expires < next) next = expires;
     // At most once a second, however many registrations expire together.
-    const wait = Math.max(1000, next - Date.now() + (this.writeBack ? EXPIRY_GRACE_MS : 100));
+    const wait = Math.max(1000, next - Date.now() + this.expiryGrace);
+    this.watchAt = Date.now() + wait;
     this.watchTimer = setTimeout(() => {
       this.watchTimer = undefined;
+      this.watchAt = Number.POSITIVE_INFINITY;
       const now = Date.now();
       for (const [user, expires] of this.watched) {
         if (expires <= now) {
