@@ -100,6 +100,8 @@ const WRITE_BACK_WAIT_MS = 3000;
 const SETTLE_MS = 1000;
 /** Write-back: a report the table has not caught up with after this long gives way to the table. */
 const SETTLE_GIVE_UP_MS = 30_000;
+/** Write-back: table rows of contacts reported gone this long ago are taken as failed deletes. */
+const STALE_ROWS_MS = 5000;
 /**
  * The expiry watch wakes this long after the latest expiry it knows: a refresh (not reported)
  * just before it is in the table by then (write-back: one usrloc timer tick, 1 s).
@@ -154,22 +156,26 @@ function fromBase64(text: unknown): string | undefined {
 }
 
 /**
- * Whether the location table (`stored`) shows at least what Kamailio last reported: the same
- * live contacts, each expiring no earlier (a refresh since the report only moves expiries).
+ * The location table (`stored`) against what Kamailio last reported: `caughtUp` when every live
+ * reported contact is in the table, expiring no earlier (a refresh since the report only moves
+ * expiries); `extra`: the table's live contacts that the report no longer has (a delete usrloc
+ * has not written yet, or one it failed to write: it does not retry refused deletes).
  */
-export function caughtUp(
+export function compareWithTable(
   stored: readonly Registration[],
   reported: readonly Registration[],
   now: number,
-): boolean {
-  const live = (list: readonly Registration[]) => list.filter((registration) => registration.expires > now);
-  const table = live(stored);
-  const memory = live(reported);
-  if (table.length !== memory.length) return false;
+): { caughtUp: boolean; extra: string[] } {
   const latest = new Map<string, number>();
-  for (const registration of table)
-    latest.set(registration.contact, Math.max(latest.get(registration.contact) ?? 0, registration.expires));
-  return memory.every((registration) => (latest.get(registration.contact) ?? 0) >= registration.expires);
+  for (const registration of stored)
+    if (registration.expires > now)
+      latest.set(registration.contact, Math.max(latest.get(registration.contact) ?? 0, registration.expires));
+  const live = reported.filter((registration) => registration.expires > now);
+  const caughtUp = live.every(
+    (registration) => (latest.get(registration.contact) ?? 0) >= registration.expires,
+  );
+  const known = new Set(live.map((registration) => registration.contact));
+  return { caughtUp, extra: [...latest.keys()].filter((contact) => !known.has(contact)) };
 }
 
 /** The contacts of a write-back registration event, `[contact, received, expires, agent]` each. */
@@ -206,6 +212,11 @@ export class Telephony implements TelephonyEngine {
   private readonly reported = new Map<string, Registration[]>();
   /** Write-back: when each user's registrations last changed (until the table shows the change). */
   private readonly unsettled = new Map<string, number>();
+  /**
+   * Write-back: per user, contacts that Kamailio reported gone but whose rows usrloc did not
+   * delete (a refused delete is not retried): hidden from the table's rows until the next report.
+   */
+  private readonly gone = new Map<string, Set<string>>();
   /** Write-back: one timer for all users whose report the table has not caught up with yet. */
   private settleTimer: NodeJS.Timeout | undefined;
   private settling: Promise<void> | undefined;
@@ -232,8 +243,9 @@ export class Telephony implements TelephonyEngine {
   async registrations(sipUser: string): Promise<Registration[]> {
     const now = Date.now() / 1000;
     const reported = this.reported.get(sipUser);
+    const gone = this.gone.get(sipUser);
     const all = reported ?? (await findLocations(this.database.db, sipUser)).map(toRegistration);
-    return all.filter((registration) => registration.expires > now);
+    return all.filter((registration) => registration.expires > now && !gone?.has(registration.contact));
   }
 
   /** Write-back: usrloc's location table lags Kamailio's memory by up to a second. */
@@ -362,6 +374,7 @@ export class Telephony implements TelephonyEngine {
       // from the table: the table is the state again until the next reports.
       () => {
         this.reported.clear();
+        this.gone.clear();
         if (this.evapiConnections++ > 0) this.scheduleResync();
       },
     );
@@ -403,6 +416,7 @@ export class Telephony implements TelephonyEngine {
         return;
       }
       this.reported.set(event.user, contacts);
+      this.gone.delete(event.user);
       this.unsettled.set(event.user, Date.now());
       this.scheduleSettle();
     }
@@ -432,10 +446,13 @@ export class Telephony implements TelephonyEngine {
           // A newer report meanwhile is compared at the next pass.
           if (this.unsettled.get(user) !== changed || this.reported.get(user) !== reported) continue;
           const now = Date.now();
-          const settled = !reported || caughtUp(stored ?? [], reported, now / 1000);
-          if (!settled && now - changed < SETTLE_GIVE_UP_MS) continue;
-          if (!settled)
+          const table = reported ? compareWithTable(stored ?? [], reported, now / 1000) : undefined;
+          if (table?.caughtUp && table.extra.length > 0 && now - changed >= STALE_ROWS_MS)
+            this.gone.set(user, new Set(table.extra));
+          else if (table && !(table.caughtUp && table.extra.length === 0)) {
+            if (now - changed < SETTLE_GIVE_UP_MS) continue;
             this.log.warn({ user }, 'location table did not catch up with the report; reading the table');
+          }
           this.reported.delete(user);
           this.unsettled.delete(user);
         }
@@ -552,6 +569,7 @@ export class Telephony implements TelephonyEngine {
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.watched.clear();
     this.reported.clear();
+    this.gone.clear();
     await this.calls?.close();
     this.calls = undefined;
     this.evapi?.close();
