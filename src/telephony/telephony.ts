@@ -32,6 +32,7 @@ import { kamailioConfig } from './kamailio/kamailio-config.js';
 import {
   deleteLocations,
   findLocations,
+  findLocationsOf,
   type LocationRow,
   listLocationExpiries,
   parseKamailioTime,
@@ -100,6 +101,8 @@ const WRITE_BACK_WAIT_MS = 3000;
 const SETTLE_MS = 1000;
 /** Write-back: a report the table has not caught up with after this long gives way to the table. */
 const SETTLE_GIVE_UP_MS = 30_000;
+/** Write-back: users compared with the table in one query. */
+const SETTLE_BATCH = 200;
 /** Write-back: table rows of contacts reported gone this long ago are taken as failed deletes. */
 const STALE_ROWS_MS = 5000;
 /**
@@ -440,22 +443,9 @@ export class Telephony implements TelephonyEngine {
   private settle(): Promise<void> {
     this.settling ??= (async () => {
       try {
-        for (const [user, changed] of [...this.unsettled]) {
-          const reported = this.reported.get(user);
-          const stored = reported && (await findLocations(this.database.db, user)).map(toRegistration);
-          // A newer report meanwhile is compared at the next pass.
-          if (this.unsettled.get(user) !== changed || this.reported.get(user) !== reported) continue;
-          const now = Date.now();
-          const table = reported ? compareWithTable(stored ?? [], reported, now / 1000) : undefined;
-          if (table?.caughtUp && table.extra.length > 0 && now - changed >= STALE_ROWS_MS)
-            this.gone.set(user, new Set(table.extra));
-          else if (table && !(table.caughtUp && table.extra.length === 0)) {
-            if (now - changed < SETTLE_GIVE_UP_MS) continue;
-            this.log.warn({ user }, 'location table did not catch up with the report; reading the table');
-          }
-          this.reported.delete(user);
-          this.unsettled.delete(user);
-        }
+        const pending = [...this.unsettled];
+        for (let start = 0; start < pending.length; start += SETTLE_BATCH)
+          await this.settleSome(pending.slice(start, start + SETTLE_BATCH));
       } catch (error) {
         this.log.error({ err: error }, 'comparing the location table with the reports failed');
       } finally {
@@ -463,6 +453,33 @@ export class Telephony implements TelephonyEngine {
       }
     })();
     return this.settling;
+  }
+
+  private async settleSome(pending: readonly (readonly [string, number])[]): Promise<void> {
+    const asked = pending.map(([user]) => [user, this.reported.get(user)] as const);
+    const rows = new Map<string, Registration[]>();
+    const users = asked.filter(([, reported]) => reported).map(([user]) => user);
+    for (const row of users.length > 0 ? await findLocationsOf(this.database.db, users) : []) {
+      const list = rows.get(row.username) ?? [];
+      list.push(toRegistration(row));
+      rows.set(row.username, list);
+    }
+    for (const [i, [user, changed]] of pending.entries()) {
+      const reported = asked[i]?.[1];
+      const stored = rows.get(user);
+      // A newer report meanwhile is compared at the next pass.
+      if (this.unsettled.get(user) !== changed || this.reported.get(user) !== reported) continue;
+      const now = Date.now();
+      const table = reported ? compareWithTable(stored ?? [], reported, now / 1000) : undefined;
+      if (table?.caughtUp && table.extra.length > 0 && now - changed >= STALE_ROWS_MS)
+        this.gone.set(user, new Set(table.extra));
+      else if (table && !(table.caughtUp && table.extra.length === 0)) {
+        if (now - changed < SETTLE_GIVE_UP_MS) continue;
+        this.log.warn({ user }, 'location table did not catch up with the report; reading the table');
+      }
+      this.reported.delete(user);
+      this.unsettled.delete(user);
+    }
   }
 
   private async publish(sipUser: string): Promise<void> {
