@@ -162,21 +162,51 @@ async function sipp(
   };
 }
 
-/** CPU seconds (user + system) of every process in the process group `pgid` (Kamailio's). */
-function groupCpu(pgid: number): number {
-  let ticks = 0;
+/** CPU ticks (user + system, USER_HZ) of each process in the process group `pgid` (Kamailio's). */
+function groupTicks(pgid: number): Map<number, number> {
+  const ticks = new Map<number, number>();
   for (const entry of fs.readdirSync('/proc')) {
     if (!/^[0-9]+$/.test(entry)) continue;
     try {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       // Fields after the command (which may hold spaces): state, ppid, pgrp, ... utime (14), stime (15).
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (Number(fields[2]) === pgid) ticks += Number(fields[11]) + Number(fields[12]);
+      if (Number(fields[2]) === pgid) ticks.set(Number(entry), Number(fields[11]) + Number(fields[12]));
     } catch {
       // ended meanwhile
     }
   }
+  return ticks;
+}
+
+/** CPU seconds (user + system) of every process in the process group `pgid`. */
+function groupCpu(pgid: number): number {
+  let ticks = 0;
+  for (const value of groupTicks(pgid).values()) ticks += value;
   return ticks / 100; // USER_HZ
+}
+
+/** Where a process sleeps (its kind: UDP receivers wait for packets, timers sleep, TCP and evapi poll). */
+function waitsIn(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/wchan`, 'utf8').trim();
+  } catch {
+    return '?';
+  }
+}
+
+/**
+ * BENCH_PROCS=1: the Kamailio processes that used the most CPU between two snapshots, in µs per
+ * registration (which of them is which: `kamcmd ps`, or the order Kamailio forks them in).
+ */
+function busiestProcesses(before: Map<number, number>, after: Map<number, number>, count: number): string {
+  return [...after]
+    .map(([pid, ticks]) => [pid, ticks - (before.get(pid) ?? 0)] as const)
+    .filter(([, ticks]) => ticks > 0)
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, 8)
+    .map(([pid, ticks]) => `${pid} ${waitsIn(pid)}: ${((ticks * 1e4) / Math.max(1, count)).toFixed(0)} µs`)
+    .join(', ');
 }
 
 /** CPU seconds of this process (the Zentrale node runs in it). */
@@ -187,6 +217,7 @@ function ownCpu(): number {
 
 async function register(label: string, port: number, domain: string, kamailioGroup: number): Promise<number> {
   const kamailioBefore = groupCpu(kamailioGroup);
+  const processesBefore = groupTicks(kamailioGroup);
   const nodeBefore = ownCpu();
   const dir = path.join(work, `register-${label}`);
   fs.mkdirSync(dir, { recursive: true });
@@ -211,6 +242,10 @@ async function register(label: string, port: number, domain: string, kamailioGro
       `Kamailio ${perRegister(groupCpu(kamailioGroup) - kamailioBefore)} µs, ` +
       `bench process with the Zentrale node ${perRegister(ownCpu() - nodeBefore)} µs; ${load()}`,
   );
+  if (process.env.BENCH_PROCS)
+    console.log(
+      `  Kamailio processes by CPU per registration (pid, where it waits: µs): ${busiestProcesses(processesBefore, groupTicks(kamailioGroup), run.successful)}`,
+    );
   return perSecond;
 }
 

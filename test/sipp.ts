@@ -33,6 +33,8 @@ export interface RegisterOptions {
   expires?: number;
   /** Source address of the phone (any 127.x.y.z). */
   localIp?: string;
+  /** Source port (and the Contact's): an earlier run's port refreshes that registration. */
+  localPort?: number;
   /** The final answer SIPp must see: 200 (registered), 401 (refused) or 503 (throttled). */
   expect: 200 | 401 | 503;
 }
@@ -63,7 +65,7 @@ Content-Length: 0
 /** Runs one registration; resolves with the local port SIPp used, rejects when the answer differs. */
 export async function sippRegister(options: RegisterOptions): Promise<{ port: number }> {
   const localIp = options.localIp ?? '127.0.0.1';
-  const port = await freeUdpPort(localIp);
+  const port = options.localPort ?? (await freeUdpPort(localIp));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sipp-'));
   const file = path.join(dir, 'register.xml');
   fs.writeFileSync(file, scenario(options));

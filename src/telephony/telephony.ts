@@ -6,11 +6,13 @@
  * Registrations live in the database's `location` table: database-only on PostgreSQL so that
  * every node's Kamailio finds every phone; on SQLite (one node) usrloc keeps them in memory and
  * writes them back each second (decisions.md "Registrations on SQLite"), and its evapi event
- * carries the user's contacts, which this node keeps as the current state until Kamailio
- * restarts (then the table, which Kamailio loaded, is again the state). Kamailio pushes "this
- * user's registrations changed" over evapi after each successful REGISTER; expiry without
- * unregistration is noticed by a watch on the latest expiry of each user this node has seen
- * (also those found in the table at start, so a restart misses none).
+ * carries the user's contacts, which this node takes as the current state until the table has
+ * caught up with them (then the table, which usrloc keeps writing, is again the state). Kamailio
+ * pushes "this user's registrations changed" over evapi after each REGISTER that changes a
+ * contact, its address or user agent, not after a refresh that changes only the expiry (most
+ * REGISTERs); expiry without unregistration is noticed by a watch on the latest expiry of each
+ * user this node has seen (also those found in the table at start, so a restart misses none),
+ * which reads the table when it wakes and so learns of the refreshes.
  */
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
@@ -30,6 +32,7 @@ import { kamailioConfig } from './kamailio/kamailio-config.js';
 import {
   deleteLocations,
   findLocations,
+  findLocationsOf,
   type LocationRow,
   listLocationExpiries,
   parseKamailioTime,
@@ -94,6 +97,19 @@ const BAN_SECONDS = 600;
 const RESYNC_AFTER_MS = 1500;
 /** How long a graceful stop waits for usrloc's write-back timer (1 s ticks) to catch up. */
 const WRITE_BACK_WAIT_MS = 3000;
+/** Write-back: how often the table is compared with what Kamailio reported, while they differ. */
+const SETTLE_MS = 1000;
+/** Write-back: a report the table has not caught up with after this long gives way to the table. */
+const SETTLE_GIVE_UP_MS = 30_000;
+/** Write-back: users compared with the table in one query. */
+const SETTLE_BATCH = 200;
+/** Write-back: table rows of contacts reported gone this long ago are taken as failed deletes. */
+const STALE_ROWS_MS = 5000;
+/**
+ * The expiry watch wakes this long after the latest expiry it knows: a refresh (not reported)
+ * just before it is in the table by then (write-back: one usrloc timer tick, 1 s).
+ */
+const EXPIRY_GRACE_MS = 1500;
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
@@ -142,6 +158,29 @@ function fromBase64(text: unknown): string | undefined {
   return typeof text === 'string' ? Buffer.from(text, 'base64').toString('utf8') : undefined;
 }
 
+/**
+ * The location table (`stored`) against what Kamailio last reported: `caughtUp` when every live
+ * reported contact is in the table, expiring no earlier (a refresh since the report only moves
+ * expiries); `extra`: the table's live contacts that the report no longer has (a delete usrloc
+ * has not written yet, or one it failed to write: it does not retry refused deletes).
+ */
+export function compareWithTable(
+  stored: readonly Registration[],
+  reported: readonly Registration[],
+  now: number,
+): { caughtUp: boolean; extra: string[] } {
+  const latest = new Map<string, number>();
+  for (const registration of stored)
+    if (registration.expires > now)
+      latest.set(registration.contact, Math.max(latest.get(registration.contact) ?? 0, registration.expires));
+  const live = reported.filter((registration) => registration.expires > now);
+  const caughtUp = live.every(
+    (registration) => (latest.get(registration.contact) ?? 0) >= registration.expires,
+  );
+  const known = new Set(live.map((registration) => registration.contact));
+  return { caughtUp, extra: [...latest.keys()].filter((contact) => !known.has(contact)) };
+}
+
 /** The contacts of a write-back registration event, `[contact, received, expires, agent]` each. */
 export function reportedContacts(sipUser: string, contacts: unknown): Registration[] | undefined {
   if (!Array.isArray(contacts)) return undefined;
@@ -170,14 +209,25 @@ export class Telephony implements TelephonyEngine {
   private evapi: EvapiClient | undefined;
   /**
    * Write-back mode (SQLite): each user's registrations as Kamailio last reported them, newer
-   * than the table. Bounded by the accounts that registered since Kamailio's last start.
+   * than the table until it catches up (then removed). Bounded by the accounts that changed in
+   * the last seconds.
    */
   private readonly reported = new Map<string, Registration[]>();
   /** Write-back: when each user's registrations last changed (until the table shows the change). */
   private readonly unsettled = new Map<string, number>();
+  /**
+   * Write-back: per user, contacts that Kamailio reported gone but whose rows usrloc did not
+   * delete (a refused delete is not retried): hidden from the table's rows until the next report.
+   */
+  private readonly gone = new Map<string, Set<string>>();
+  /** Write-back: one timer for all users whose report the table has not caught up with yet. */
+  private settleTimer: NodeJS.Timeout | undefined;
+  private settling: Promise<void> | undefined;
   /** Latest known expiry (ms) per user registered through this node. */
   private readonly watched = new Map<string, number>();
   private watchTimer: NodeJS.Timeout | undefined;
+  /** When the watch timer fires (ms). */
+  private watchAt = Number.POSITIVE_INFINITY;
   private evapiConnections = 0;
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
@@ -196,8 +246,9 @@ export class Telephony implements TelephonyEngine {
   async registrations(sipUser: string): Promise<Registration[]> {
     const now = Date.now() / 1000;
     const reported = this.reported.get(sipUser);
+    const gone = this.gone.get(sipUser);
     const all = reported ?? (await findLocations(this.database.db, sipUser)).map(toRegistration);
-    return all.filter((registration) => registration.expires > now);
+    return all.filter((registration) => registration.expires > now && !gone?.has(registration.contact));
   }
 
   /** Write-back: usrloc's location table lags Kamailio's memory by up to a second. */
@@ -230,7 +281,11 @@ export class Telephony implements TelephonyEngine {
     // The table first (every reader sees them gone at once; on PostgreSQL it is all there is),
     // then Kamailio, which keeps SQLite registrations in memory too (write-through).
     await deleteLocations(this.database.db, sipUser);
-    if (this.writeBack) this.reported.set(sipUser, []);
+    if (this.writeBack) {
+      this.reported.set(sipUser, []);
+      this.unsettled.set(sipUser, Date.now());
+      this.scheduleSettle();
+    }
     this.evapi?.send(`unregister:${sipUser}`);
   }
 
@@ -322,6 +377,7 @@ export class Telephony implements TelephonyEngine {
       // from the table: the table is the state again until the next reports.
       () => {
         this.reported.clear();
+        this.gone.clear();
         if (this.evapiConnections++ > 0) this.scheduleResync();
       },
     );
@@ -363,18 +419,78 @@ export class Telephony implements TelephonyEngine {
         return;
       }
       this.reported.set(event.user, contacts);
+      this.gone.delete(event.user);
       this.unsettled.set(event.user, Date.now());
+      this.scheduleSettle();
     }
     void this.publish(event.user);
+  }
+
+  /** Write-back: compares the table with the reports once a second while any is unsettled. */
+  private scheduleSettle(): void {
+    if (this.settleTimer || this.unsettled.size === 0) return;
+    this.settleTimer = setTimeout(() => {
+      this.settleTimer = undefined;
+      void this.settle().then(() => this.scheduleSettle());
+    }, SETTLE_MS);
+    this.settleTimer.unref();
+  }
+
+  /**
+   * Each unsettled user whose table rows show what Kamailio reported goes back to the table,
+   * which from then on also shows the refreshes that Kamailio does not report. One pass at a time.
+   */
+  private settle(): Promise<void> {
+    this.settling ??= (async () => {
+      try {
+        const pending = [...this.unsettled];
+        for (let start = 0; start < pending.length; start += SETTLE_BATCH)
+          await this.settleSome(pending.slice(start, start + SETTLE_BATCH));
+      } catch (error) {
+        this.log.error({ err: error }, 'comparing the location table with the reports failed');
+      } finally {
+        this.settling = undefined;
+      }
+    })();
+    return this.settling;
+  }
+
+  private async settleSome(pending: readonly (readonly [string, number])[]): Promise<void> {
+    const asked = pending.map(([user]) => [user, this.reported.get(user)] as const);
+    const rows = new Map<string, Registration[]>();
+    const users = asked.filter(([, reported]) => reported).map(([user]) => user);
+    for (const row of users.length > 0 ? await findLocationsOf(this.database.db, users) : []) {
+      const list = rows.get(row.username) ?? [];
+      list.push(toRegistration(row));
+      rows.set(row.username, list);
+    }
+    for (const [i, [user, changed]] of pending.entries()) {
+      const reported = asked[i]?.[1];
+      const stored = rows.get(user);
+      // A newer report meanwhile is compared at the next pass.
+      if (this.unsettled.get(user) !== changed || this.reported.get(user) !== reported) continue;
+      const now = Date.now();
+      const table = reported ? compareWithTable(stored ?? [], reported, now / 1000) : undefined;
+      if (table?.caughtUp && table.extra.length > 0 && now - changed >= STALE_ROWS_MS)
+        this.gone.set(user, new Set(table.extra));
+      else if (table && !(table.caughtUp && table.extra.length === 0)) {
+        if (now - changed < SETTLE_GIVE_UP_MS) continue;
+        this.log.warn({ user }, 'location table did not catch up with the report; reading the table');
+      }
+      this.reported.delete(user);
+      this.unsettled.delete(user);
+    }
   }
 
   private async publish(sipUser: string): Promise<void> {
     try {
       const registrations = await this.registrations(sipUser);
       const latest = Math.max(0, ...registrations.map((registration) => registration.expires));
-      if (registrations.length > 0) this.watched.set(sipUser, latest * 1000);
-      else this.watched.delete(sipUser);
-      this.scheduleWatch();
+      if (registrations.length > 0) {
+        this.watched.set(sipUser, latest * 1000);
+        // The timer is set again only for an earlier expiry: a later one is found when it fires.
+        if (latest * 1000 + this.expiryGrace < this.watchAt) this.scheduleWatch();
+      } else this.watched.delete(sipUser);
       this.events.emit('registration', { sipUser, registrations } satisfies RegistrationChange);
     } catch (error) {
       this.log.error({ err: error }, 'reading registrations failed');
@@ -416,16 +532,24 @@ export class Telephony implements TelephonyEngine {
     this.scheduleWatch();
   }
 
+  /** How long after an expiry the watch looks (write-back: the table's lag). */
+  private get expiryGrace(): number {
+    return this.writeBack ? EXPIRY_GRACE_MS : 100;
+  }
+
   private scheduleWatch(): void {
     if (this.watchTimer) clearTimeout(this.watchTimer);
     this.watchTimer = undefined;
+    this.watchAt = Number.POSITIVE_INFINITY;
     if (this.watched.size === 0) return;
     let next = Number.POSITIVE_INFINITY;
     for (const expires of this.watched.values()) if (expires < next) next = expires;
     // At most once a second, however many registrations expire together.
-    const wait = Math.max(1000, next - Date.now() + 100);
+    const wait = Math.max(1000, next - Date.now() + this.expiryGrace);
+    this.watchAt = Date.now() + wait;
     this.watchTimer = setTimeout(() => {
       this.watchTimer = undefined;
+      this.watchAt = Number.POSITIVE_INFINITY;
       const now = Date.now();
       for (const [user, expires] of this.watched) {
         if (expires <= now) {
@@ -446,18 +570,8 @@ export class Telephony implements TelephonyEngine {
    */
   private async awaitWriteBack(): Promise<void> {
     const deadline = Date.now() + WRITE_BACK_WAIT_MS;
-    const key = (list: readonly Registration[]) =>
-      list
-        .map((registration) => `${registration.contact} ${registration.expires}`)
-        .sort()
-        .join('\n');
     while (this.unsettled.size > 0 && Date.now() < deadline) {
-      for (const [user, changed] of [...this.unsettled]) {
-        const reported = this.reported.get(user);
-        const stored = reported && (await findLocations(this.database.db, user)).map(toRegistration);
-        if (!reported || changed < Date.now() - 2 * WRITE_BACK_WAIT_MS || key(stored ?? []) === key(reported))
-          this.unsettled.delete(user);
-      }
+      await this.settle();
       if (this.unsettled.size > 0) await sleep(100);
     }
   }
@@ -466,10 +580,13 @@ export class Telephony implements TelephonyEngine {
   async stop(): Promise<void> {
     if (this.writeBack && this.state === 'running') await this.awaitWriteBack();
     this.unsettled.clear();
+    if (this.settleTimer) clearTimeout(this.settleTimer);
+    this.settleTimer = undefined;
     if (this.watchTimer) clearTimeout(this.watchTimer);
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.watched.clear();
     this.reported.clear();
+    this.gone.clear();
     await this.calls?.close();
     this.calls = undefined;
     this.evapi?.close();

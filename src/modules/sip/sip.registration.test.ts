@@ -99,5 +99,36 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await app.services.telephony.registrations(user), []);
       await sippRegister({ server, user, password: 'phone-secret', domain, expect: 401 });
     });
+
+    test("a refresh from the same phone moves GET /api/sip's expire and sends no sip_register", async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const { client } = await loggedInClient(app);
+      const created = await client.call('POST', '/api/sip', { password: 'phone-secret' });
+      const user = created.user as string;
+      const phone = { server, user, password: 'phone-secret', domain: created.domain as string };
+      await nextEvent(client, 'sip_new');
+      const expire = async () =>
+        ((await client.call('GET', '/api/sip')).sip as Record<string, Record<string, unknown>>)[user]?.expire;
+
+      const before = Math.floor(Date.now() / 1000);
+      const { port } = await sippRegister({ ...phone, expires: 60, expect: 200 });
+      await nextEvent(client, 'sip_register');
+      assert.ok(Number(await expire()) <= before + 62);
+
+      await sippRegister({ ...phone, expires: 600, localPort: port, expect: 200 });
+      // SQLite: the expiry shows once usrloc has written it back (a second or two).
+      let after = Number(await expire());
+      for (let tries = 0; tries < 50 && after < before + 599; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        after = Number(await expire());
+      }
+      assert.ok(after >= before + 599 && after <= before + 602, String(after));
+      const answer = await client.call('GET', `/api/event?next=${cursor.get(client) ?? 0}&timeout=1`);
+      const names = (answer.event as { event: string }[]).map((event) => event.event);
+      assert.deepEqual(
+        names.filter((name) => name.startsWith('sip_')),
+        [],
+      );
+    });
   });
 }

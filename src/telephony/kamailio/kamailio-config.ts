@@ -159,8 +159,15 @@ modparam("auth_db", "use_domain", 0)
 modparam("auth_db", "version_table", 0)
 modparam("sqlops", "sqlcon", ${str(`zentrale=>${s.dbUrl}`)})
 
+# lock()/unlock() in the script (per user, route[REGISTER]): without a lock set they lock
+# nothing and log an error each time (2^8 locks, users hashed onto them).
+modparam("cfgutils", "lock_set_size", 8)
+
 modparam("htable", "htable", "authfail=>size=10;autoexpire=${s.banSeconds};initval=0;")
 modparam("htable", "htable", "banned=>size=10;autoexpire=${s.banSeconds};")
+# Per user, the signature of the last reported save (route[REGISTER]), kept longer than any
+# registration lasts (max_expires).
+modparam("htable", "htable", "registered=>size=12;autoexpire=3700;")
 
 modparam("evapi", "bind_addr", "127.0.0.1:${s.eventPort}")
 modparam("evapi", "max_clients", 4)
@@ -225,11 +232,11 @@ request_route {
     options_reply();
     exit;
   }
+  # Answered here and never forwarded: no transaction to look up, no headers to strip.
+  if (is_method("REGISTER")) route(REGISTER);
   t_check_trans();
   remove_hf("Route");
   remove_hf_re("^X-Zentrale-");
-
-  if (is_method("REGISTER")) route(REGISTER);
 ${
   s.carrierHost
     ? `  if ($si == ${str(s.carrierHost)}) {
@@ -344,11 +351,25 @@ route[REGISTER] {
   # Per user, the save and its report go out in order (several workers may take one phone's
   # REGISTERs); the report before the answer, so that Zentrale knows it as the phone learns it.
   lock("$var(user)");
-  if (!save("location", "0x02")) {
+  save("location", "0x02");
+  $var(saved) = $rc;
+  if ($var(saved) < 0) {
     unlock("$var(user)");
     sl_reply_error();
     exit;
   }
+  # save(): 1 inserted, 2 updated, 3 deleted, 4 a query (nothing changed). A refresh (updated)
+  # from one Contact header that the last save of this user also carried, from the same received
+  # address with the same user agent, changes only expiries: no report (Zentrale reads expiries
+  # from the location table, and wakes at the latest one it knows to check). Every other save is
+  # reported and becomes the signature the next refresh is compared with.
+  $var(signature) = $_s($ct|$avp(RECEIVED)|$ua);
+  if ($var(saved) == 4 || ($var(saved) == 2 && $hdrc(Contact) == 1 && $sht(registered=>$var(user)) == $var(signature))) {
+    reg_send_reply();
+    unlock("$var(user)");
+    exit;
+  }
+  $sht(registered=>$var(user)) = $var(signature);
   route(REGISTRATION_EVENT);
   reg_send_reply();
   unlock("$var(user)");
@@ -434,6 +455,7 @@ event_route[evapi:message-received] {
     $var(user) = $(evapi(msg){s.substr,11,0});
     lock("$var(user)");
     unregister("location", "sip:$var(user)@localhost");
+    $sht(registered=>$var(user)) = $null;
     route(REGISTRATION_EVENT);
     unlock("$var(user)");
   }

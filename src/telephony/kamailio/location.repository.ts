@@ -41,6 +41,16 @@ export function findLocations(db: Db, username: string): Promise<LocationRow[]> 
     .execute();
 }
 
+/** The rows of several users at once (the write-back comparison: one query a pass, not one a user). */
+export function findLocationsOf(db: Db, usernames: readonly string[]): Promise<LocationRow[]> {
+  return db
+    .selectFrom('location')
+    .select(['username', 'contact', 'received', 'user_agent', expiresText])
+    .where('username', 'in', usernames)
+    .orderBy('id')
+    .execute();
+}
+
 /** Removes every registration of a user (when Kamailio is not there to do it). */
 export function deleteLocations(db: Db, username: string): Promise<unknown> {
   return db.deleteFrom('location').where('username', '=', username).execute();

@@ -132,6 +132,49 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await app.services.telephony.registrations(account.username), []);
     });
 
+    test('a refresh from the same contact is not reported; registrations() shows its expiry, and the old expiry passes without an unregistration', async (t) => {
+      const { app, server } = await telephonyNode(t, dialect);
+      const account = await sipAccount(app);
+      const phone = { server, user: account.username, password: account.password, domain: account.domain };
+      const registered = nextChange(app, account.username);
+      const before = Math.floor(Date.now() / 1000);
+      const { port } = await sippRegister({ ...phone, expires: 30, expect: 200 });
+      assert.equal((await registered).registrations.length, 1);
+
+      const changes: { at: number; change: RegistrationChange }[] = [];
+      const off = app.services.telephony.onRegistration((change) => {
+        if (change.sipUser === account.username) changes.push({ at: Date.now(), change });
+      });
+      t.after(off);
+      await sippRegister({ ...phone, expires: 120, localPort: port, expect: 200 });
+      const refreshed = Date.now();
+      // The refreshed expiry shows once usrloc has written it back (SQLite: within a second or two).
+      let registrations = await app.services.telephony.registrations(account.username);
+      for (let tries = 0; tries < 50 && (registrations[0]?.expires ?? 0) < before + 119; tries++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        registrations = await app.services.telephony.registrations(account.username);
+      }
+      assert.equal(registrations.length, 1);
+      assert.equal(registrations[0]?.contact, `127.0.0.1:${port}`);
+      assert.ok((registrations[0]?.expires ?? 0) >= before + 119, JSON.stringify(registrations));
+      // Past the first expiry (30 s) and the watch's wake-up after it: still registered, never
+      // reported as gone, and the refresh itself was not reported.
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, (before + 30) * 1000 + 4000 - Date.now())),
+      );
+      assert.equal((await app.services.telephony.registrations(account.username)).length, 1);
+      assert.deepEqual(
+        changes.filter(({ change }) => change.registrations.length === 0),
+        [],
+        'no unregistration',
+      );
+      assert.deepEqual(
+        changes.filter(({ at }) => at < refreshed + 5000),
+        [],
+        'the refresh is not reported',
+      );
+    });
+
     test('a wrong password is refused and registers nothing', async (t) => {
       const { app, server } = await telephonyNode(t, dialect);
       const account = await sipAccount(app);
