@@ -26,9 +26,21 @@ export async function heapAfterGc(): Promise<HeapReport> {
 
 /** Resident set size of a process in bytes (VmRSS of /proc/<pid>/status). */
 export function readRss(pid: number): number {
+  return readStatus(pid, 'VmRSS');
+}
+
+/**
+ * The anonymous part of the resident set (RssAnon): the process's own memory, without the
+ * pages of files it maps (SQLite maps its database file: those pages are the kernel's cache).
+ */
+export function readRssAnon(pid: number): number {
+  return readStatus(pid, 'RssAnon');
+}
+
+function readStatus(pid: number, field: string): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const match = /^VmRSS:\s+(\d+)\s+kB$/m.exec(status);
-  if (!match) throw new Error(`no VmRSS for process ${pid}`);
+  const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(status);
+  if (!match) throw new Error(`no ${field} for process ${pid}`);
   return Number(match[1]) * 1024;
 }
 
