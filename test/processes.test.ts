@@ -270,11 +270,17 @@ describe('server processes', () => {
       }
       // No orphan: each fax keeps one content version, without its upload or .partial files.
       const content = path.join(env.DATA_DIR!, 'content');
+      // The upload is deleted last, after the status shows ok and the job row is gone: wait for it.
       for (const fax of faxes) {
         const versions = fs.readdirSync(path.join(content, fax.uuid));
         assert.equal(versions.length, 1, `${fax.uuid}: ${versions}`);
-        const files = fs.readdirSync(path.join(content, fax.uuid, versions[0]!));
-        assert.deepEqual(files.sort(), ['fax.json', 'fax.tif'], `${fax.uuid}: ${files}`);
+        const dir = path.join(content, fax.uuid, versions[0]!);
+        let files = fs.readdirSync(dir).sort();
+        for (let i = 0; i < 100 && files.length > 2; i++) {
+          await new Promise((r) => setTimeout(r, 100));
+          files = fs.readdirSync(dir).sort();
+        }
+        assert.deepEqual(files, ['fax.json', 'fax.tif'], `${fax.uuid}: ${files}`);
       }
       assert.deepEqual(fs.readdirSync(content).sort(), faxes.map((fax) => fax.uuid).sort());
     });
