@@ -74,6 +74,7 @@ export class IpqualityRunner {
   now: () => number = Date.now;
   timeouts: RunnerTimeouts = { setup: 30, margin: 30 };
   private readonly runs = new Map<string, Run>();
+  private passes: Promise<void> = Promise.resolve();
   private readonly loop: PassLoop;
 
   constructor(private readonly deps: IpqualityRunnerDeps) {
@@ -112,8 +113,9 @@ export class IpqualityRunner {
     this.loop.poke();
   }
 
-  /** Resolves when the runs started so far have ended (tests). */
+  /** Resolves when the pass under way and the runs started so far have ended (tests). */
   async settled(): Promise<void> {
+    await this.passes;
     while (this.runs.size > 0) await Promise.all([...this.runs.values()].map((run) => run.done));
   }
 
@@ -127,8 +129,18 @@ export class IpqualityRunner {
     }
   }
 
-  /** One pass: runs whose node died are ended, due measurements claimed and started. */
-  async tick(): Promise<void> {
+  /**
+   * One pass: runs whose node died are ended, due measurements claimed and started. Passes run
+   * one after the other, so a pass asked for while the loop's own pass claims a row starts after
+   * that run is known to `settled`.
+   */
+  tick(): Promise<void> {
+    const pass = this.passes.then(() => this.pass());
+    this.passes = pass.catch(() => {});
+    return pass;
+  }
+
+  private async pass(): Promise<void> {
     const now = this.now();
     for (const row of await repo.expiredLeases(this.deps.db, now, BATCH)) {
       await this.endExpired(row, now).catch((error) =>
