@@ -257,7 +257,7 @@ export class CallEngine {
     await this.ua.close();
     await this.media.close();
     // The legs the close ended, and any change still waiting for its batch, reach the database.
-    await this.directory.settle?.();
+    await this.directory.settle();
   }
 
   // ---- CDRs

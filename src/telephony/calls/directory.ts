@@ -192,7 +192,7 @@ export interface CallDirectory {
   /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
   legEnded(id: string, end: LegEnd): Promise<void>;
   /** Writes whatever leg changes a directory holds back for a batch (the engine stops). */
-  settle?(): Promise<void>;
+  settle(): Promise<void>;
   /**
    * Admits one of the owner's concurrent calls, atomically over every node sharing the database:
    * true and recorded when the owner's admitted calls (all live nodes) are below its limit and its

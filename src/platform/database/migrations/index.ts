@@ -28,6 +28,7 @@ import * as ruleRuns from './0026-rule-runs.js';
 import * as volumes from './0027-volumes.js';
 import * as ipquality from './0028-ipquality.js';
 import * as runningCallOwner from './0029-running-call-owner.js';
+import * as dropRunningCallOwner from './0030-drop-running-call-owner.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '0027-volumes': volumes,
   '0028-ipquality': ipquality,
   '0029-running-call-owner': runningCallOwner,
+  '0030-drop-running-call-owner': dropRunningCallOwner,
 };
