@@ -37,6 +37,16 @@ export function readRssAnon(pid: number): number {
   return readStatus(pid, 'RssAnon');
 }
 
+/** The resident set of a process by kind (/proc/<pid>/status): all, anonymous, mapped files, shared memory. */
+export function readResident(pid: number): { rss: number; anon: number; file: number; shmem: number } {
+  return {
+    rss: readStatus(pid, 'VmRSS'),
+    anon: readStatus(pid, 'RssAnon'),
+    file: readStatus(pid, 'RssFile'),
+    shmem: readStatus(pid, 'RssShmem'),
+  };
+}
+
 function readStatus(pid: number, field: string): number {
   const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
   const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB$`, 'm').exec(status);
