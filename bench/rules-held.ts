@@ -60,7 +60,11 @@ for (const count of COUNTS) {
   dirs.set(count, dir);
   const child = node(dir);
   await child.ready;
-  const { seconds } = await child.request<{ seconds: number }>({ cmd: 'prepare', users: USERS, rules: count });
+  const { seconds } = await child.request<{ seconds: number }>({
+    cmd: 'prepare',
+    users: USERS,
+    rules: count,
+  });
   await child.stop();
   log(`prepared ${count} rules (${USERS} owners) in ${seconds.toFixed(0)} s`);
 }
@@ -115,7 +119,9 @@ const perRule = (a: Figures, b: Figures, rules: number) =>
 
 const lines: string[] = [];
 lines.push(`Held by a running node, SQLite, ${os.cpus().length} CPUs, WARM ${WARM} s, ${USERS} owners\n`);
-lines.push('| run | rules | database file | catch-up (looks) | RSS | RssAnon | RssFile | V8 heap after GC | load |');
+lines.push(
+  '| run | rules | database file | catch-up (looks) | RSS | RssAnon | RssFile | V8 heap after GC | load |',
+);
 lines.push('|---|---|---|---|---|---|---|---|---|');
 for (let run = 0; run < RUNS; run += 1)
   for (const count of COUNTS) {

@@ -199,6 +199,39 @@ for (const dialect of DIALECTS) {
       assert.equal(Number(after.next_wake), missed + 864_000_000);
     });
 
+    test('a pass catching up many wakes lets the event loop turn between looks', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const uuids: string[] = [];
+      for (let i = 0; i < 3; i += 1)
+        uuids.push(
+          await create(client, {
+            name: `r${i}`,
+            initial_state: 'wait',
+            edges: [
+              { from: 'wait', to: 'wait', conditions: [{ type: 'timeout', value: 3600 }], actions: [] },
+            ],
+          }),
+        );
+      await until(
+        'the entry looks',
+        () => app.database.db.selectFrom('rule').select('look').where('look', '=', 'start').execute(),
+        (rows) => rows.length === 0,
+      );
+      // As if the node had been down for an hour: every timeout is due.
+      await app.database.db
+        .updateTable('rule')
+        .set((eb) => ({ since: eb('since', '-', 3_600_000), next_wake: eb('next_wake', '-', 3_600_000) }))
+        .execute();
+      let turned = false;
+      setImmediate(() => {
+        turned = true;
+      });
+      await app.services.ruleRunner.tick();
+      assert.ok(turned, 'the event loop turned during the pass');
+      for (const uuid of uuids) assert.equal((await trace(client, uuid)).length, 1);
+    });
+
     test('sensor values: sensor_data checks the last value on activation, sensor_event only new values', async (t) => {
       const app = await build(t, { dialect });
       const { client, user } = await loggedInClient(app);

@@ -139,6 +139,7 @@ export class RuleRunner {
         } catch (error) {
           this.deps.log.error({ err: error, rule: uuid }, 'rule look failed');
         }
+        await nextTurn();
       }
       if (due.length < BATCH) break;
     }
@@ -282,6 +283,7 @@ export class RuleRunner {
         if (!(await repo.claimAction(this.deps.db, row, now, LEASE_MS))) continue;
         const action = (JSON.parse(row.actions) as Action[])[row.position];
         await this.runOne(row, action, row.attempts + 1);
+        await nextTurn();
       }
       if (due.length < BATCH) return;
     }
@@ -370,6 +372,14 @@ export class RuleRunner {
     });
   }
 }
+
+/**
+ * A turn of the event loop between looks: on SQLite a look is synchronous work chained by promises
+ * alone, so a pass catching up thousands of wakes (a node started after a pause) held the loop for
+ * all of them: no request, timer or I/O ran meanwhile, and a node started on 20,000 overdue rules
+ * did not come up (Fastify's plugin timeout).
+ */
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /** Rows of one unit of work's transitions. */
 interface Batch {
