@@ -7,10 +7,12 @@
  * For each rule count (RULES, default `0,10000,20000`) a SQLite database (temporary DATA_DIR) is
  * prepared by a node in a child process: the same owners for every count (one per 500 rules of the
  * largest count), then the active rules with time and timeout conditions as the lateness part of
- * bench/rules.ts makes them, entry looks done. Then, per run (RUNS, default 2) and count in turn, a
- * fresh node (`node --expose-gc --import tsx bench/rules-node.ts`) starts on that database with its
- * rule engine running: it catches up the wakes that passed while no node ran, then runs WARM more
- * seconds (default 25: timer looks go on as rules come due). Then its V8 heap after full GCs, and
+ * bench/rules.ts makes them, entry looks done. Then, per run (RUNS, default 2) and count in turn, the
+ * armed timers are moved so that the first comes due FIRST seconds after the node starts (default
+ * WARM + 60: no look before the measurement; FIRST=5 measures a node whose timers fire meanwhile),
+ * and a fresh node (`node --expose-gc --import tsx bench/rules-node.ts`) starts on that database
+ * with its rule engine running (a pass every 250 ms at most), looks at any wake due, then runs WARM
+ * more seconds (default 25). Then its V8 heap after full GCs, and
  * from /proc its RSS, RssAnon (its own memory) and RssFile (pages of mapped files: SQLite maps its
  * database file, those pages are the kernel's page cache, shared and reclaimable). The figure per
  * rule is the difference to the node on the database with no rules, divided by the rule count; the
@@ -20,6 +22,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import SQLite from 'better-sqlite3';
 import { type ChildHandle, startChild } from './child.js';
 import { readResident } from './memory.js';
 import { median, sleep } from './stats.js';
@@ -29,6 +32,8 @@ if (process.env.DATABASE_URL) throw new Error('bench/rules-held.ts measures the 
 const COUNTS = (process.env.RULES ?? '0,10000,20000').split(',').map(Number);
 const RUNS = Number(process.env.RUNS ?? 2);
 const WARM = Number(process.env.WARM ?? 25);
+/** Seconds from the node's start to the first timer: by default after the measurement (no look). */
+const FIRST = Number(process.env.FIRST ?? WARM + 60);
 const USERS = Math.max(1, Math.ceil(Math.max(...COUNTS) / 500));
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -39,6 +44,8 @@ interface Figures {
   heap: number;
 }
 interface Held extends Figures {
+  /** V8 heap committed (heapTotal): capacity the heap keeps, used or not. */
+  heapTotal: number;
   catchUp: number;
   looks: number;
   dbFile: number;
@@ -69,8 +76,32 @@ for (const count of COUNTS) {
   log(`prepared ${count} rules (${USERS} owners) in ${seconds.toFixed(0)} s`);
 }
 
+/**
+ * Moves every armed timer of the database so that the first comes due `first` ms from now (the
+ * rules as if created just before the node starts): no catch-up of wakes that passed while no
+ * node ran, whose garbage would be counted as held memory.
+ */
+function armTimers(dir: string, first: number): void {
+  const database = new SQLite(path.join(dir, 'zentrale.sqlite'));
+  try {
+    const { earliest } = database
+      .prepare('select min(next_wake) as earliest from rule where active = 1')
+      .get() as { earliest: number | null };
+    if (earliest === null) return;
+    const shift = Date.now() + first - earliest;
+    database
+      .prepare(
+        'update rule set next_wake = next_wake + ?, since = since + ? where active = 1 and next_wake is not null',
+      )
+      .run(shift, shift);
+  } finally {
+    database.close();
+  }
+}
+
 // ---- the nodes holding them
 async function hold(count: number): Promise<Held> {
+  armTimers(dirs.get(count)!, FIRST * 1000);
   const child = node(dirs.get(count)!);
   await child.ready;
   const started = Date.now();
@@ -82,7 +113,9 @@ async function hold(count: number): Promise<Held> {
   }
   const catchUp = (Date.now() - started) / 1000;
   await sleep(WARM * 1000);
-  const memory = await child.request<{ heapUsed: number; looks: number; file: number }>({ cmd: 'memory' });
+  const memory = await child.request<{ heapUsed: number; heapTotal: number; looks: number; file: number }>({
+    cmd: 'memory',
+  });
   const resident = readResident(child.pid);
   const load = os.loadavg()[0]!;
   await child.stop();
@@ -91,6 +124,7 @@ async function hold(count: number): Promise<Held> {
     anon: resident.anon,
     file: resident.file,
     heap: memory.heapUsed,
+    heapTotal: memory.heapTotal,
     catchUp,
     looks: memory.looks,
     dbFile: memory.file,
@@ -120,14 +154,14 @@ const perRule = (a: Figures, b: Figures, rules: number) =>
 const lines: string[] = [];
 lines.push(`Held by a running node, SQLite, ${os.cpus().length} CPUs, WARM ${WARM} s, ${USERS} owners\n`);
 lines.push(
-  '| run | rules | database file | catch-up (looks) | RSS | RssAnon | RssFile | V8 heap after GC | load |',
+  '| run | rules | database file | catch-up (looks) | RSS | RssAnon | RssFile | V8 heap after GC (committed) | load |',
 );
 lines.push('|---|---|---|---|---|---|---|---|---|');
 for (let run = 0; run < RUNS; run += 1)
   for (const count of COUNTS) {
     const h = results.get(count)![run]!;
     lines.push(
-      `| ${run + 1} | ${count} | ${mb(h.dbFile)} MB | ${h.catchUp.toFixed(0)} s (${h.looks}) | ${mb(h.rss)} MB | ${mb(h.anon)} MB | ${mb(h.file)} MB | ${mb(h.heap)} MB | ${h.load.toFixed(1)} |`,
+      `| ${run + 1} | ${count} | ${mb(h.dbFile)} MB | ${h.catchUp.toFixed(0)} s (${h.looks}) | ${mb(h.rss)} MB | ${mb(h.anon)} MB | ${mb(h.file)} MB | ${mb(h.heap)} MB (${mb(h.heapTotal)}) | ${h.load.toFixed(1)} |`,
     );
   }
 lines.push('');

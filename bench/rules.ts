@@ -5,8 +5,10 @@
  *             b->a for 0..49): the time of one `sensorValue` call that evaluates all of them, when
  *             every rule takes an edge (1,000 transitions stored with their trace) and when none
  *             does (evaluation only); median of 7 values each, wall time and the process's CPU time
- *   memory    10,000 active rules with time and timeout conditions: V8 heap (after full GC) and RSS
- *             of the node before and after creating them, per rule
+ *   memory    10,000 active rules with time and timeout conditions: growth of this process's V8 heap
+ *             (after full GC) and RSS while it creates them, per rule. Growth of creation, not what
+ *             a node holds per rule (mostly heap capacity and caches the creation left): that is
+ *             `npm run bench:rules-held` (bench/rules-held.ts), the figure the target is judged on
  *   lateness  the same 10,000 rules run for DURATION seconds (default 90): rule i leaves `a` after a
  *             timeout of 30 + i % 90 s and returns at a clock time 60 + i % 120 s after the start
  *             (then leaves again after its timeout): how late each timer look committed after its
@@ -167,10 +169,10 @@ const rssAfter = readRss(process.pid);
 const anonAfter = readRssAnon(process.pid);
 const created = (Date.now() - start) / 1000;
 rows.push(
-  `| V8 heap per active rule (${RULES} rules, after GC) | ${((heapAfter - heapBefore) / RULES).toFixed(0)} B | < 2 KB |`,
+  `| growth while creating: V8 heap per rule (${RULES} rules, after GC) | ${((heapAfter - heapBefore) / RULES).toFixed(0)} B | |`,
 );
 rows.push(
-  `| RSS per active rule (node process, includes SQLite cache) | ${((rssAfter - rssBefore) / RULES).toFixed(0)} B | < 2 KB |`,
+  `| growth while creating: RSS per rule (not held: see bench:rules-held) | ${((rssAfter - rssBefore) / RULES).toFixed(0)} B | |`,
 );
 rows.push(
   `| of it anonymous (RssAnon: without the database file's mapped pages) | ${((anonAfter - anonBefore) / RULES).toFixed(0)} B | |`,
