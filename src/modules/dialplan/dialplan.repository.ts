@@ -46,6 +46,12 @@ export interface CallReverseTable {
   phone_to: string;
   filter: string | null;
   started: number;
+  /** The waiting caller's running leg (running_call.id): alive while its heartbeat is (migration 0031). */
+  leg: string | null;
+  /** The holding engine's SIP user agent, host:port, where another node hands the reverse call over. */
+  address: string | null;
+  /** The capability for joining this process, sealed (src/platform/sealing.ts). */
+  token: string | null;
 }
 
 /** A cyclic action's round-robin position (migration 0018): the start index of its last call. */
