@@ -258,9 +258,9 @@ export class CallAreaDirectory implements CallDirectory {
   }
 
   /** dialplan_callreverse_stop, event and push, as the start. */
-  async callReverseStopped(owner: string, from: string, to: string): Promise<void> {
+  async callReverseStopped(owner: string, from: string, to: string, leg: string | null): Promise<void> {
     await this.services.writer.write(async (w) => {
-      await this.services.dialplans.stopCallReverse(w, owner, from, to);
+      await this.services.dialplans.stopCallReverse(w, owner, from, to, leg);
       await this.services.push.callReverse(owner, 'stop', { phone_from: from, phone_to: to }, w);
     });
   }

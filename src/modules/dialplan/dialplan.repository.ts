@@ -213,6 +213,9 @@ export function setCallReverseFilter(db: Db, user: string, filter: string): Prom
   return db.updateTable('callreverse').set({ filter }).where('user_uuid', '=', user).execute();
 }
 
-export function deleteCallReverse(db: Db, user: string): Promise<unknown> {
-  return db.deleteFrom('callreverse').where('user_uuid', '=', user).execute();
+/** The user's process; with `leg`, only while it is still that caller's (a newer one may have taken over). */
+export function deleteCallReverse(db: Db, user: string, leg?: string | null): Promise<unknown> {
+  let query = db.deleteFrom('callreverse').where('user_uuid', '=', user);
+  if (leg) query = query.where('leg', '=', leg);
+  return query.execute();
 }

@@ -382,9 +382,18 @@ export class DialplanService {
     w.emit([user], 'dialplan_callreverse_start', { owner: user, phone_from: from, phone_to: to });
   }
 
-  /** The process ended (dialplan_callreverse_stop). */
-  async stopCallReverse(w: UnitOfWork, user: string, from: string, to: string): Promise<void> {
-    await repo.deleteCallReverse(w.trx, user);
+  /**
+   * The process ended (dialplan_callreverse_stop). With `leg` (its caller's), the row goes only
+   * while it is that process's: a newer process (another node's) that took over stays joinable.
+   */
+  async stopCallReverse(
+    w: UnitOfWork,
+    user: string,
+    from: string,
+    to: string,
+    leg?: string | null,
+  ): Promise<void> {
+    await repo.deleteCallReverse(w.trx, user, leg);
     w.emit([user], 'dialplan_callreverse_stop', { owner: user, phone_from: from, phone_to: to });
   }
 

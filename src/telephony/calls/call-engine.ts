@@ -1291,7 +1291,7 @@ export class CallEngine {
         if (this.reversing.get(run.owner) === process) this.reversing.delete(run.owner);
         if (!controller.signal.aborted) controller.abort();
         await this.directory
-          .callReverseStopped(run.owner, run.from, run.number)
+          .callReverseStopped(run.owner, run.from, run.number, run.record?.id ?? null)
           .catch((error: unknown) => this.options.log.warn({ err: error }, 'callreverse stop failed'));
       },
     };

@@ -206,8 +206,11 @@ export interface CallDirectory {
   callReverse(owner: string): Promise<ReverseProcess | undefined>;
   /** The running leg is there and its node beat since `aliveSince` (ms). */
   legAlive(id: string, aliveSince: number): Promise<boolean>;
-  /** The process ended (dialplan_callreverse_stop). */
-  callReverseStopped(owner: string, from: string, to: string): Promise<void>;
+  /**
+   * The process ended (dialplan_callreverse_stop); with `leg` (its caller's), the record goes
+   * only while it is still that process's.
+   */
+  callReverseStopped(owner: string, from: string, to: string, leg: string | null): Promise<void>;
   /** A leg began: kept as running until it ends. */
   legStarted(leg: RunningLeg): Promise<void>;
   legAnswered(id: string, answered: number): Promise<void>;
