@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { nextEvent, numberOwner, sipAccount, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
+import { SecretBox } from '../../platform/sealing.js';
 import { SipUserAgent } from '../sip/index.js';
 
 requireTelephonyPackages();
@@ -126,4 +127,69 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
     0,
     'nothing left running',
   );
+});
+
+test('call-reverse with two nodes: when the holding node refuses the token or its heartbeat is stale, node B takes the call as an ordinary call to the number', async (t) => {
+  const carrier = await startCarrier(t);
+  const key = randomBytes(32).toString('hex');
+  const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri, SECRET_KEY: key });
+  const nodeA = a!;
+  const nodeB = b!;
+  const db = nodeA.app.database.db;
+  const { client, user } = await numberOwner(nodeA.app, '+4930666015');
+  await sipAccount(nodeA.app, 'bob_01', user.uuid); // not registered: rings nowhere
+  const legacy = await client.call('POST', '/api/dialplan', {
+    action: 'sip',
+    sip: 'bob_01',
+    callreverse_enable: true,
+    timeout: { timeout: 60, action: 'reject' },
+  });
+  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  const process = () =>
+    db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
+  const waitFor = async (done: (row: Awaited<ReturnType<typeof process>>) => boolean) => {
+    for (let i = 0; i < 100 && !done(await process()); i++) await sleep(100);
+    assert.ok(done(await process()), `${spoilNow} ${JSON.stringify(await process())}`);
+  };
+  const addressA = nodeA.app.services.telephony.calls!.address;
+  const addressB = nodeB.app.services.telephony.calls!.address;
+
+  let spoilNow = '';
+  for (const spoil of ['token', 'heartbeat'] as const) {
+    spoilNow = spoil;
+    const caller = await carrier.dial(`127.0.0.1:${nodeA.sipPort}`, '+4917000111', '+4930666015', 600);
+    assert.equal(caller.status, 200);
+    await waitFor((row) => row?.address === addressA && row.phone_from === '+4917000111');
+    assert.equal(
+      (await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' })).status,
+      'ok',
+    );
+    if (spoil === 'token') {
+      // A token of the right key but not the process's: node A answers B's hand-over with 403.
+      const wrong = new SecretBox(Buffer.from(key, 'hex')).seal('not-the-token');
+      await db.updateTable('callreverse').set({ token: wrong }).where('user_uuid', '=', user.uuid).execute();
+    } else {
+      // Node A gone silent: the caller's leg has not beaten for longer than a live node's does
+      // (under another node name, so that A's own heartbeat does not refresh it meanwhile).
+      const { leg } = (await process())!;
+      const spoiled = async () =>
+        (
+          await db
+            .updateTable('running_call')
+            .set({ heartbeat: 0, node: 'gone-host/127.0.0.9:5060' })
+            .where('id', '=', leg!)
+            .executeTakeFirst()
+        ).numUpdatedRows;
+      for (let i = 0; i < 100 && (await spoiled()) === 0n; i++) await sleep(100);
+    }
+    // The reverse call is an ordinary call to the number on B: B's own process holds it.
+    const reverse = await carrier.dial(`127.0.0.1:${nodeB.sipPort}`, '+4916000222', '+4930666015', 1000);
+    assert.equal(reverse.status, 200);
+    await waitFor((row) => row?.address === addressB && row.phone_from === '+4916000222');
+    await sleep(1000);
+    assert.equal((await carrier.heard(caller.recorder!, [1000])).get(1000) ?? 0, 0, 'nothing joined');
+    await reverse.leg.hangup();
+    await caller.leg.hangup();
+    await waitFor((row) => row === undefined);
+  }
 });
