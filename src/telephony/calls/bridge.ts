@@ -162,7 +162,9 @@ export async function bridge(
     }
     return { status: 200, answered: now(), ended };
   }
-  release();
+  // A fallback may bridge the same call again (same session key): the session is gone before it offers.
+  if (options.keepCallerOnFailure && !caller.ended) await ng.delete(session).catch(() => {});
+  else release();
   if (caller.ended) return { status: 0, answered: null, ended: none };
   const status = failureStatus(statuses);
   if (!options.keepCallerOnFailure) caller.reject(status);

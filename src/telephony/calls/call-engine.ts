@@ -92,6 +92,12 @@ const CALLBACK_RING_SECONDS = 60;
  * is this node's own again: the holder answers at once, so only a node gone silent takes this.
  */
 const HANDOVER_SECONDS = 8;
+/**
+ * How long the holder's UA may take to answer the OPTIONS probe before a hand-over: a node that
+ * died within its last heartbeats answers nothing, and an INVITE to it would hold the reverse
+ * caller for the 32 s of SIP timer B.
+ */
+const HANDOVER_PROBE_MS = 2000;
 /** Request-URI user and header of a call-reverse hand-over between nodes (handOver). */
 const HANDOVER_USER = 'callreverse';
 const HANDOVER_HEADER = 'X-Zentrale-Reverse';
@@ -1326,7 +1332,10 @@ export class CallEngine {
     holder: ReverseHolder,
   ): Promise<boolean> {
     const target = remoteOf(holder.address);
-    if (!target) return false;
+    if (!target || !(await this.reachable(holder.address, target))) {
+      this.options.log.info({ owner, holder: holder.address }, 'callreverse holder unreachable');
+      return false;
+    }
     const outcome = await bridge(this.ua, this.options.rtpengine, call, {
       groups: [[{ uri: `sip:${HANDOVER_USER}@${holder.address}`, target }]],
       timeout: HANDOVER_SECONDS,
@@ -1345,6 +1354,19 @@ export class CallEngine {
       'callreverse not handed over',
     );
     return false;
+  }
+
+  /** The SIP user agent at `target` answers an OPTIONS within HANDOVER_PROBE_MS (any status). */
+  private reachable(address: string, target: Remote): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), HANDOVER_PROBE_MS);
+      void this.ua
+        .request({ method: 'OPTIONS', uri: `sip:${HANDOVER_USER}@${address}`, target })
+        .then((response) => {
+          clearTimeout(timer);
+          resolve(response.status !== 408);
+        });
+    });
   }
 
   /**

@@ -129,7 +129,7 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
   );
 });
 
-test('call-reverse with two nodes: when the holding node refuses the token or its heartbeat is stale, node B takes the call as an ordinary call to the number', async (t) => {
+test('call-reverse with two nodes: when the holding node refuses the token, its heartbeat is stale or its UA answers nothing, node B takes the call as an ordinary call to the number', async (t) => {
   const carrier = await startCarrier(t);
   const key = randomBytes(32).toString('hex');
   const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri, SECRET_KEY: key });
@@ -155,7 +155,7 @@ test('call-reverse with two nodes: when the holding node refuses the token or it
   const addressB = nodeB.app.services.telephony.calls!.address;
 
   let spoilNow = '';
-  for (const spoil of ['token', 'heartbeat'] as const) {
+  for (const spoil of ['token', 'heartbeat', 'address'] as const) {
     spoilNow = spoil;
     const caller = await carrier.dial(`127.0.0.1:${nodeA.sipPort}`, '+4917000111', '+4930666015', 600);
     assert.equal(caller.status, 200);
@@ -168,6 +168,14 @@ test('call-reverse with two nodes: when the holding node refuses the token or it
       // A token of the right key but not the process's: node A answers B's hand-over with 403.
       const wrong = new SecretBox(Buffer.from(key, 'hex')).seal('not-the-token');
       await db.updateTable('callreverse').set({ token: wrong }).where('user_uuid', '=', user.uuid).execute();
+    } else if (spoil === 'address') {
+      // Node A died a moment ago (its heartbeat still counts): its UA answers nothing.
+      const silent = `127.0.0.1:${await freeUdpPort('127.0.0.1')}`;
+      await db
+        .updateTable('callreverse')
+        .set({ address: silent })
+        .where('user_uuid', '=', user.uuid)
+        .execute();
     } else {
       // Node A gone silent: the caller's leg has not beaten for longer than a live node's does
       // (under another node name, so that A's own heartbeat does not refresh it meanwhile).
