@@ -95,11 +95,11 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
   const stopped = nextEvent(client, 'dialplan_callreverse_stop');
   await caller.leg.hangup();
   await stopped;
-  assert.ok(
-    ((await carrier.heard(caller.recorder!, [600, 1000])).get(1000) ?? 0) >= 30,
-    'the caller hears the reverse call',
-  );
-  assert.ok(((await carrier.heard(reverse.recorder!, [600, 1000])).get(600) ?? 0) >= 30, 'and the other way');
+  const callerHeard = await carrier.heard(caller.recorder!, [600, 1000]);
+  const reverseHeard = await carrier.heard(reverse.recorder!, [600, 1000]);
+  const heardBoth = JSON.stringify([...callerHeard, ...reverseHeard]);
+  assert.ok((callerHeard.get(1000) ?? 0) >= 30, `the caller hears the reverse call: ${heardBoth}`);
+  assert.ok((reverseHeard.get(600) ?? 0) >= 30, `and the other way: ${heardBoth}`);
   // A's BYE reaches the reverse caller through B.
   for (let i = 0; i < 100 && !reverse.leg.call.ended; i++) await sleep(100);
   assert.ok(reverse.leg.call.ended, 'the reverse call ended with the caller');
@@ -145,11 +145,11 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
     timeout: { timeout: 60, action: 'reject' },
   });
   assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
-  const process = () =>
+  const reverseRow = () =>
     db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
-  const waitFor = async (done: (row: Awaited<ReturnType<typeof process>>) => boolean) => {
-    for (let i = 0; i < 100 && !done(await process()); i++) await sleep(100);
-    assert.ok(done(await process()), `${spoilNow} ${JSON.stringify(await process())}`);
+  const waitFor = async (done: (row: Awaited<ReturnType<typeof reverseRow>>) => boolean) => {
+    for (let i = 0; i < 100 && !done(await reverseRow()); i++) await sleep(100);
+    assert.ok(done(await reverseRow()), `${spoilNow} ${JSON.stringify(await reverseRow())}`);
   };
   const addressA = nodeA.app.services.telephony.calls!.address;
   const addressB = nodeB.app.services.telephony.calls!.address;
@@ -179,7 +179,7 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
     } else {
       // Node A gone silent: the caller's leg has not beaten for longer than a live node's does
       // (under another node name, so that A's own heartbeat does not refresh it meanwhile).
-      const { leg } = (await process())!;
+      const { leg } = (await reverseRow())!;
       const spoiled = async () =>
         (
           await db
@@ -199,5 +199,52 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
     await reverse.leg.hangup();
     await caller.leg.hangup();
     await waitFor((row) => row === undefined);
+  }
+});
+
+/**
+ * The hand-over's cost (docs/benchmarks.md "Call-reverse over two nodes"): the reverse call's
+ * INVITE -> 200 as the carrier sees it, joined on the node it reaches (A) or handed over from B,
+ * alternating. Runs only with BENCH_CALLREVERSE=<rounds>; prints the figures.
+ */
+test('call-reverse hand-over setup time (benchmark)', { skip: !process.env.BENCH_CALLREVERSE }, async (t) => {
+  const rounds = Number(process.env.BENCH_CALLREVERSE);
+  const carrier = await startCarrier(t);
+  const [a, b] = await telephonyNodesOnPostgres(t, 2, {
+    CARRIER_URI: carrier.uri,
+    SECRET_KEY: randomBytes(32).toString('hex'),
+  });
+  const nodeA = a!;
+  const nodeB = b!;
+  const db = nodeA.app.database.db;
+  const { client, user } = await numberOwner(nodeA.app, '+4930666016');
+  await sipAccount(nodeA.app, 'bob_01', user.uuid);
+  await client.call('POST', '/api/dialplan', {
+    action: 'sip',
+    sip: 'bob_01',
+    callreverse_enable: true,
+    timeout: { timeout: 60, action: 'reject' },
+  });
+  const reverseRow = () =>
+    db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
+  const times: Record<'same node' | 'handed over', number[]> = { 'same node': [], 'handed over': [] };
+  for (let i = 0; i < rounds * 2; i++) {
+    const mode = i % 2 === 0 ? 'same node' : 'handed over';
+    const caller = await carrier.dial(`127.0.0.1:${nodeA.sipPort}`, '+4917000111', '+4930666016', 600);
+    for (let j = 0; j < 100 && !(await reverseRow()); j++) await sleep(50);
+    await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' });
+    const port = mode === 'same node' ? nodeA.sipPort : nodeB.sipPort;
+    const started = performance.now();
+    const reverse = await carrier.dial(`127.0.0.1:${port}`, '+4916000222', '+4930666016', 1000);
+    times[mode].push(performance.now() - started);
+    assert.equal(reverse.status, 200);
+    await caller.leg.hangup();
+    for (let j = 0; j < 100 && (await reverseRow()); j++) await sleep(50);
+    await reverse.leg.hangup().catch(() => {});
+  }
+  for (const [mode, list] of Object.entries(times)) {
+    const sorted = [...list].sort((x, y) => x - y);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(1);
+    console.log(`${mode}: n=${sorted.length} median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
   }
 });
