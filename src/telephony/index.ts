@@ -28,6 +28,8 @@ export type {
   NotifyRequest,
   NumberAnswer,
   OutgoingIdentity,
+  ReverseHolder,
+  ReverseProcess,
   RunningLeg,
   SipAccountInfo,
   Voicemail,

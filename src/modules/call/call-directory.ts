@@ -22,6 +22,8 @@ import type {
   LegEnd,
   NumberAnswer,
   OutgoingIdentity,
+  ReverseHolder,
+  ReverseProcess,
   RunningLeg,
   SipAccountInfo,
   Voicemail,
@@ -240,21 +242,25 @@ export class CallAreaDirectory implements CallDirectory {
    * dialplan_callreverse_start as event and as push to the owner's devices (spec "Events"), in
    * the one write that records the process (the push queue joins it: no second handle).
    */
-  async callReverseStarted(owner: string, from: string, to: string): Promise<void> {
+  async callReverseStarted(owner: string, from: string, to: string, holder: ReverseHolder): Promise<void> {
     await this.services.writer.write(async (w) => {
-      await this.services.dialplans.startCallReverse(w, owner, from, to);
+      await this.services.dialplans.startCallReverse(w, owner, from, to, holder);
       await this.services.push.callReverse(owner, 'start', { phone_from: from, phone_to: to }, w);
     });
   }
 
-  async callReverseFilter(owner: string): Promise<string | undefined> {
-    return (await this.services.dialplans.findCallReverse(owner))?.filter ?? undefined;
+  callReverse(owner: string): Promise<ReverseProcess | undefined> {
+    return this.services.dialplans.findCallReverse(owner);
+  }
+
+  legAlive(id: string, aliveSince: number): Promise<boolean> {
+    return repo.runningLegAlive(this.db, id, aliveSince);
   }
 
   /** dialplan_callreverse_stop, event and push, as the start. */
-  async callReverseStopped(owner: string, from: string, to: string): Promise<void> {
+  async callReverseStopped(owner: string, from: string, to: string, leg: string | null): Promise<void> {
     await this.services.writer.write(async (w) => {
-      await this.services.dialplans.stopCallReverse(w, owner, from, to);
+      await this.services.dialplans.stopCallReverse(w, owner, from, to, leg);
       await this.services.push.callReverse(owner, 'stop', { phone_from: from, phone_to: to }, w);
     });
   }

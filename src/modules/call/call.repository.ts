@@ -120,6 +120,17 @@ export function touchNode(db: Db, node: string, heartbeat: number): Promise<unkn
   return db.updateTable('running_call').set({ heartbeat }).where('node', '=', node).execute();
 }
 
+/** The leg is running on a node that beat since `aliveSince` (a lookup by primary key). */
+export async function runningLegAlive(db: Db, id: string, aliveSince: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('running_call')
+    .select('id')
+    .where('id', '=', id)
+    .where('heartbeat', '>=', aliveSince)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** Legs of `node` (when given) and legs silent since `staleBefore`, oldest first (parents before children). */
 export function listOrphans(db: Db, node: string | null, staleBefore: number): Promise<RunningCallTable[]> {
   return db

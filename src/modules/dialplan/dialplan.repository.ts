@@ -46,6 +46,12 @@ export interface CallReverseTable {
   phone_to: string;
   filter: string | null;
   started: number;
+  /** The waiting caller's running leg (running_call.id): alive while its heartbeat is (migration 0031). */
+  leg: string | null;
+  /** The holding engine's SIP user agent, host:port, where another node hands the reverse call over. */
+  address: string | null;
+  /** The capability for joining this process, sealed (src/platform/sealing.ts). */
+  token: string | null;
 }
 
 /** A cyclic action's round-robin position (migration 0018): the start index of its last call. */
@@ -207,6 +213,9 @@ export function setCallReverseFilter(db: Db, user: string, filter: string): Prom
   return db.updateTable('callreverse').set({ filter }).where('user_uuid', '=', user).execute();
 }
 
-export function deleteCallReverse(db: Db, user: string): Promise<unknown> {
-  return db.deleteFrom('callreverse').where('user_uuid', '=', user).execute();
+/** The user's process; with `leg`, only while it is still that caller's (a newer one may have taken over). */
+export function deleteCallReverse(db: Db, user: string, leg?: string | null): Promise<unknown> {
+  let query = db.deleteFrom('callreverse').where('user_uuid', '=', user);
+  if (leg) query = query.where('leg', '=', leg);
+  return query.execute();
 }

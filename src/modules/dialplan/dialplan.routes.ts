@@ -259,7 +259,9 @@ export function dialplanRoutes(app: AppInstance, dialplans: DialplanService): vo
           "the owner's numbers, is then connected to the waiting caller (the other targets stop ringing). The " +
           'process ends (dialplan_callreverse_stop, same payload) when the caller is connected elsewhere, hangs ' +
           'up or the ring time passes; one process per user (a newer call takes over). CDR: the reverse call ' +
-          "is a call_reverse record, a child of the caller's.",
+          "is a call_reverse record, a child of the caller's. With several nodes the filter number's call may " +
+          'reach any of them: it is handed over to the node holding the caller and joined there (same events ' +
+          'and CDRs); when that node is gone or refuses it, it is an ordinary call to the number.',
         tags: ['dialplan'],
         body: CallReverseBody,
         response: { 200: Empty },

@@ -8,6 +8,7 @@ import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey, uuidTime } from '../../platform/ids.js';
+import type { SecretBox } from '../../platform/sealing.js';
 import {
   ANONYMOUS,
   checkDialplan,
@@ -52,6 +53,24 @@ export interface DialplanServiceDeps {
   phones: PhoneService;
   /** The partner's call filter of a user (spec "Partner API"), which a callback must pass. */
   callFilters: Pick<CallFilterService, 'callFilterOf'>;
+  /** Seals the call-reverse join tokens (the deployment's key, shared by every node). */
+  box: SecretBox;
+}
+
+/** Where a call-reverse process waits (startCallReverse): what another node needs to hand the call over. */
+export interface CallReverseHolder {
+  /** The waiting caller's running leg id. */
+  readonly leg: string | null;
+  /** The holding engine's SIP user agent, host:port. */
+  readonly address: string;
+  /** The join capability, in clear (sealed when stored). */
+  readonly token: string;
+}
+
+/** A call-reverse process as the call engine reads it (findCallReverse). */
+export interface CallReverseProcess {
+  readonly filter: string | null;
+  readonly holder: CallReverseHolder | undefined;
 }
 
 /** wrong-sip unless every SIP account named is the user's own. */
@@ -339,25 +358,57 @@ export class DialplanService {
     });
   }
 
-  /** The call engine signals a call-reverse process (dialplan_callreverse_start); joins its write. */
-  async startCallReverse(w: UnitOfWork, user: string, from: string, to: string): Promise<void> {
+  /**
+   * The call engine signals a call-reverse process (dialplan_callreverse_start); joins its write.
+   * `holder` says where the caller waits, for a node the reverse call reaches instead.
+   */
+  async startCallReverse(
+    w: UnitOfWork,
+    user: string,
+    from: string,
+    to: string,
+    holder?: CallReverseHolder,
+  ): Promise<void> {
     await repo.saveCallReverse(w.trx, {
       user_uuid: user,
       phone_from: from,
       phone_to: to,
       filter: null,
       started: nowSeconds(),
+      leg: holder?.leg ?? null,
+      address: holder?.address ?? null,
+      token: holder ? this.deps.box.seal(holder.token) : null,
     });
     w.emit([user], 'dialplan_callreverse_start', { owner: user, phone_from: from, phone_to: to });
   }
 
-  /** The process ended (dialplan_callreverse_stop). */
-  async stopCallReverse(w: UnitOfWork, user: string, from: string, to: string): Promise<void> {
-    await repo.deleteCallReverse(w.trx, user);
+  /**
+   * The process ended (dialplan_callreverse_stop). With `leg` (its caller's), the row goes only
+   * while it is that process's: a newer process (another node's) that took over stays joinable.
+   */
+  async stopCallReverse(
+    w: UnitOfWork,
+    user: string,
+    from: string,
+    to: string,
+    leg?: string | null,
+  ): Promise<void> {
+    await repo.deleteCallReverse(w.trx, user, leg);
     w.emit([user], 'dialplan_callreverse_stop', { owner: user, phone_from: from, phone_to: to });
   }
 
-  findCallReverse(user: string) {
-    return repo.findCallReverse(this.deps.db, user);
+  /** The user's call-reverse process, if any, with its holder's token opened. */
+  async findCallReverse(user: string): Promise<CallReverseProcess | undefined> {
+    const row = await repo.findCallReverse(this.deps.db, user);
+    if (!row) return undefined;
+    let holder: CallReverseHolder | undefined;
+    if (row.address && row.token) {
+      try {
+        holder = { leg: row.leg, address: row.address, token: this.deps.box.open(row.token) };
+      } catch {
+        // Sealed with another key (SECRET_KEY differs between nodes): no hand-over, the call stays here.
+      }
+    }
+    return { filter: row.filter, holder };
   }
 }

@@ -496,6 +496,29 @@ for (const dialect of DIALECTS) {
         dialplans.stopCallReverse(w, user.uuid, '+4989123', '+4930700001'),
       );
       assert.equal(status(await reverse(client)), 'no-callreverse');
+
+      // Where the caller waits, for another node: the join token is stored sealed, read back in
+      // clear; the end of an older process (another caller's leg) leaves the newer one joinable.
+      const holder = { leg: 'leg-2', address: '127.0.0.1:5071', token: 'join-token-2' };
+      await app.services.writer.write((w) =>
+        dialplans.startCallReverse(w, user.uuid, '+4989123', '+4930700001', holder),
+      );
+      const stored = await app.database.db
+        .selectFrom('callreverse')
+        .select('token')
+        .where('user_uuid', '=', user.uuid)
+        .executeTakeFirstOrThrow();
+      assert.match(stored.token ?? '', /^sealed:v1:/);
+      assert.doesNotMatch(stored.token ?? '', /join-token-2/);
+      assert.deepEqual((await dialplans.findCallReverse(user.uuid))?.holder, holder);
+      await app.services.writer.write((w) =>
+        dialplans.stopCallReverse(w, user.uuid, '+4989123', '+4930700001', 'leg-1'),
+      );
+      assert.equal(status(await reverse(client)), 'ok');
+      await app.services.writer.write((w) =>
+        dialplans.stopCallReverse(w, user.uuid, '+4989123', '+4930700001', 'leg-2'),
+      );
+      assert.equal(status(await reverse(client)), 'no-callreverse');
     });
   });
 }

@@ -12,7 +12,7 @@
  * each media session for later recording and play-media.
  */
 import type { NgClient } from '../rtpengine/ng-client.js';
-import type { IncomingCall, OutgoingCall, SipUserAgent } from '../sip/index.js';
+import type { IncomingCall, OutgoingCall, Remote, SipUserAgent } from '../sip/index.js';
 import { getTag } from '../sip/message.js';
 
 export interface BridgeTarget {
@@ -22,6 +22,8 @@ export interface BridgeTarget {
   /** The caller id this target sees (a dialplan target's own clip_number); default the options'. */
   readonly from?: string;
   readonly fromDisplay?: string;
+  /** Where the INVITE goes; default Kamailio (a call-reverse hand-over goes to another node's UA). */
+  readonly target?: Remote;
 }
 
 export interface BridgeOptions {
@@ -160,7 +162,9 @@ export async function bridge(
     }
     return { status: 200, answered: now(), ended };
   }
-  release();
+  // A fallback may bridge the same call again (same session key): the session is gone before it offers.
+  if (options.keepCallerOnFailure && !caller.ended) await ng.delete(session).catch(() => {});
+  else release();
   if (caller.ended) return { status: 0, answered: null, ended: none };
   const status = failureStatus(statuses);
   if (!options.keepCallerOnFailure) caller.reject(status);
@@ -175,6 +179,7 @@ export async function bridge(
         fromDisplay: target.fromDisplay ?? options.fromDisplay,
         headers: options.headers,
         sdp: offered,
+        ...(target.target ? { target: target.target } : {}),
       });
       leg.onProgress((status) => {
         if (status >= 180 && !ringing && !caller.ended) {

@@ -7,6 +7,7 @@
  * decideLegacyDialplan) say what happens; this file carries it out. What it needs of the
  * API areas it asks through the CallDirectory; it reports finished calls through recordCall.
  */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import os from 'node:os';
 import type { FastifyBaseLogger } from 'fastify';
 import { newUuid } from '../../platform/ids.js';
@@ -46,6 +47,7 @@ import type {
   FilterService,
   NumberAnswer,
   OutgoingIdentity,
+  ReverseHolder,
   RunningLeg,
   SipAccountInfo,
 } from './directory.js';
@@ -85,6 +87,20 @@ export const MAX_VOICEMAIL_SECONDS = 120;
 
 /** How long a callback's legs ring before they are given up. */
 const CALLBACK_RING_SECONDS = 60;
+/**
+ * How long a call-reverse hand-over (another node's process) may go unanswered before the call
+ * is this node's own again: the holder answers at once, so only a node gone silent takes this.
+ */
+const HANDOVER_SECONDS = 8;
+/**
+ * How long the holder's UA may take to answer the OPTIONS probe before a hand-over: a node that
+ * died within its last heartbeats answers nothing, and an INVITE to it would hold the reverse
+ * caller for the 32 s of SIP timer B.
+ */
+const HANDOVER_PROBE_MS = 2000;
+/** Request-URI user and header of a call-reverse hand-over between nodes (handOver). */
+const HANDOVER_USER = 'callreverse';
+const HANDOVER_HEADER = 'X-Zentrale-Reverse';
 /** How often this node tells that its running legs are alive; legs silent 4 times as long are closed. */
 const HEARTBEAT_MS = 30_000;
 /** A node whose legs beat within this long is alive: its calls count (quota, GET .../calls); else they are orphans. */
@@ -148,6 +164,20 @@ interface CallerIdentity {
 
 const nowSeconds = () => Math.floor(Date.now() / 1000);
 
+/** Compares two secrets in constant time (their SHA-256, so that lengths differing leak nothing). */
+function sameSecret(a: string, b: string): boolean {
+  const digest = (text: string) => createHash('sha256').update(text).digest();
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+/** `host:port` of a SIP UA as a UDP destination. */
+function remoteOf(address: string): Remote | undefined {
+  const colon = address.lastIndexOf(':');
+  const port = Number(address.slice(colon + 1));
+  if (colon <= 0 || !Number.isInteger(port) || port <= 0 || port > 65535) return undefined;
+  return { transport: 'udp', address: address.slice(0, colon).replace(/^\[|\]$/g, ''), port };
+}
+
 /** 110 (police) and 112 (rescue): emergency calls (spec "Partner API" emergency data). */
 function isEmergency(digits: string): digits is '110' | '112' {
   return digits === '110' || digits === '112';
@@ -172,8 +202,11 @@ export class CallEngine {
   /** This engine instance in the running-legs table: host, Kamailio's address and port. */
   readonly node: string;
   private readonly heartbeatTimer: NodeJS.Timeout;
-  /** Call-reverse processes waiting for the filter number's call, by owner. */
-  private readonly reversing = new Map<string, (call: IncomingCall) => boolean>();
+  /** Call-reverse processes waiting for the filter number's call, by owner, with their join token. */
+  private readonly reversing = new Map<
+    string,
+    { readonly token: string; readonly take: (call: IncomingCall) => boolean }
+  >();
   /** Decoded announcements (pcm()). */
   private readonly decoded = new WeakMap<Uint8Array, Int16Array>();
 
@@ -229,6 +262,11 @@ export class CallEngine {
       options.log.error({ err: error }, 'closing calls left running failed');
     }
     return engine;
+  }
+
+  /** This engine's SIP user agent as another node reaches it (SIP_HOST and the UA's port). */
+  get address(): string {
+    return `${this.options.host}:${this.ua.port}`;
   }
 
   /** Calls in progress (legs of this node's UA). */
@@ -416,9 +454,12 @@ export class CallEngine {
 
   private async handle(call: IncomingCall): Promise<void> {
     const { proxy } = this.options;
-    // Only Kamailio speaks to this port: it authenticated the phone or marked the carrier.
+    // Only Kamailio speaks to this port: it authenticated the phone or marked the carrier. The
+    // one exception: another node handing over a call-reverse call, with the process's token.
     if (call.remote.address !== proxy.address || call.remote.port !== proxy.port) {
-      call.reject(403);
+      const token = call.request.headers.get(HANDOVER_HEADER.toLowerCase());
+      if (token !== undefined && uriUser(call.request.uri) === HANDOVER_USER) this.handedOver(call, token);
+      else call.reject(403);
       return;
     }
     const accountName = call.request.headers.get('x-zentrale-account');
@@ -472,8 +513,7 @@ export class CallEngine {
     const caller = callerId(account, call);
     if (fromCarrier && caller) {
       // A call from outside may be the one a call feature waits for (spec "Call-through", callreverse).
-      const waiting = this.reversing.get(owner);
-      if (waiting && (await this.directory.callReverseFilter(owner)) === caller && waiting(call)) return;
+      if (await this.reverseCall(call, owner, caller)) return;
       const phone = await this.directory.takeCallThrough(owner, caller);
       if (phone) return this.callThrough(call, owner, caller, phone, number);
     }
@@ -1242,19 +1282,106 @@ export class CallEngine {
       controller.abort();
       return true;
     };
-    this.reversing.set(run.owner, take);
-    await this.directory.callReverseStarted(run.owner, run.from, run.number);
+    // The capability another node presents to hand the reverse call over (handOver).
+    const process = { token: randomBytes(24).toString('base64url'), take };
+    this.reversing.set(run.owner, process);
+    await this.directory.callReverseStarted(run.owner, run.from, run.number, {
+      leg: run.record?.id ?? null,
+      address: this.address,
+      token: process.token,
+    });
     return {
       signal: controller.signal,
       arrived: () => taken,
       stop: async () => {
-        if (this.reversing.get(run.owner) === take) this.reversing.delete(run.owner);
+        if (this.reversing.get(run.owner) === process) this.reversing.delete(run.owner);
         if (!controller.signal.aborted) controller.abort();
         await this.directory
-          .callReverseStopped(run.owner, run.from, run.number)
+          .callReverseStopped(run.owner, run.from, run.number, run.record?.id ?? null)
           .catch((error: unknown) => this.options.log.warn({ err: error }, 'callreverse stop failed'));
       },
     };
+  }
+
+  /**
+   * A call from outside to one of the owner's numbers: when its caller is the filter of the
+   * owner's call-reverse process, it is joined to the waiting caller, here or (the process runs
+   * on another node, alive) handed over to that node. False: an ordinary call to the number.
+   */
+  private async reverseCall(call: IncomingCall, owner: string, caller: string): Promise<boolean> {
+    const process = await this.directory.callReverse(owner);
+    if (process?.filter !== caller) return false;
+    const local = this.reversing.get(owner);
+    const holder = process.holder;
+    if (local && (!holder || sameSecret(local.token, holder.token))) return local.take(call);
+    if (!holder?.leg || !(await this.directory.legAlive(holder.leg, Date.now() - ALIVE_MS)))
+      return local?.take(call) ?? false;
+    return this.handOver(call, owner, caller, holder);
+  }
+
+  /**
+   * Hands a reverse call over to the node holding the process (a B2BUA leg straight to its UA,
+   * media relayed by this node's rtpengine as every bridged call is). Its CDRs are the holder's;
+   * this node writes none for the hand-over. False when the holder did not take it (gone,
+   * token refused, the caller gave up meanwhile): the call is then this node's ordinary call.
+   */
+  private async handOver(
+    call: IncomingCall,
+    owner: string,
+    caller: string,
+    holder: ReverseHolder,
+  ): Promise<boolean> {
+    const target = remoteOf(holder.address);
+    if (!target || !(await this.reachable(holder.address, target))) {
+      this.options.log.info({ owner, holder: holder.address }, 'callreverse holder unreachable');
+      return false;
+    }
+    const outcome = await bridge(this.ua, this.options.rtpengine, call, {
+      groups: [[{ uri: `sip:${HANDOVER_USER}@${holder.address}`, target }]],
+      timeout: HANDOVER_SECONDS,
+      from: `sip:${caller}@${this.options.host}`,
+      fromDisplay: caller,
+      headers: [[HANDOVER_HEADER, `${owner} ${holder.token}`]],
+      keepCallerOnFailure: true,
+    });
+    if (outcome.status === 200) {
+      await outcome.ended;
+      return true;
+    }
+    if (call.ended) return true;
+    this.options.log.info(
+      { owner, holder: holder.address, status: outcome.status },
+      'callreverse not handed over',
+    );
+    return false;
+  }
+
+  /** The SIP user agent at `target` answers an OPTIONS within HANDOVER_PROBE_MS (any status). */
+  private reachable(address: string, target: Remote): Promise<boolean> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), HANDOVER_PROBE_MS);
+      void this.ua
+        .request({ method: 'OPTIONS', uri: `sip:${HANDOVER_USER}@${address}`, target })
+        .then((response) => {
+          clearTimeout(timer);
+          resolve(response.status !== 408);
+        });
+    });
+  }
+
+  /**
+   * Another node hands over a reverse call (handOver): `X-Zentrale-Reverse: <owner> <token>`.
+   * Joined like the reverse call arriving here when the token is the owner's waiting process's;
+   * 403 otherwise (nothing joined), 480 when the process no longer takes it.
+   */
+  private handedOver(call: IncomingCall, header: string): void {
+    const [owner = '', token = ''] = header.trim().split(/\s+/);
+    const waiting = this.reversing.get(owner);
+    if (!waiting || !sameSecret(waiting.token, token)) {
+      call.reject(403);
+      return;
+    }
+    if (!waiting.take(call)) call.reject(480);
   }
 
   /** The reverse call is answered and joined to the waiting caller; its CDR is a call_reverse child of the caller's. */

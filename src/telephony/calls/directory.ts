@@ -74,6 +74,23 @@ export interface Voicemail {
 }
 
 /** The CDR services the engine writes (spec "Call detail record (CDR)"). */
+/** Where a call-reverse process waits: what another node needs to hand the reverse call over. */
+export interface ReverseHolder {
+  /** The waiting caller's running leg (its heartbeat tells the holding node is alive). */
+  readonly leg: string | null;
+  /** The holding engine's SIP user agent, host:port. */
+  readonly address: string;
+  /** The capability for joining this one process (compared in constant time). */
+  readonly token: string;
+}
+
+/** A user's call-reverse process as recorded (over every node). */
+export interface ReverseProcess {
+  readonly filter: string | null;
+  /** Undefined: recorded without one (or its token does not open with this node's key). */
+  readonly holder: ReverseHolder | undefined;
+}
+
 export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse';
 
 /** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
@@ -180,12 +197,20 @@ export interface CallDirectory {
   takeCallThrough(user: string, caller?: string): Promise<string | undefined>;
   /** Takes the user's recorded callback request (one-shot). */
   takeCallback(user: string): Promise<CallbackRequest | undefined>;
-  /** A call-reverse process began (dialplan_callreverse_start to the owner). */
-  callReverseStarted(owner: string, from: string, to: string): Promise<void>;
-  /** The filter POST /api/dialplan/callreverse set for the owner's process, if any. */
-  callReverseFilter(owner: string): Promise<string | undefined>;
-  /** The process ended (dialplan_callreverse_stop). */
-  callReverseStopped(owner: string, from: string, to: string): Promise<void>;
+  /**
+   * A call-reverse process began (dialplan_callreverse_start to the owner); `holder` is recorded
+   * for the other nodes (where the caller waits, the join token).
+   */
+  callReverseStarted(owner: string, from: string, to: string, holder: ReverseHolder): Promise<void>;
+  /** The owner's process, if any: the filter POST /api/dialplan/callreverse set, and its holder. */
+  callReverse(owner: string): Promise<ReverseProcess | undefined>;
+  /** The running leg is there and its node beat since `aliveSince` (ms). */
+  legAlive(id: string, aliveSince: number): Promise<boolean>;
+  /**
+   * The process ended (dialplan_callreverse_stop); with `leg` (its caller's), the record goes
+   * only while it is still that process's.
+   */
+  callReverseStopped(owner: string, from: string, to: string, leg: string | null): Promise<void>;
   /** A leg began: kept as running until it ends. */
   legStarted(leg: RunningLeg): Promise<void>;
   legAnswered(id: string, answered: number): Promise<void>;

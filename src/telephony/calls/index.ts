@@ -17,6 +17,8 @@ export type {
   LegEnd,
   NumberAnswer,
   OutgoingIdentity,
+  ReverseHolder,
+  ReverseProcess,
   RunningLeg,
   SipAccountInfo,
   Voicemail,

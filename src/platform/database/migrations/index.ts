@@ -29,6 +29,7 @@ import * as volumes from './0027-volumes.js';
 import * as ipquality from './0028-ipquality.js';
 import * as runningCallOwner from './0029-running-call-owner.js';
 import * as dropRunningCallOwner from './0030-drop-running-call-owner.js';
+import * as callreverseNode from './0031-callreverse-node.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -60,4 +61,5 @@ export const migrations: Record<string, Migration> = {
   '0028-ipquality': ipquality,
   '0029-running-call-owner': runningCallOwner,
   '0030-drop-running-call-owner': dropRunningCallOwner,
+  '0031-callreverse-node': callreverseNode,
 };
