@@ -150,6 +150,8 @@ interface NumberCall {
 /** A leg being recorded: its CDR is written once when `end` is called. */
 interface TrackedLeg {
   readonly id: string;
+  /** Resolves once the leg's running row is written (or its write failed). */
+  readonly stored: Promise<void>;
   answered(at?: number): void;
   /** Ends the leg at once; its CDR is written after (TrackedLeg `written` of track()). */
   end(recording?: string | null): Promise<void>;
@@ -312,9 +314,10 @@ export class CallEngine {
     const id = newUuid();
     const date = leg.date ?? Date.now();
     const warn = (error: unknown) => options.log.error({ err: error, leg: id }, 'CDR write failed');
-    let chain = directory
+    const stored = directory
       .legStarted({ ...leg, id, node: this.node, date, parent: parent?.id ?? leg.parent })
       .catch(warn);
+    let chain = stored;
     let answered: number | null = null;
     let ended = false;
     let done!: () => void;
@@ -323,6 +326,7 @@ export class CallEngine {
     });
     return {
       id,
+      stored,
       written,
       answered(at = Date.now()) {
         if (answered !== null || ended) return;
@@ -1285,6 +1289,9 @@ export class CallEngine {
     // The capability another node presents to hand the reverse call over (handOver).
     const process = { token: randomBytes(24).toString('base64url'), take };
     this.reversing.set(run.owner, process);
+    // Another node judges the holder alive by the caller's running row (legAlive): the process
+    // is announced once that row is written (leg writes wait for their batch, up to 50 ms).
+    await run.record?.stored;
     await this.directory.callReverseStarted(run.owner, run.from, run.number, {
       leg: run.record?.id ?? null,
       address: this.address,
