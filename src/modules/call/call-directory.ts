@@ -463,7 +463,8 @@ export class CallAreaDirectory implements CallDirectory {
       recording_id: end.recording ?? undefined,
       phone: row.phone && PHONE.test(row.phone) ? row.phone : undefined,
       owner: owner.exists ? row.owner! : undefined,
-      partner: owner.partner ?? undefined,
+      // Known for the batch (null: none): recordCdr does not read the user again.
+      partner: owner.exists ? owner.partner : undefined,
     });
   }
 
