@@ -441,6 +441,18 @@ function mainThreadCpu(): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/**
+ * The main thread's scheduler figures (/proc schedstat): ns on a CPU and ns waiting runnable for
+ * one (the machine's other processes: a stall of the event loop that no code of ours caused).
+ */
+function mainThreadSchedule(): { running: number; waiting: number } {
+  const [running, waiting] = fs
+    .readFileSync(`/proc/${process.pid}/task/${process.pid}/schedstat`, 'utf8')
+    .split(' ')
+    .map(Number);
+  return { running: running ?? 0, waiting: waiting ?? 0 };
+}
+
 async function api(url: string, label: string): Promise<number> {
   const options = {
     rate: Number(values['api-rate']),
@@ -536,7 +548,14 @@ await numberWithDialplan(
 );
 // The announcement plays 30 s: the call is held by the caller, who hangs up after --hold.
 if (!SKIP.has('setup')) {
+  const idleDelay = monitorEventLoopDelay({ resolution: 10 });
+  idleDelay.enable();
   const idleP99 = await api(apiUrl, 'idle');
+  idleDelay.disable();
+  console.log(
+    `main event loop during the idle API run: delay p99 ${(idleDelay.percentile(99) / 1e6).toFixed(1)} ms, ` +
+      `max ${(idleDelay.max / 1e6).toFixed(0)} ms`,
+  );
   const rate = Number(values.rate);
   const calls = Number(values.calls);
   const callDir = path.join(work, 'calls');
@@ -559,11 +578,15 @@ if (!SKIP.has('setup')) {
   delay.enable();
   const loopBefore = performance.eventLoopUtilization();
   const cpuBefore = { main: mainThreadCpu(), all: process.cpuUsage() };
+  const scheduleBefore = mainThreadSchedule();
+  const wallBefore = performance.now();
   await new Promise((resolve) => setTimeout(resolve, 5000)); // calls ramp up to rate x hold
   const loadedP99 = await api(apiUrl, `under ${rate} new calls/s`);
   const setup = await callRun;
   const loop = performance.eventLoopUtilization(loopBefore);
   const mainCpu = mainThreadCpu() - cpuBefore.main;
+  const scheduleAfter = mainThreadSchedule();
+  const wall = (performance.now() - wallBefore) / 1000;
   const allUsage = process.cpuUsage(cpuBefore.all);
   const allCpu = (allUsage.user + allUsage.system) / 1e6;
   delay.disable();
@@ -578,7 +601,9 @@ if (!SKIP.has('setup')) {
       `delay p50 ${(delay.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(delay.percentile(99) / 1e6).toFixed(1)} ms, ` +
       `max ${(delay.max / 1e6).toFixed(0)} ms; CPU of the node's main thread ${mainCpu.toFixed(1)} s ` +
       `(${((mainCpu * 1000) / Math.max(1, setup.successful)).toFixed(2)} ms per call, the API's requests included), ` +
-      `all its threads ${allCpu.toFixed(1)} s`,
+      `all its threads ${allCpu.toFixed(1)} s; the main thread waited runnable for a CPU ` +
+      `${((scheduleAfter.waiting - scheduleBefore.waiting) / 1e6 / wall).toFixed(0)} ms per second ` +
+      `(ran ${((scheduleAfter.running - scheduleBefore.running) / 1e6 / wall).toFixed(0)} ms per second)`,
   );
   console.log(`API p99 under call load / idle: ${(loadedP99 / idleP99).toFixed(2)} (target <= 2)`);
 }

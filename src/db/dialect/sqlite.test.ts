@@ -43,3 +43,23 @@ test('a transaction takes the write lock at its start: a writer in between waits
     [2],
   );
 });
+
+test('WAL checkpoints run on a thread of their own once the WAL has grown, and stop with the handle', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'db.sqlite');
+  const handle = openSqlite(file, { startBytes: 64 * 1024, intervalMs: 50 });
+  await sql`create table t (x text)`.execute(handle.db);
+  const before = fs.statSync(file).size;
+  // About 1 MB in the WAL: far below the main connection's own automatic checkpoint.
+  for (let i = 0; i < 64; i++)
+    await sql`insert into t (x) values (${'x'.repeat(16 * 1024)})`.execute(handle.db);
+  // The pages reach the database file only by a checkpoint.
+  const deadline = Date.now() + 20_000;
+  while (fs.statSync(file).size < before + 1024 * 1024 && Date.now() < deadline)
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.ok(fs.statSync(file).size >= before + 1024 * 1024, 'the WAL was checkpointed');
+  const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(handle.db);
+  assert.equal(Number(rows.rows[0]!.n), 64);
+  await handle.close();
+});

@@ -396,9 +396,13 @@ export class CallAreaDirectory implements CallDirectory {
     return repo.admitCall(this.db, admission);
   }
 
+  /**
+   * One statement on the database handle, as admitCall: atomic by itself, nothing waits for its
+   * commit, and every call's end pays one statement instead of a transaction's three.
+   */
   async releaseCalls(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await this.services.writer.write(({ trx }) => repo.deleteAdmissions(trx, ids));
+    await repo.deleteAdmissions(this.db, ids);
   }
 
   async callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>> {
@@ -465,7 +469,8 @@ export class CallAreaDirectory implements CallDirectory {
       recording_id: end.recording ?? undefined,
       phone: row.phone && PHONE.test(row.phone) ? row.phone : undefined,
       owner: owner.exists ? row.owner! : undefined,
-      partner: owner.partner ?? undefined,
+      // Known for the batch (null: none): recordCdr does not read the user again.
+      partner: owner.exists ? owner.partner : undefined,
     });
   }
 

@@ -4,6 +4,7 @@
  */
 import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 import type { CallAdmission } from '../../telephony/index.js';
 
 export interface RunningCallTable {
@@ -47,28 +48,72 @@ declare module '../../platform/database/database.js' {
 export async function admitCall(db: Db, a: CallAdmission): Promise<boolean> {
   const groupLimit = a.group && a.group.members.length > 0 ? a.group.calls : null;
   if (db.getExecutor().adapter instanceof PostgresAdapter) {
-    const { rows } = await sql<{ admitted: boolean }>`SELECT call_admit(${a.id}, ${a.node}, ${a.owner},
-      ${a.limit}, ${a.group?.usergroup ?? null}, ${a.group?.members ?? []}::text[], ${groupLimit},
-      ${a.aliveSince}, ${a.now}) AS admitted`.execute(db);
+    const { rows } = await admitOnPostgres.run(db, {
+      id: a.id,
+      node: a.node,
+      owner: a.owner,
+      limit: a.limit,
+      usergroup: a.group?.usergroup ?? null,
+      members: a.group?.members ?? [],
+      groupLimit,
+      aliveSince: a.aliveSince,
+      now: a.now,
+    });
     return rows[0]?.admitted === true;
   }
+  const result = await admitOnSqlite.run(db, {
+    id: a.id,
+    node: a.node,
+    owner: a.owner,
+    limit: a.limit,
+    // Only what the statement uses (an argument a prepared query does not bind is refused).
+    members: groupLimit === null ? [] : (a.group?.members ?? []),
+    groupLimit,
+    aliveSince: a.limit === null && groupLimit === null ? null : a.aliveSince,
+    now: a.now,
+  });
+  return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+interface AdmitArguments {
+  id: string;
+  node: string;
+  owner: string;
+  limit: number | null;
+  usergroup?: string | null;
+  members: readonly string[];
+  groupLimit: number | null;
+  aliveSince: number | null;
+  now: number;
+}
+
+// Compiled once: every call is admitted (docs/benchmarks.md "Calls").
+const admitOnPostgres = preparedQuery(
+  (_db: Db, a: AdmitArguments) => sql<{ admitted: boolean }>`SELECT call_admit(${a.id}, ${a.node}, ${a.owner},
+      ${a.limit}, ${a.usergroup}, ${a.members}::text[], ${a.groupLimit}, ${a.aliveSince}, ${a.now}) AS admitted`,
+);
+
+const admitOnSqlite = preparedQuery((_db: Db, a: AdmitArguments) => {
   const ownLimit =
     a.limit === null
       ? sql`1 = 1`
       : sql`(SELECT count(*) FROM call_admission WHERE owner = ${a.owner} AND heartbeat >= ${a.aliveSince}) < ${a.limit}`;
   const group =
-    groupLimit === null || !a.group
+    a.groupLimit === null
       ? sql`1 = 1`
-      : sql`(SELECT count(*) FROM call_admission WHERE owner IN (${sql.join(a.group.members)})
-          AND heartbeat >= ${a.aliveSince}) < ${groupLimit}`;
-  const result = await sql`INSERT INTO call_admission (id, node, owner, heartbeat)
-    SELECT ${a.id}, ${a.node}, ${a.owner}, ${a.now} WHERE ${ownLimit} AND ${group}`.execute(db);
-  return Number(result.numAffectedRows ?? 0) > 0;
-}
+      : sql`(SELECT count(*) FROM call_admission WHERE owner IN (${sql.join(a.members)})
+          AND heartbeat >= ${a.aliveSince}) < ${a.groupLimit}`;
+  return sql`INSERT INTO call_admission (id, node, owner, heartbeat)
+    SELECT ${a.id}, ${a.node}, ${a.owner}, ${a.now} WHERE ${ownLimit} AND ${group}`;
+});
+
+const admissionsDelete = preparedQuery((db, a: { ids: readonly string[] }) =>
+  db.deleteFrom('call_admission').where('id', 'in', a.ids),
+);
 
 /** Ends admissions (the calls ended). */
 export function deleteAdmissions(db: Db, ids: readonly string[]): Promise<unknown> {
-  return db.deleteFrom('call_admission').where('id', 'in', ids).execute();
+  return admissionsDelete.run(db, { ids });
 }
 
 export function touchAdmissions(db: Db, node: string, heartbeat: number): Promise<unknown> {
@@ -91,13 +136,55 @@ export function insertRunningCall(db: Db, row: RunningCallTable): Promise<unknow
   return db.insertInto('running_call').values(row).execute();
 }
 
+/** The columns of running rows, each a list (a prepared query's arguments are lists, not rows). */
+type RunningCallColumns = {
+  readonly [column in keyof RunningCallTable]: readonly RunningCallTable[column][];
+};
+
+const COLUMNS = [
+  'id',
+  'node',
+  'owner',
+  'service',
+  'direction',
+  'number',
+  'phone',
+  'parent',
+  'date',
+  'answered',
+  'heartbeat',
+] as const satisfies readonly (keyof RunningCallTable)[];
+
+// Compiled once per batch size: the leg batches of every call (call-directory.ts).
+const runningInsert = preparedQuery((db, a: RunningCallColumns) =>
+  db.insertInto('running_call').values(
+    a.id.map((_, i) => {
+      const row: Record<string, unknown> = {};
+      for (const column of COLUMNS) row[column] = a[column][i];
+      return row as unknown as RunningCallTable;
+    }),
+  ),
+);
+const runningAnswered = preparedQuery((db, a: { id: string; answered: number }) =>
+  db.updateTable('running_call').set({ answered: a.answered }).where('id', '=', a.id),
+);
+const runningByIds = preparedQuery((db, a: { ids: readonly string[] }) =>
+  db.selectFrom('running_call').selectAll().where('id', 'in', a.ids),
+);
+const runningDelete = preparedQuery((db, a: { ids: readonly string[] }) =>
+  db.deleteFrom('running_call').where('id', 'in', a.ids),
+);
+
 /** Several legs in one statement (rows of a batch: at most INSERT_BATCH). */
 export function insertRunningCalls(db: Db, rows: readonly RunningCallTable[]): Promise<unknown> {
-  return db.insertInto('running_call').values(rows).execute();
+  const columns = Object.fromEntries(
+    COLUMNS.map((column) => [column, rows.map((row) => row[column])]),
+  ) as unknown as RunningCallColumns;
+  return runningInsert.run(db, columns);
 }
 
 export function setAnswered(db: Db, id: string, answered: number): Promise<unknown> {
-  return db.updateTable('running_call').set({ answered }).where('id', '=', id).execute();
+  return runningAnswered.run(db, { id, answered });
 }
 
 export function findRunningCall(db: Db, id: string): Promise<RunningCallTable | undefined> {
@@ -105,11 +192,11 @@ export function findRunningCall(db: Db, id: string): Promise<RunningCallTable | 
 }
 
 export function findRunningCalls(db: Db, ids: readonly string[]): Promise<RunningCallTable[]> {
-  return db.selectFrom('running_call').selectAll().where('id', 'in', ids).execute();
+  return runningByIds.all(db, { ids });
 }
 
 export function deleteRunningCalls(db: Db, ids: readonly string[]): Promise<unknown> {
-  return db.deleteFrom('running_call').where('id', 'in', ids).execute();
+  return runningDelete.run(db, { ids });
 }
 
 export function deleteRunningCall(db: Db, id: string): Promise<unknown> {

@@ -1,5 +1,6 @@
 /** Storage of the call filters partners set for their users (spec "Partner API"). */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 
 export interface CallFilterTable {
   user_uuid: string;
@@ -15,8 +16,13 @@ declare module '../../platform/database/database.js' {
   }
 }
 
+/** Compiled once: the call engine asks on every call. */
+const filterOf = preparedQuery((db, a: { userUuid: string }) =>
+  db.selectFrom('call_filter').selectAll().where('user_uuid', '=', a.userUuid),
+);
+
 export function findFilter(db: Db, userUuid: string): Promise<CallFilterTable | undefined> {
-  return db.selectFrom('call_filter').selectAll().where('user_uuid', '=', userUuid).executeTakeFirst();
+  return filterOf.first(db, { userUuid });
 }
 
 export function insertFilter(db: Db, row: CallFilterTable): Promise<unknown> {

@@ -1,5 +1,6 @@
 /** Storage of call detail records (spec "Call detail record (CDR)"; migration 0010). */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 import { applyPage, type PageQuery } from '../../platform/paging.js';
 
 export interface CdrTable {
@@ -35,12 +36,18 @@ declare module '../../platform/database/database.js' {
 /** Which records a list walks: one number's (of one partner, when given), one user's or one partner's. */
 export type CdrFilter = { phone: string; partner?: string } | { owner: string } | { partner: string };
 
+// Compiled once: the call engine writes a CDR per leg and reads its parent's.
+const cdrInsert = preparedQuery((db, row: CdrTable) => db.insertInto('cdr').values(row));
+const cdrById = preparedQuery((db, a: { id: string }) =>
+  db.selectFrom('cdr').selectAll().where('id', '=', a.id),
+);
+
 export function insertCdr(db: Db, row: CdrTable): Promise<unknown> {
-  return db.insertInto('cdr').values(row).execute();
+  return cdrInsert.run(db, row);
 }
 
 export function findCdr(db: Db, id: string): Promise<CdrTable | undefined> {
-  return db.selectFrom('cdr').selectAll().where('id', '=', id).executeTakeFirst();
+  return cdrById.first(db, { id });
 }
 
 /** One page of records in sort_key order (Conventions 8; `start` is a CDR id). */

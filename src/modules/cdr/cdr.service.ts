@@ -71,15 +71,16 @@ export interface NewCdr {
   page_count?: number | undefined;
   phone?: string | undefined;
   owner?: string | undefined;
-  partner?: string | undefined;
+  /** null: the owner has no partner (known to the caller, not read again). */
+  partner?: string | null | undefined;
 }
 
 function bad(message: string): never {
   throw new ApiError('wrong-syntax', message);
 }
 
-function checkUuid(name: string, value: string | undefined): void {
-  if (value !== undefined && !isUuidV1(value)) bad(`${name} must be a version 1 UUID`);
+function checkUuid(name: string, value: string | null | undefined): void {
+  if (value !== undefined && value !== null && !isUuidV1(value)) bad(`${name} must be a version 1 UUID`);
 }
 
 function checkCount(name: string, value: number | undefined, max: number): void {
@@ -217,7 +218,11 @@ export class CdrService {
       owner: record.owner ?? null,
       // The owner's partner at the time of the call: the partner API lists and streams by it.
       partner:
-        record.partner ?? (record.owner === undefined ? null : await this.partnerOf(w.trx, record.owner)),
+        record.partner !== undefined
+          ? record.partner
+          : record.owner === undefined
+            ? null
+            : await this.partnerOf(w.trx, record.owner),
     };
     await repo.insertCdr(w.trx, row);
     const cdr = toCdr(row);

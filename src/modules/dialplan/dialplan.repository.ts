@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 
 export interface DialplanTable {
   uuid: string;
@@ -79,13 +80,13 @@ export function insertDialplan(db: Db, row: DialplanTable): Promise<unknown> {
   return db.insertInto('dialplan').values(row).execute();
 }
 
+// Compiled once: the call engine reads the dialplan and the legacy dialplan on every call.
+const ownDialplan = preparedQuery((db, a: { owner: string; uuid: string }) =>
+  db.selectFrom('dialplan').selectAll().where('uuid', '=', a.uuid).where('owner', '=', a.owner),
+);
+
 export function findOwnDialplan(db: Db, owner: string, uuid: string): Promise<DialplanTable | undefined> {
-  return db
-    .selectFrom('dialplan')
-    .selectAll()
-    .where('uuid', '=', uuid)
-    .where('owner', '=', owner)
-    .executeTakeFirst();
+  return ownDialplan.first(db, { owner, uuid });
 }
 
 export async function countDialplans(db: Db, owner: string): Promise<number> {
@@ -143,13 +144,12 @@ export async function advanceCyclic(
 
 // ---- legacy dialplan
 
+const legacyBody = preparedQuery((db, a: { user: string }) =>
+  db.selectFrom('legacy_dialplan').select('body').where('user_uuid', '=', a.user),
+);
+
 export async function findLegacyDialplan(db: Db, user: string): Promise<string | undefined> {
-  const row = await db
-    .selectFrom('legacy_dialplan')
-    .select('body')
-    .where('user_uuid', '=', user)
-    .executeTakeFirst();
-  return row?.body;
+  return (await legacyBody.first(db, { user }))?.body;
 }
 
 export function saveLegacyDialplan(db: Db, row: LegacyDialplanTable): Promise<unknown> {

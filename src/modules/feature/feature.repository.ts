@@ -1,5 +1,6 @@
 /** Storage of feature packs and their assignment to users (decisions.md "Feature packs"). */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 
 export interface FeaturePackTable {
   name: string;
@@ -78,12 +79,16 @@ export async function deleteUserPack(db: Db, userUuid: string, pack: string): Pr
 }
 
 /** The packs a user holds, with their quotas and flags, by name. */
-export function listPacksOfUser(db: Db, userUuid: string): Promise<FeaturePackTable[]> {
-  return db
+/** Compiled once: the call engine reads the quota on every call. */
+const packsOfUser = preparedQuery((db, a: { userUuid: string }) =>
+  db
     .selectFrom('user_feature_pack')
     .innerJoin('feature_pack', 'feature_pack.name', 'user_feature_pack.pack')
     .selectAll('feature_pack')
-    .where('user_feature_pack.user_uuid', '=', userUuid)
-    .orderBy('feature_pack.name')
-    .execute();
+    .where('user_feature_pack.user_uuid', '=', a.userUuid)
+    .orderBy('feature_pack.name'),
+);
+
+export function listPacksOfUser(db: Db, userUuid: string): Promise<FeaturePackTable[]> {
+  return packsOfUser.all(db, { userUuid });
 }

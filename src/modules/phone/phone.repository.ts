@@ -1,5 +1,6 @@
 /** Storage of phone numbers and who holds them (spec "Partner API", GET /api/phone). */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 
 export interface PhoneNumberTable {
   number: string;
@@ -21,19 +22,30 @@ export function insertNumber(db: Db, row: PhoneNumberTable): Promise<unknown> {
   return db.insertInto('phone_number').values(row).execute();
 }
 
+// Compiled once: the call engine reads a number and the caller's numbers on every call.
+const numberByNumber = preparedQuery((db, a: { number: string }) =>
+  db.selectFrom('phone_number').selectAll().where('number', '=', a.number),
+);
+
 export function findNumber(db: Db, number: string): Promise<PhoneNumberTable | undefined> {
-  return db.selectFrom('phone_number').selectAll().where('number', '=', number).executeTakeFirst();
+  return numberByNumber.first(db, { number });
 }
+
+const numbersOf = preparedQuery(
+  (db, filter: { userUuid?: string | undefined; partnerUuid?: string | undefined }) => {
+    let query = db.selectFrom('phone_number').selectAll();
+    if (filter.userUuid !== undefined) query = query.where('user_uuid', '=', filter.userUuid);
+    if (filter.partnerUuid !== undefined) query = query.where('partner_uuid', '=', filter.partnerUuid);
+    return query.orderBy('number');
+  },
+);
 
 /** Numbers in number order, all of them or those of a user and/or a partner. */
 export function listNumbers(
   db: Db,
   filter: { userUuid?: string | undefined; partnerUuid?: string | undefined },
 ): Promise<PhoneNumberTable[]> {
-  let query = db.selectFrom('phone_number').selectAll();
-  if (filter.userUuid !== undefined) query = query.where('user_uuid', '=', filter.userUuid);
-  if (filter.partnerUuid !== undefined) query = query.where('partner_uuid', '=', filter.partnerUuid);
-  return query.orderBy('number').execute();
+  return numbersOf.all(db, { userUuid: filter.userUuid, partnerUuid: filter.partnerUuid });
 }
 
 export function updateNumber(db: Db, number: string, changes: Partial<PhoneNumberTable>): Promise<unknown> {

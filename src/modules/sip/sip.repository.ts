@@ -4,6 +4,7 @@
  * password or domain. BLF subscriptions (migration 0010) belong to an account.
  */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 
 export interface SipAccountTable {
   uuid: string;
@@ -43,8 +44,13 @@ export function insertSipAccount(db: Db, row: SipAccountTable): Promise<unknown>
   return db.insertInto('sip_account').values(row).execute();
 }
 
+/** Compiled once: the call engine reads an account on every call (docs/benchmarks.md "Calls"). */
+const accountByUsername = preparedQuery((db, a: { username: string }) =>
+  db.selectFrom('sip_account').selectAll().where('username', '=', a.username),
+);
+
 export function findSipAccountByUsername(db: Db, username: string): Promise<SipAccountTable | undefined> {
-  return db.selectFrom('sip_account').selectAll().where('username', '=', username).executeTakeFirst();
+  return accountByUsername.first(db, { username });
 }
 
 /** An account by name, only when `owner` owns it. */

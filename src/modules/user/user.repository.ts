@@ -1,5 +1,6 @@
 /** Storage of user accounts (spec "User"). One query per function. */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 
 export interface UserTable {
   uuid: string;
@@ -66,8 +67,13 @@ export function insertUser(db: Db, row: UserRow): Promise<unknown> {
   return db.insertInto('user').values(row).execute();
 }
 
+/** Compiled once: sessions and the calls' CDRs read users all the time. */
+const userByUuid = preparedQuery((db, a: { uuid: string }) =>
+  db.selectFrom('user').selectAll().where('uuid', '=', a.uuid),
+);
+
 export function findUserByUuid(db: Db, uuid: string): Promise<UserRow | undefined> {
-  return db.selectFrom('user').selectAll().where('uuid', '=', uuid).executeTakeFirst();
+  return userByUuid.first(db, { uuid });
 }
 
 export function findUserByUsernameKey(db: Db, usernameKey: string): Promise<UserRow | undefined> {

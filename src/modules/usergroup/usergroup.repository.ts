@@ -1,5 +1,6 @@
 /** Storage of usergroups and their members (spec "Partner API"). One query per function. */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 import { applyPage, type PageQuery } from '../../platform/paging.js';
 
 export interface UsergroupTable {
@@ -107,21 +108,38 @@ export function findMembership(db: Db, userUuid: string): Promise<UsergroupMembe
   return db.selectFrom('usergroup_member').selectAll().where('user_uuid', '=', userUuid).executeTakeFirst();
 }
 
+/** Compiled once, membership and group in one read: the call engine asks on every call. */
+const groupOf = preparedQuery((db, a: { userUuid: string }) =>
+  db
+    .selectFrom('usergroup_member')
+    .innerJoin('usergroup', 'usergroup.uuid', 'usergroup_member.usergroup_uuid')
+    .selectAll('usergroup')
+    .where('usergroup_member.user_uuid', '=', a.userUuid),
+);
+
+/** The group the user is a member of. */
+export function findGroupOfUser(db: Db, userUuid: string): Promise<UsergroupTable | undefined> {
+  return groupOf.first(db, { userUuid });
+}
+
 /** The memberships of these users (in any group). */
 export function findMemberships(db: Db, userUuids: string[]): Promise<UsergroupMemberTable[]> {
   if (userUuids.length === 0) return Promise.resolve([]);
   return db.selectFrom('usergroup_member').selectAll().where('user_uuid', 'in', userUuids).execute();
 }
 
-/** The group's members in the order they were added. */
-export function listMembers(db: Db, usergroupUuid: string): Promise<UsergroupMemberTable[]> {
-  return db
+const membersOf = preparedQuery((db, a: { usergroupUuid: string }) =>
+  db
     .selectFrom('usergroup_member')
     .selectAll()
-    .where('usergroup_uuid', '=', usergroupUuid)
+    .where('usergroup_uuid', '=', a.usergroupUuid)
     .orderBy('added')
-    .orderBy('user_uuid')
-    .execute();
+    .orderBy('user_uuid'),
+);
+
+/** The group's members in the order they were added. */
+export function listMembers(db: Db, usergroupUuid: string): Promise<UsergroupMemberTable[]> {
+  return membersOf.all(db, { usergroupUuid });
 }
 
 export async function hasMembers(db: Db, usergroupUuid: string): Promise<boolean> {

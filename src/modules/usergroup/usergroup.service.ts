@@ -11,6 +11,7 @@
  * `resolveExtension`, `callLimitOf`, `zonesOf` and `setCredit` (rule action set_credit).
  */
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
@@ -354,8 +355,7 @@ export class UsergroupService {
     return true;
   }
 
-  private async groupOfUser(userUuid: string): Promise<repo.UsergroupTable | undefined> {
-    const membership = await repo.findMembership(this.deps.db, userUuid);
-    return membership && repo.findUsergroup(this.deps.db, membership.usergroup_uuid);
+  private groupOfUser(userUuid: string): Promise<repo.UsergroupTable | undefined> {
+    return repo.findGroupOfUser(this.deps.db, userUuid);
   }
 }

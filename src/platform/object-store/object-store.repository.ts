@@ -3,6 +3,7 @@
  * function takes `db` or a transaction first.
  */
 import type { Db } from '../database/database.js';
+import { preparedQuery } from '../database/prepared.js';
 import { applyPage, type PageQuery } from '../paging.js';
 
 export interface ObjectTable {
@@ -90,23 +91,29 @@ export function findObjectWithGrant(
   uuid: string,
   user: string,
 ): Promise<(ObjectRow & { grant_level: number | null }) | undefined> {
-  return db
+  return objectWithGrant.first(db, { uuid, user, locked: db.isTransaction }) as Promise<
+    (ObjectRow & { grant_level: number | null }) | undefined
+  >;
+}
+
+/** Compiled once: every access check runs it (the call engine's announcements on every call). */
+const objectWithGrant = preparedQuery((db, a: { uuid: string; user: string; locked: boolean }) =>
+  db
     .selectFrom('object as o')
     .selectAll('o')
     .select((eb) =>
       eb
         .selectFrom('object_tag as ot')
         .innerJoin('tag_policy as tp', (join) =>
-          join.onRef('tp.tag', '=', 'ot.tag').on('tp.user_uuid', '=', user),
+          join.onRef('tp.tag', '=', 'ot.tag').on('tp.user_uuid', '=', a.user),
         )
         .whereRef('ot.object', '=', 'o.uuid')
         .select((e) => e.fn.max('tp.grant_level').as('g'))
         .as('grant_level'),
     )
-    .where('o.uuid', '=', uuid)
-    .$if(db.isTransaction, (query) => query.forUpdate('o'))
-    .executeTakeFirst() as Promise<(ObjectRow & { grant_level: number | null }) | undefined>;
-}
+    .where('o.uuid', '=', a.uuid)
+    .$if(a.locked, (query) => query.forUpdate('o')),
+);
 
 export function updateObject(db: Db, uuid: string, changes: Partial<ObjectRow>): Promise<unknown> {
   return db.updateTable('object').set(changes).where('uuid', '=', uuid).execute();

@@ -82,3 +82,31 @@ test('a peer that never answers our CANCEL does not hold the call for ever', asy
   assert.ok(seen.includes('CANCEL'));
   assert.equal(ua.callCount, 0);
 });
+
+test('UDP: a burst of datagrams is handled one message per turn of the event loop, in order', async (t) => {
+  const transport = new SipTransport({ host: '127.0.0.1', port: 0, tcp: false });
+  // The loop's turns, counted by an immediate that queues itself again (one per turn).
+  let turn = 0;
+  let counting = true;
+  const count = () => {
+    turn++;
+    if (counting) setImmediate(count);
+  };
+  const seen: { id: string; turn: number }[] = [];
+  transport.onMessage((message) => seen.push({ id: message.headers.get('call-id')!, turn }));
+  await transport.listen();
+  t.after(() => transport.close());
+  const client = dgram.createSocket('udp4');
+  t.after(() => client.close());
+  await new Promise<void>((resolve) => client.bind(0, '127.0.0.1', resolve));
+  setImmediate(count);
+  // Sent in one go: all five are in the socket's buffer when the loop next reads it.
+  for (const id of ['a', 'b', 'c', 'd', 'e']) client.send(options(id), transport.port, '127.0.0.1');
+  while (seen.length < 5) await new Promise((resolve) => setTimeout(resolve, 5));
+  counting = false;
+  assert.deepEqual(
+    seen.map((entry) => entry.id),
+    ['a', 'b', 'c', 'd', 'e'],
+  );
+  assert.equal(new Set(seen.map((entry) => entry.turn)).size, 5, JSON.stringify(seen));
+});

@@ -39,6 +39,12 @@ export type MessageHandler = (message: SipMessage, remote: Remote) => void;
 
 const key = (address: string, port: number) => `${address}:${port}`;
 
+/**
+ * Messages received and not yet handled at most; beyond, new ones are dropped as a full socket
+ * buffer would drop them (UDP peers retransmit).
+ */
+const MAX_QUEUED = 2048;
+
 export class SipTransport {
   private udp: dgram.Socket | undefined;
   private server: net.Server | undefined;
@@ -46,6 +52,16 @@ export class SipTransport {
   private handler: MessageHandler = () => {};
   /** Messages that did not parse (for tests and monitoring). */
   malformed = 0;
+  /** Messages dropped because MAX_QUEUED were waiting. */
+  dropped = 0;
+  /**
+   * Received messages waiting, oldest first. One is handled per turn of the event loop: the
+   * handling of an INVITE runs to its end without a real wait (SQLite answers synchronously),
+   * and a burst of datagrams read at once would otherwise hold the loop for all of them while
+   * the API's requests wait (docs/benchmarks.md "Calls", issue 15).
+   */
+  private readonly inbox: { data: Buffer; remote: Remote; stream: boolean }[] = [];
+  private draining: NodeJS.Immediate | undefined;
   host: string;
   port: number;
 
@@ -87,7 +103,7 @@ export class SipTransport {
     });
     udp.on('error', () => {});
     udp.on('message', (data, info) =>
-      this.receive(data, { transport: 'udp', address: info.address, port: info.port }),
+      this.enqueue(data, { transport: 'udp', address: info.address, port: info.port }, false),
     );
     this.udp = udp;
     this.port = udp.address().port;
@@ -109,6 +125,23 @@ export class SipTransport {
       server.on('error', () => {});
       this.server = server;
     }
+  }
+
+  private enqueue(data: Buffer, remote: Remote, stream: boolean): void {
+    if (this.inbox.length >= MAX_QUEUED) {
+      this.dropped++;
+      return;
+    }
+    this.inbox.push({ data, remote, stream });
+    this.draining ??= setImmediate(() => this.drain());
+  }
+
+  /** Handles the oldest waiting message; the next waits for the loop's next turn (after I/O). */
+  private drain(): void {
+    this.draining = undefined;
+    const next = this.inbox.shift();
+    if (this.inbox.length > 0) this.draining = setImmediate(() => this.drain());
+    if (next) this.receive(next.data, next.remote, next.stream);
   }
 
   private receive(data: Buffer, remote: Remote, stream = false): void {
@@ -185,7 +218,7 @@ export class SipTransport {
         if (buffer.length < total) break;
         const frame = Buffer.from(buffer.subarray(0, total));
         buffer = buffer.subarray(total);
-        this.receive(frame, remote, true);
+        this.enqueue(frame, remote, true);
       }
       if (buffer.length > MAX_MESSAGE_SIZE) {
         this.malformed++;
@@ -219,6 +252,9 @@ export class SipTransport {
   }
 
   async close(): Promise<void> {
+    if (this.draining) clearImmediate(this.draining);
+    this.draining = undefined;
+    this.inbox.length = 0;
     for (const socket of this.connections.values()) socket.destroy();
     this.connections.clear();
     await Promise.all([

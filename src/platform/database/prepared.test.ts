@@ -1,0 +1,102 @@
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { sql } from 'kysely';
+import { build, DIALECTS } from '../../../test/helper.js';
+import type { Db } from './database.js';
+import { preparedQuery } from './prepared.js';
+
+interface ProbeRow {
+  id: number;
+  name: string;
+  owner: string | null;
+}
+
+/** The probe table is not in `Tables`: the shapes go through an untyped handle. */
+// biome-ignore lint/suspicious/noExplicitAny: a table only this test creates.
+const untyped = (db: Db) => db as any;
+
+async function probeTable(db: Db): Promise<void> {
+  await sql`CREATE TABLE prepared_probe (id integer PRIMARY KEY, name text NOT NULL, owner text)`.execute(db);
+  for (let id = 1; id <= 6; id++)
+    await sql`INSERT INTO prepared_probe (id, name, owner) VALUES (${id}, ${`n${id}`}, ${id % 2 ? 'odd' : null})`.execute(
+      db,
+    );
+}
+
+/** One shape with a constant, an optional condition and an `in` list. */
+function shape(db: Db, a: { ids: readonly number[]; owner?: string | undefined; above: number }) {
+  let query = untyped(db)
+    .selectFrom('prepared_probe')
+    .selectAll()
+    .where('id', 'in', a.ids)
+    .where('id', '>', a.above)
+    .where('name', '!=', 'nobody');
+  if (a.owner !== undefined) query = query.where('owner', '=', a.owner);
+  return query.orderBy('id');
+}
+
+const byIds = preparedQuery<{ ids: readonly number[]; owner?: string | undefined; above: number }, ProbeRow>(
+  shape,
+);
+const rename = preparedQuery((db, a: { id: number; name: string }) =>
+  untyped(db).updateTable('prepared_probe').set({ name: a.name }).where('id', '=', a.id),
+);
+
+for (const dialect of DIALECTS) {
+  describe(`prepared queries (${dialect})`, () => {
+    test('give the rows the builder gives, for every in-list length and optional condition', async (t) => {
+      const app = await build(t, { dialect });
+      const { db } = app.database;
+      await probeTable(db);
+      const cases = [
+        { ids: [1, 2, 3], above: 0 },
+        { ids: [4, 5], above: 0 },
+        { ids: [1, 2, 3, 4, 5, 6], above: 2 },
+        { ids: [1, 2, 3], above: 1, owner: 'odd' },
+        { ids: [5, 6, 1], above: 0, owner: 'odd' },
+        { ids: [6], above: 0, owner: 'nobody' },
+        { ids: [2, 3, 4], above: 3 },
+      ];
+      for (const args of cases) {
+        const expected = await shape(db, args).execute();
+        assert.deepEqual(await byIds.all(db, args), expected, JSON.stringify(args));
+        assert.deepEqual(await byIds.first(db, args), expected[0], JSON.stringify(args));
+      }
+      assert.deepEqual(
+        (await byIds.all(db, { ids: [1, 3, 5], above: 0, owner: 'odd' })).map((row) => row.id),
+        [1, 3, 5],
+      );
+    });
+
+    test('run inside a transaction and write', async (t) => {
+      const app = await build(t, { dialect });
+      const { db } = app.database;
+      await probeTable(db);
+      await app.services.writer.write(async ({ trx }) => {
+        const result = await rename.run(trx, { id: 2, name: 'two' });
+        assert.equal(Number(result.numAffectedRows), 1);
+        assert.equal((await byIds.first(trx, { ids: [2], above: 0 }))?.name, 'two');
+      });
+      assert.equal((await byIds.first(db, { ids: [2], above: 0 }))?.name, 'two');
+      assert.equal(Number((await rename.run(db, { id: 99, name: 'none' })).numAffectedRows), 0);
+    });
+
+    test('refuse a shape that changes or inlines an argument', async (t) => {
+      const app = await build(t, { dialect });
+      const { db } = app.database;
+      await probeTable(db);
+      const changed = preparedQuery((handle, a: { name: string }) =>
+        untyped(handle).selectFrom('prepared_probe').selectAll().where('name', '=', `${a.name}x`),
+      );
+      await assert.rejects(changed.all(db, { name: 'n1' }), /changed before binding/);
+      const inlined = preparedQuery((handle, a: { name: string }) =>
+        untyped(handle).selectFrom('prepared_probe').selectAll().where('name', '=', sql.lit(a.name)),
+      );
+      await assert.rejects(inlined.all(db, { name: 'n1' }), /inlined/);
+      const unused = preparedQuery((handle, _a: { name: string }) =>
+        untyped(handle).selectFrom('prepared_probe').selectAll(),
+      );
+      await assert.rejects(unused.all(db, { name: 'n1' }), /not a bound parameter/);
+    });
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * Query shapes compiled once and run with new values (issue 15 "Performance": building and
+ * compiling the same Kysely queries on every call was a fifth of the call engine's main-thread
+ * time, docs/benchmarks.md "Calls"). A repository declares a shape with named arguments:
+ *
+ *   const byNumber = preparedQuery((db, a: { number: string }) =>
+ *     db.selectFrom('phone_number').selectAll().where('number', '=', a.number));
+ *   byNumber.first(db, { number });
+ *
+ * The first run per dialect and argument layout builds the query with stand-in values, compiles
+ * it (plugins included) and notes which parameter is which argument; later runs only swap the
+ * values into a copy of the compiled query. The layout is what can change the SQL: an array's
+ * length (`in (...)` lists), and whether an argument is undefined, null, true or false (shapes
+ * may branch on those; they reach the builder as they are). Every other argument must reach
+ * the SQL as a bound parameter, unchanged: a shape that computes with one, or inlines it into
+ * the text, is refused at its first run.
+ */
+import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
+import type { Db } from './database.js';
+
+/** Argument layouts kept per query and dialect; beyond, a run compiles afresh (still correct). */
+const LAYOUTS_KEPT = 64;
+/** Marks the stand-in values (no SQL parameter a caller passes holds these characters). */
+const MARK = '\u0001zentrale-argument\u0001';
+
+type Args = Readonly<Record<string, unknown>>;
+
+/** A query builder, or an `sql` template (which compiles against a database handle). */
+type Shape<A, O> = (db: Db, args: A) => Compilable<O> | RawBuilder<O>;
+
+/** Where a compiled parameter's value comes from. */
+type Source =
+  | { readonly kind: 'argument'; readonly name: string; readonly index?: number }
+  | { readonly kind: 'constant'; readonly value: unknown }
+  | { readonly kind: 'list'; readonly items: readonly Source[] };
+
+interface Prepared {
+  readonly compiled: CompiledQuery;
+  readonly sources: readonly Source[];
+}
+
+export interface PreparedQuery<A extends object, O> {
+  /** Every row. */
+  all(db: Db, args: A): Promise<O[]>;
+  /** The first row, or undefined. */
+  first(db: Db, args: A): Promise<O | undefined>;
+  /** The driver's result (writes: numAffectedRows, insertId). */
+  run(db: Db, args: A): Promise<QueryResult<O>>;
+}
+
+/** The layout part of one argument (see the module comment). */
+function layoutOf(value: unknown): string {
+  if (value === undefined) return 'u';
+  if (value === null) return 'n';
+  if (value === true) return 't';
+  if (value === false) return 'f';
+  if (Array.isArray(value)) return `[${value.length}]`;
+  return 'v';
+}
+
+function standIn(name: string, index?: number): string {
+  return `${MARK}${name}${index === undefined ? '' : `#${index}`}${MARK}`;
+}
+
+/** Stand-ins for the arguments of this layout: each value its own marked string. */
+function standIns(args: Args): { values: Record<string, unknown>; names: Map<string, Source> } {
+  const values: Record<string, unknown> = {};
+  const names = new Map<string, Source>();
+  for (const [name, value] of Object.entries(args)) {
+    const layout = layoutOf(value);
+    if (layout === 'v') {
+      values[name] = standIn(name);
+      names.set(standIn(name), { kind: 'argument', name });
+    } else if (Array.isArray(value)) {
+      values[name] = value.map((_, index) => {
+        names.set(standIn(name, index), { kind: 'argument', name, index });
+        return standIn(name, index);
+      });
+    } else values[name] = value;
+  }
+  return { values, names };
+}
+
+function sourceOf(parameter: unknown, names: Map<string, Source>): Source {
+  if (typeof parameter === 'string') {
+    const source = names.get(parameter);
+    if (source) return source;
+    if (parameter.includes(MARK)) throw new Error('prepared query: an argument was changed before binding');
+  }
+  if (Array.isArray(parameter))
+    return { kind: 'list', items: parameter.map((item) => sourceOf(item, names)) };
+  return { kind: 'constant', value: parameter };
+}
+
+function boundValue(source: Source, args: Args): unknown {
+  if (source.kind === 'constant') return source.value;
+  if (source.kind === 'list') return source.items.map((item) => boundValue(item, args));
+  const value = args[source.name];
+  return source.index === undefined ? value : (value as readonly unknown[])[source.index];
+}
+
+function countArguments(source: Source, seen: Set<string>): void {
+  if (source.kind === 'argument') seen.add(`${source.name}#${source.index ?? ''}`);
+  else if (source.kind === 'list') for (const item of source.items) countArguments(item, seen);
+}
+
+function prepare<A extends object, O>(shape: Shape<A, O>, db: Db, args: A): Prepared {
+  const { values, names } = standIns(args as Args);
+  // Compilable.compile takes no argument; RawBuilder.compile needs the handle.
+  const compiled = (shape(db, values as A) as RawBuilder<O>).compile(db);
+  if (compiled.sql.includes(MARK)) throw new Error('prepared query: an argument was inlined into the SQL');
+  const sources = compiled.parameters.map((parameter) => sourceOf(parameter, names));
+  const bound = new Set<string>();
+  for (const source of sources) countArguments(source, bound);
+  for (const source of names.values()) {
+    if (source.kind !== 'argument') continue;
+    if (!bound.has(`${source.name}#${source.index ?? ''}`))
+      throw new Error(`prepared query: argument ${source.name} is not a bound parameter`);
+  }
+  return { compiled, sources };
+}
+
+/** A query shape compiled once per dialect and argument layout (module comment). */
+export function preparedQuery<A extends object, O>(shape: Shape<A, O>): PreparedQuery<A, O> {
+  // By dialect adapter: a transaction shares its database's adapter, so it shares the entries.
+  const byDialect = new WeakMap<object, Map<string, Prepared>>();
+
+  function compiledFor(db: Db, args: A): CompiledQuery<O> {
+    const adapter = db.getExecutor().adapter;
+    let layouts = byDialect.get(adapter);
+    if (!layouts) {
+      layouts = new Map();
+      byDialect.set(adapter, layouts);
+    }
+    const named = args as Args;
+    let layout = '';
+    for (const name of Object.keys(named).sort()) layout += `${name}:${layoutOf(named[name])};`;
+    let prepared = layouts.get(layout);
+    if (!prepared) {
+      prepared = prepare(shape, db, args);
+      if (layouts.size < LAYOUTS_KEPT) layouts.set(layout, prepared);
+    }
+    const { compiled, sources } = prepared;
+    return {
+      ...compiled,
+      parameters: sources.map((source) => boundValue(source, named)),
+    } as CompiledQuery<O>;
+  }
+
+  return {
+    async all(db, args) {
+      return (await db.executeQuery(compiledFor(db, args))).rows;
+    },
+    async first(db, args) {
+      return (await db.executeQuery(compiledFor(db, args))).rows[0];
+    },
+    run(db, args) {
+      return db.executeQuery(compiledFor(db, args));
+    },
+  };
+}
