@@ -46,7 +46,7 @@ const app = await buildApp(
 const number = '+4930999000';
 let announcement = '';
 await app.services.features.createPack('bench', { quota: { calls: 1000, sip: 99 } });
-const { user: owner } = await numberWithDialplan(
+await numberWithDialplan(
   app,
   number,
   (uuid) => {

@@ -11,7 +11,6 @@
  * `resolveExtension`, `callLimitOf`, `zonesOf` and `setCredit` (rule action set_credit).
  */
 import type { Db } from '../../platform/database/database.js';
-import { preparedQuery } from '../../platform/database/prepared.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
