@@ -11,6 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { nextEvent, numberOwner, sipAccount, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
+import type { App } from '../../app.js';
 import { SecretBox } from '../../platform/sealing.js';
 import { SipUserAgent } from '../sip/index.js';
 
@@ -27,6 +28,20 @@ const OFFER = [
   '',
 ].join('\r\n');
 
+/** The owner of `number`, whose legacy dialplan rings an unregistered account with call-reverse on. */
+async function reverseOwner(app: App, number: string) {
+  const owner = await numberOwner(app, number);
+  await sipAccount(app, 'bob_01', owner.user.uuid); // not registered: rings nowhere
+  const legacy = await owner.client.call('POST', '/api/dialplan', {
+    action: 'sip',
+    sip: 'bob_01',
+    callreverse_enable: true,
+    timeout: { timeout: 60, action: 'reject' },
+  });
+  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  return owner;
+}
+
 test("call-reverse with two nodes: the filter number's call reaching node B is handed over to node A and joined to the waiting caller; a forged token gets 403", async (t) => {
   const carrier = await startCarrier(t);
   // One deployment key on every node: the join token is stored sealed.
@@ -36,15 +51,7 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
   });
   const nodeA = a!;
   const nodeB = b!;
-  const { client, user } = await numberOwner(nodeA.app, '+4930666014');
-  await sipAccount(nodeA.app, 'bob_01', user.uuid); // not registered: rings nowhere
-  const legacy = await client.call('POST', '/api/dialplan', {
-    action: 'sip',
-    sip: 'bob_01',
-    callreverse_enable: true,
-    timeout: { timeout: 60, action: 'reject' },
-  });
-  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  const { client, user } = await reverseOwner(nodeA.app, '+4930666014');
 
   // The caller reaches node A, which holds it with the ring tone.
   const started = nextEvent(client, 'dialplan_callreverse_start');
@@ -136,15 +143,7 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
   const nodeA = a!;
   const nodeB = b!;
   const db = nodeA.app.database.db;
-  const { client, user } = await numberOwner(nodeA.app, '+4930666015');
-  await sipAccount(nodeA.app, 'bob_01', user.uuid); // not registered: rings nowhere
-  const legacy = await client.call('POST', '/api/dialplan', {
-    action: 'sip',
-    sip: 'bob_01',
-    callreverse_enable: true,
-    timeout: { timeout: 60, action: 'reject' },
-  });
-  assert.equal(legacy.status, 'ok', JSON.stringify(legacy));
+  const { client, user } = await reverseOwner(nodeA.app, '+4930666015');
   const reverseRow = () =>
     db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
   const waitFor = async (done: (row: Awaited<ReturnType<typeof reverseRow>>) => boolean) => {
