@@ -317,27 +317,17 @@ export class Telephony implements TelephonyEngine {
 
   private async launch(kamailio: string, rtpengine: string): Promise<void> {
     const { config } = this;
-    // The UA listens on UDP and TCP: free for both, and apart from the port Kamailio's evapi takes.
-    const app = config.sipAppPort || (await freeUdpTcpPort(config.sipHost, [config.kamailioEventPort]));
-    let kamailioEvent = config.kamailioEventPort;
-    while (!kamailioEvent || kamailioEvent === app) kamailioEvent = await freeTcpPort();
-    const ports: TelephonyPorts = {
-      sip: config.sipPort,
-      app,
-      kamailioEvent,
-      rtpengineControl: config.rtpengineControlPort || (await freeUdpPort()),
-    };
-    this.ports = ports;
+    const rtpengineControl = config.rtpengineControlPort || (await freeUdpPort());
     const dir = path.join(config.dataDir, 'telephony');
     fs.mkdirSync(dir, { recursive: true });
 
-    this.rtpengine = new NgClient({ host: '127.0.0.1', port: ports.rtpengineControl, retransmitAfter: 200 });
+    this.rtpengine = new NgClient({ host: '127.0.0.1', port: rtpengineControl, retransmitAfter: 200 });
     const rtp = new EngineSupervisor(
       rtpengineSpec(
         {
           binary: rtpengine,
           mediaHost: config.sipHost,
-          controlPort: ports.rtpengineControl,
+          controlPort: rtpengineControl,
           portMin: config.rtpPortMin,
           portMax: config.rtpPortMax,
           pidFile: path.join(dir, 'rtpengine.pid'),
@@ -348,6 +338,26 @@ export class Telephony implements TelephonyEngine {
     );
     this.supervisors.push(rtp);
     await rtp.start();
+
+    // The call engine's UA listens before Kamailio starts, whose configuration names its port:
+    // with SIP_APP_PORT 0 it takes a free UDP and TCP port at once, so that no other process can
+    // take the port while Kamailio starts (a port only looked up as free could be gone by then).
+    let app = config.sipAppPort;
+    if (this.directory) {
+      this.calls = await CallEngine.start(this.directory, {
+        host: config.sipHost,
+        port: app,
+        proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
+        rtpengine: this.rtpengine,
+        carrierUri: config.carrierUri,
+        log: this.log,
+      });
+      app = this.calls.port;
+    } else if (!app) app = await freeUdpTcpPort(config.sipHost, [config.kamailioEventPort]);
+    let kamailioEvent = config.kamailioEventPort;
+    while (!kamailioEvent || kamailioEvent === app) kamailioEvent = await freeTcpPort();
+    const ports: TelephonyPorts = { sip: config.sipPort, app, kamailioEvent, rtpengineControl };
+    this.ports = ports;
 
     const configFile = path.join(dir, 'kamailio.cfg');
     fs.writeFileSync(
@@ -398,16 +408,6 @@ export class Telephony implements TelephonyEngine {
     this.supervisors.push(kam);
     await kam.start();
     await this.watchExisting();
-    if (this.directory) {
-      this.calls = await CallEngine.start(this.directory, {
-        host: config.sipHost,
-        port: ports.app,
-        proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
-        rtpengine: this.rtpengine,
-        carrierUri: config.carrierUri,
-        log: this.log,
-      });
-    }
   }
 
   private handleEvent(event: Record<string, unknown>): void {

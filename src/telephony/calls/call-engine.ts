@@ -266,6 +266,11 @@ export class CallEngine {
     return engine;
   }
 
+  /** The port this engine's SIP user agent listens on (UDP and TCP). */
+  get port(): number {
+    return this.ua.port;
+  }
+
   /** This engine's SIP user agent as another node reaches it (SIP_HOST and the UA's port). */
   get address(): string {
     return `${this.options.host}:${this.ua.port}`;
