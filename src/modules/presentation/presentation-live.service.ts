@@ -344,11 +344,13 @@ export class PresentationLiveService {
    * One presence round of this node: forgets subscribers and drops members whose sessions
    * ended, drops members of any node that stopped answering, gives presentations that lost
    * their moderator another one, and asks this node's members for a keepalive. Runs every
-   * KEEPALIVE_INTERVAL_MS; `now` is for tests.
+   * KEEPALIVE_INTERVAL_MS; `now` is for tests. Rounds run one after the other: a round asked
+   * for while one runs waits for it and then runs, so it sees what changed meanwhile (joining
+   * the running round instead missed those changes).
    */
-  async tick(now: number = this.now()): Promise<void> {
-    if (this.ticking) return this.ticking;
-    this.ticking = this.runTick(now).finally(() => {
+  async tick(now?: number): Promise<void> {
+    while (this.ticking) await this.ticking;
+    this.ticking = this.runTick(now ?? this.now()).finally(() => {
       this.ticking = undefined;
     });
     return this.ticking;

@@ -338,6 +338,21 @@ for (const dialect of DIALECTS) {
       assert.equal((await subscribers()).length, 0);
     });
 
+    test('a presence round asked for while one runs runs after it: it sees what changed meanwhile', async (t) => {
+      const app = await build(t, { dialect });
+      const { uuid, owner: a, users } = await setup(app, 2);
+      const [b] = users as [Member];
+      const { presentationLive } = app.services;
+      assert.equal(await control(a, uuid, { control: 'start' }), 'ok');
+      assert.equal(await control(b, uuid, { control: 'join' }), 'ok');
+      await presentationLive.tick();
+      await a.events.drain('presentation_keepalive');
+      // The second round is asked for while the first runs (as the node's own 20 s round may):
+      // two rounds, two keepalive requests, not one shared round.
+      await Promise.all([presentationLive.tick(), presentationLive.tick()]);
+      assert.equal((await a.events.drain('presentation_keepalive')).length, 2);
+    });
+
     test('joining again from another session moves the member there, without a status', async (t) => {
       const app = await build(t, { dialect });
       const { uuid, owner: a, users } = await setup(app, 2);
