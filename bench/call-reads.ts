@@ -23,6 +23,7 @@ import { sine } from '../src/platform/content/test-inputs.js';
 import { newUuid } from '../src/platform/ids.js';
 import { sipDigests } from '../src/telephony/index.js';
 import { numberWithDialplan } from '../test/calls.js';
+import { mainThreadCpu } from './memory.js';
 
 const { values } = parseArgs({
   options: {
@@ -116,14 +117,6 @@ async function oneCall(): Promise<void> {
   await directory.legAnswered(leg, now + 1);
   await directory.legEnded(leg, { answered: now + 1, end: now + 2, recording: null });
   await directory.releaseCalls([id]);
-}
-
-function mainThreadCpu(): number {
-  const fields = fs
-    .readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
-    .split(') ')[1]!
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 const calls = Number(values.calls);

@@ -42,6 +42,7 @@ import { encodeG711 } from '../src/telephony/media/g711.js';
 import { NgClient } from '../src/telephony/rtpengine/ng-client.js';
 import { numberWithDialplan } from '../test/calls.js';
 import { freePort } from '../test/sip-peers.js';
+import { mainThreadCpu } from './memory.js';
 import { openLoop, percentile } from './open-loop.js';
 import { openLoopInProcess } from './open-loop-process.js';
 
@@ -430,15 +431,6 @@ function mulawWav(samples: Float32Array): Uint8Array {
   header.write('data', 50);
   header.writeUInt32LE(data.length, 54);
   return Buffer.concat([header, data]);
-}
-
-/** CPU seconds (user + system) the main thread has used: /proc's count for the thread whose id is the pid. */
-function mainThreadCpu(): number {
-  const fields = fs
-    .readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
-    .split(') ')[1]!
-    .split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 /**

@@ -72,3 +72,12 @@ export function readCpuSeconds(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_SECOND;
 }
+
+/** CPU seconds (user + system) the main thread has used: /proc's count for the thread whose id is the pid. */
+export function mainThreadCpu(): number {
+  const fields = fs
+    .readFileSync(`/proc/${process.pid}/task/${process.pid}/stat`, 'utf8')
+    .split(') ')[1]!
+    .split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}

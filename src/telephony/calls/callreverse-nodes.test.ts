@@ -216,14 +216,7 @@ test('call-reverse hand-over setup time (benchmark)', { skip: !process.env.BENCH
   const nodeA = a!;
   const nodeB = b!;
   const db = nodeA.app.database.db;
-  const { client, user } = await numberOwner(nodeA.app, '+4930666016');
-  await sipAccount(nodeA.app, 'bob_01', user.uuid);
-  await client.call('POST', '/api/dialplan', {
-    action: 'sip',
-    sip: 'bob_01',
-    callreverse_enable: true,
-    timeout: { timeout: 60, action: 'reject' },
-  });
+  const { client, user } = await reverseOwner(nodeA.app, '+4930666016');
   const reverseRow = () =>
     db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
   const times: Record<'same node' | 'handed over', number[]> = { 'same node': [], 'handed over': [] };
