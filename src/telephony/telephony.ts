@@ -5,7 +5,7 @@
  *
  * Registrations live in the database's `location` table: database-only on PostgreSQL so that
  * every node's Kamailio finds every phone; on SQLite (one node) usrloc keeps them in memory and
- * writes them back each second (decisions.md "Registrations on SQLite"), and its evapi event
+ * writes them back every few seconds (decisions.md "Registrations on SQLite"), and its evapi event
  * carries the user's contacts, which this node takes as the current state until the table has
  * caught up with them (then the table, which usrloc keeps writing, is again the state). Kamailio
  * pushes "this user's registrations changed" over evapi after each REGISTER that changes a
@@ -28,7 +28,7 @@ import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js
 import type { CallDirectory } from './calls/directory.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
-import { kamailioConfig } from './kamailio/kamailio-config.js';
+import { kamailioConfig, WRITE_BACK_SECONDS } from './kamailio/kamailio-config.js';
 import {
   deleteLocations,
   findLocations,
@@ -93,10 +93,12 @@ export interface TelephonyEngine {
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
 const AUTH_FAILURE_LIMIT = 10;
 const BAN_SECONDS = 600;
-/** After an evapi reconnection: longer than usrloc's write-back interval (1 s). */
-const RESYNC_AFTER_MS = 1500;
-/** How long a graceful stop waits for usrloc's write-back timer (1 s ticks) to catch up. */
-const WRITE_BACK_WAIT_MS = 3000;
+/** usrloc's write-back interval on SQLite: the location table lags Kamailio's memory this long. */
+const WRITE_BACK_MS = WRITE_BACK_SECONDS * 1000;
+/** After an evapi reconnection: longer than the write-back interval. */
+const RESYNC_AFTER_MS = WRITE_BACK_MS + 500;
+/** How long a graceful stop waits for usrloc's next tick to write the last changes. */
+const WRITE_BACK_WAIT_MS = WRITE_BACK_MS + 1000;
 /** Write-back: how often the table is compared with what Kamailio reported, while they differ. */
 const SETTLE_MS = 1000;
 /** Write-back: a report the table has not caught up with after this long gives way to the table. */
@@ -104,12 +106,12 @@ const SETTLE_GIVE_UP_MS = 30_000;
 /** Write-back: users compared with the table in one query. */
 const SETTLE_BATCH = 200;
 /** Write-back: table rows of contacts reported gone this long ago are taken as failed deletes. */
-const STALE_ROWS_MS = 5000;
+const STALE_ROWS_MS = WRITE_BACK_MS + 4000;
 /**
  * The expiry watch wakes this long after the latest expiry it knows: a refresh (not reported)
- * just before it is in the table by then (write-back: one usrloc timer tick, 1 s).
+ * just before it is in the table by then (write-back: one usrloc timer tick).
  */
-const EXPIRY_GRACE_MS = 1500;
+const EXPIRY_GRACE_MS = WRITE_BACK_MS + 500;
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
@@ -247,11 +249,13 @@ export class Telephony implements TelephonyEngine {
     const now = Date.now() / 1000;
     const reported = this.reported.get(sipUser);
     const gone = this.gone.get(sipUser);
+    // Write-back: a refresh made just before the expiry may not be in the table yet.
+    const lag = reported || !this.writeBack ? 0 : WRITE_BACK_SECONDS;
     const all = reported ?? (await findLocations(this.database.db, sipUser)).map(toRegistration);
-    return all.filter((registration) => registration.expires > now && !gone?.has(registration.contact));
+    return all.filter((registration) => registration.expires + lag > now && !gone?.has(registration.contact));
   }
 
-  /** Write-back: usrloc's location table lags Kamailio's memory by up to a second. */
+  /** Write-back: usrloc's location table lags Kamailio's memory by up to WRITE_BACK_MS. */
   private get writeBack(): boolean {
     return !this.config.databaseUrl;
   }
@@ -440,19 +444,25 @@ export class Telephony implements TelephonyEngine {
    * Each unsettled user whose table rows show what Kamailio reported goes back to the table,
    * which from then on also shows the refreshes that Kamailio does not report. One pass at a time.
    */
-  private settle(): Promise<void> {
-    this.settling ??= (async () => {
-      try {
-        const pending = [...this.unsettled];
-        for (let start = 0; start < pending.length; start += SETTLE_BATCH)
-          await this.settleSome(pending.slice(start, start + SETTLE_BATCH));
-      } catch (error) {
-        this.log.error({ err: error }, 'comparing the location table with the reports failed');
-      } finally {
-        this.settling = undefined;
-      }
-    })();
+  private settle(all = false): Promise<void> {
+    // Cleared in a callback, which runs after the assignment even when the pass awaits nothing.
+    this.settling ??= this.settlePass(all).finally(() => {
+      this.settling = undefined;
+    });
     return this.settling;
+  }
+
+  private async settlePass(all: boolean): Promise<void> {
+    try {
+      // A report younger than one write-back interval is compared only when a stop waits for it:
+      // usrloc may not have written it yet, and in a storm each user would be read several times.
+      const writtenBefore = all ? Number.POSITIVE_INFINITY : Date.now() - WRITE_BACK_MS;
+      const pending = [...this.unsettled].filter(([, changed]) => changed <= writtenBefore);
+      for (let start = 0; start < pending.length; start += SETTLE_BATCH)
+        await this.settleSome(pending.slice(start, start + SETTLE_BATCH));
+    } catch (error) {
+      this.log.error({ err: error }, 'comparing the location table with the reports failed');
+    }
   }
 
   private async settleSome(pending: readonly (readonly [string, number])[]): Promise<void> {
@@ -499,7 +509,7 @@ export class Telephony implements TelephonyEngine {
 
   /**
    * After a reconnection: Kamailio answers SIP before its evapi process listens, so the events of
-   * REGISTERs in between were lost. Once the table holds them (write-back: a second), every user
+   * REGISTERs in between were lost. Once the table holds them (write-back: one interval), every user
    * in it or watched is published again; the SIP area sends events only for real changes.
    */
   private scheduleResync(): void {
@@ -565,20 +575,23 @@ export class Telephony implements TelephonyEngine {
   /**
    * Write-back: a registration changed just before a graceful stop is only in Kamailio's memory
    * until usrloc's next timer tick, and its flush at exit is not certain (one SQLITE_BUSY and it
-   * is gone). A restarted node reads the table, so the stop waits, bounded, until the table
-   * shows what Kamailio last reported for every user that changed in the last seconds.
+   * is gone; RPC ul.flush cannot be asked for instead: on write-back only the timer and main
+   * processes hold a usrloc connection, not evapi's). A restarted node reads the table, so the
+   * stop waits, bounded, until the table shows what Kamailio last reported for every user that
+   * changed in the last interval.
    */
   private async awaitWriteBack(): Promise<void> {
+    if (!this.writeBack || this.state !== 'running') return;
     const deadline = Date.now() + WRITE_BACK_WAIT_MS;
     while (this.unsettled.size > 0 && Date.now() < deadline) {
-      await this.settle();
+      await this.settle(true);
       if (this.unsettled.size > 0) await sleep(100);
     }
   }
 
   /** Stops both engines (their whole process groups). */
   async stop(): Promise<void> {
-    if (this.writeBack && this.state === 'running') await this.awaitWriteBack();
+    await this.awaitWriteBack();
     this.unsettled.clear();
     if (this.settleTimer) clearTimeout(this.settleTimer);
     this.settleTimer = undefined;

@@ -49,7 +49,7 @@ const dropRowLocks: KyselyPlugin = {
  * Transactions begin IMMEDIATE, taking the write lock (waiting up to busy_timeout) before their
  * first statement. A deferred transaction that reads and then writes fails at once with
  * SQLITE_BUSY, without waiting, when another process committed in between: Kamailio writes the
- * same file (usrloc's write-back timer, every second).
+ * same file (usrloc's write-back timer, every 5 s).
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {

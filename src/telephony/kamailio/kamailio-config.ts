@@ -9,6 +9,14 @@
  * of each media session, and the same rtpengine calls for play media, recording and DTMF.
  */
 
+/**
+ * usrloc's write-back interval on SQLite (s): a contact that changes several times within it is
+ * written once. Each write is one SQLite transaction with its own fsync (db_sqlite 5.6 cannot
+ * relax `synchronous`), so in a storm of REGISTERs the interval, not the REGISTER rate, bounds
+ * the writes (issue 15's REGISTER target).
+ */
+export const WRITE_BACK_SECONDS = 5;
+
 export interface KamailioSettings {
   readonly sipHost: string;
   readonly sipPort: number;
@@ -19,7 +27,8 @@ export interface KamailioSettings {
   readonly dbUrl: string;
   /**
    * 2: write-back (one node, SQLite): REGISTER touches memory only, one timer process writes
-   * the changes each second, and each change is pushed with the user's contacts over evapi.
+   * the changes every WRITE_BACK_SECONDS, and each change is pushed with the user's contacts
+   * over evapi.
    * 3: database only (nodes share PostgreSQL).
    */
   readonly usrlocDbMode: 2 | 3;
@@ -40,7 +49,7 @@ export interface KamailioSettings {
 
 /**
  * route[REGISTRATION_EVENT]: tells Zentrale over evapi that $var(user)'s registrations changed.
- * In write-back mode the database lags by up to a second, so the event carries the user's
+ * In write-back mode the database lags by up to WRITE_BACK_SECONDS, so the event carries the user's
  * contacts as Kamailio holds them (base64: contact URIs and user agents are free text):
  * `{"event":"registration","user":U,"contacts":[[contact,received,expires,user_agent],...]}`.
  */
@@ -135,7 +144,7 @@ modparam("rr", "append_fromtag", 1)
 modparam("usrloc", "db_url", ${str(s.dbUrl)})
 modparam("usrloc", "db_mode", ${s.usrlocDbMode})
 modparam("usrloc", "use_domain", 0)
-modparam("usrloc", "timer_interval", ${s.usrlocDbMode === 2 ? 1 : 10})
+modparam("usrloc", "timer_interval", ${s.usrlocDbMode === 2 ? WRITE_BACK_SECONDS : 10})
 ${
   s.usrlocDbMode === 2
     ? `# db_sqlite sets no busy timeout: with write-through, workers writing at once (and Zentrale
