@@ -6,14 +6,15 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { build, type Client, DIALECTS, type Dialect, loggedInClient } from '../../../test/helper.js';
-import { freePortRange, freeUdpPort, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
+import { freePort } from '../../../test/sip-peers.js';
+import { freePortRange, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import type { RegistrationChange } from '../../telephony/index.js';
 
 requireTelephonyPackages();
 
 async function telephonyNode(t: TestContext, dialect: Dialect) {
-  const sipPort = await freeUdpPort();
+  const sipPort = await freePort(); // Kamailio listens on UDP and TCP
   const [min, max] = await freePortRange();
   const app = await build(t, {
     dialect,

@@ -7,7 +7,8 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { test } from 'node:test';
 import { build } from '../../../test/helper.js';
-import { freePortRange, freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
+import { freePort } from '../../../test/sip-peers.js';
+import { freePortRange, requireTelephonyPackages } from '../../../test/sipp.js';
 import { decode, encode } from './bencode.js';
 import { NgClient, NgError } from './ng-client.js';
 
@@ -33,7 +34,7 @@ test('offer, answer and delete through the rtpengine that Zentrale runs', async 
   const app = await build(t, {
     env: {
       TELEPHONY: 'on',
-      SIP_PORT: String(await freeUdpPort()),
+      SIP_PORT: String(await freePort()), // Kamailio listens on UDP and TCP
       RTP_PORT_MIN: String(min),
       RTP_PORT_MAX: String(max),
     },
