@@ -44,6 +44,39 @@ test('a transaction takes the write lock at its start: a writer in between waits
   );
 });
 
+test("a write waiting for another process's write lock leaves the event loop free, then commits", async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'db.sqlite');
+  const handle = openSqlite(file);
+  t.after(() => handle.close());
+  await sql`create table t (x integer)`.execute(handle.db);
+  // Another connection (Kamailio's, in production) holds the write lock for 300 ms; it can
+  // only let go on a timer of this thread, which SQLite's own busy wait would never let run.
+  const other = new SQLite(file);
+  t.after(() => other.close());
+  other.exec('begin immediate');
+  other.prepare('insert into t (x) values (1)').run();
+  let turns = 0;
+  const ticker = setInterval(() => turns++, 10);
+  setTimeout(() => other.exec('commit'), 300);
+
+  const writer = new Writer(handle.db, { emit: () => undefined }, console);
+  await Promise.all([
+    sql`insert into t (x) values (2)`.execute(handle.db),
+    writer.write(async ({ trx }) => {
+      await sql`insert into t (x) values (3)`.execute(trx);
+    }),
+  ]);
+  clearInterval(ticker);
+  assert.ok(turns >= 10, `the event loop turned while the writes waited (${turns} turns)`);
+  const rows = await sql<{ x: number }>`select x from t order by x`.execute(handle.db);
+  assert.deepEqual(
+    rows.rows.map((row) => row.x),
+    [1, 2, 3],
+  );
+});
+
 test('WAL checkpoints run on a thread of their own once the WAL has grown, and stop with the handle', async (t) => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));

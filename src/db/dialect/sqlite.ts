@@ -5,6 +5,7 @@
 import fs from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import {
@@ -45,25 +46,80 @@ const dropRowLocks: KyselyPlugin = {
   },
 };
 
+/** How long one statement may hold the event loop waiting for another process's write lock. */
+const BUSY_SPIN_MS = 20;
+/** How long a statement waits for the write lock in all before SQLITE_BUSY reaches the caller. */
+const BUSY_WAIT_MS = 5000;
+
+function isBusy(error: unknown): boolean {
+  return String((error as { code?: unknown }).code ?? '').startsWith('SQLITE_BUSY');
+}
+
 /**
- * Transactions begin IMMEDIATE, taking the write lock (waiting up to busy_timeout) before their
- * first statement. A deferred transaction that reads and then writes fails at once with
- * SQLITE_BUSY, without waiting, when another process committed in between: Kamailio writes the
- * same file (usrloc's write-back timer, every 5 s).
+ * Waits for another process's write lock without holding the event loop. Kamailio writes the
+ * same file (usrloc's write-back timer: thousands of one-row transactions back to back after a
+ * storm of REGISTERs); SQLite's own busy wait sleeps in the calling thread, which held the main
+ * thread up to 54 ms per statement and stalled the API's requests 230 ms. Each attempt spins at
+ * most BUSY_SPIN_MS (busy_timeout); a statement refused outside a transaction changed nothing
+ * and is tried again after a timer, up to BUSY_WAIT_MS in all. Inside a transaction, which began
+ * IMMEDIATE and so holds the write lock, SQLITE_BUSY does not arise from the lock.
+ */
+function patient(connection: DatabaseConnection, database: SQLite.Database): DatabaseConnection {
+  return {
+    async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+      const deadline = Date.now() + BUSY_WAIT_MS;
+      for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
+        const outside = !database.inTransaction;
+        try {
+          return await connection.executeQuery<R>(query);
+        } catch (error) {
+          if (!outside || !isBusy(error) || Date.now() >= deadline) throw error;
+          await sleep(pause);
+        }
+      }
+    },
+    streamQuery: (query, chunkSize) => connection.streamQuery(query, chunkSize),
+  };
+}
+
+/**
+ * Transactions begin IMMEDIATE, taking the write lock before their first statement. A deferred
+ * transaction that reads and then writes fails at once with SQLITE_BUSY, without waiting, when
+ * another process committed in between: Kamailio writes the same file (usrloc's write-back
+ * timer, every 5 s).
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  private wrapped: { connection: DatabaseConnection; patient: DatabaseConnection } | undefined;
+
+  constructor(
+    settings: SqliteDialectConfig,
+    private readonly database: SQLite.Database,
+  ) {
+    super(settings);
+  }
+
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    const connection = await super.acquireConnection();
+    if (this.wrapped?.connection !== connection)
+      this.wrapped = { connection, patient: patient(connection, this.database) };
+    return this.wrapped.patient;
+  }
+
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'));
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
-  constructor(private readonly settings: SqliteDialectConfig) {
+  constructor(
+    private readonly settings: SqliteDialectConfig,
+    private readonly database: SQLite.Database,
+  ) {
     super(settings);
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings);
+    return new ImmediateSqliteDriver(this.settings, this.database);
   }
 }
 
@@ -161,14 +217,14 @@ export function openSqlite(file: string, checkpoints: CheckpointOptions = {}): D
   database.pragma('journal_mode = WAL');
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
-  database.pragma('busy_timeout = 5000');
+  database.pragma(`busy_timeout = ${BUSY_SPIN_MS}`);
   // Reads straight from the mapped file: the object store's listing gets ~20% faster at 1M objects.
   database.pragma('mmap_size = 268435456');
   const checkpointer = file === ':memory:' ? undefined : checkpointThread(file, checkpoints);
   if (checkpointer) database.pragma(`wal_autocheckpoint = ${MAIN_AUTOCHECKPOINT_PAGES}`);
   keepStatements(database);
   const db = new Kysely<Tables>({
-    dialect: new ImmediateSqliteDialect({ database }),
+    dialect: new ImmediateSqliteDialect({ database }, database),
     plugins: [dropRowLocks],
   });
   return {
