@@ -6,13 +6,14 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { Writer } from '../../platform/database/unit-of-work.js';
 import { openSqlite } from './sqlite.js';
 
-test('a transaction takes the write lock at its start: a writer in between waits, and the read-then-write does not fail with SQLITE_BUSY', async (t) => {
+/** A handle on a fresh file with a table `t`, and another connection to that file. */
+async function twoConnections(t: TestContext) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'db.sqlite');
@@ -21,6 +22,11 @@ test('a transaction takes the write lock at its start: a writer in between waits
   await sql`create table t (x integer)`.execute(handle.db);
   const other = new SQLite(file);
   t.after(() => other.close());
+  return { handle, other };
+}
+
+test('a transaction takes the write lock at its start: a writer in between waits, and the read-then-write does not fail with SQLITE_BUSY', async (t) => {
+  const { handle, other } = await twoConnections(t);
   other.pragma('busy_timeout = 0'); // one thread: waiting here would wait for ever
 
   let otherWrite = 'committed';
@@ -45,16 +51,9 @@ test('a transaction takes the write lock at its start: a writer in between waits
 });
 
 test("a write waiting for another process's write lock leaves the event loop free, then commits", async (t) => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
-  const file = path.join(dir, 'db.sqlite');
-  const handle = openSqlite(file);
-  t.after(() => handle.close());
-  await sql`create table t (x integer)`.execute(handle.db);
   // Another connection (Kamailio's, in production) holds the write lock for 300 ms; it can
   // only let go on a timer of this thread, which SQLite's own busy wait would never let run.
-  const other = new SQLite(file);
-  t.after(() => other.close());
+  const { handle, other } = await twoConnections(t);
   other.exec('begin immediate');
   other.prepare('insert into t (x) values (1)').run();
   let turns = 0;
