@@ -22,6 +22,7 @@ import {
   type LegacySituation,
   legacyChangeReferences,
 } from '../../telephony/decisions/index.js';
+import type { ReverseHolder, ReverseProcess } from '../../telephony/index.js';
 import type { AnnouncementService } from '../announcement/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
@@ -55,22 +56,6 @@ export interface DialplanServiceDeps {
   callFilters: Pick<CallFilterService, 'callFilterOf'>;
   /** Seals the call-reverse join tokens (the deployment's key, shared by every node). */
   box: SecretBox;
-}
-
-/** Where a call-reverse process waits (startCallReverse): what another node needs to hand the call over. */
-export interface CallReverseHolder {
-  /** The waiting caller's running leg id. */
-  readonly leg: string | null;
-  /** The holding engine's SIP user agent, host:port. */
-  readonly address: string;
-  /** The join capability, in clear (sealed when stored). */
-  readonly token: string;
-}
-
-/** A call-reverse process as the call engine reads it (findCallReverse). */
-export interface CallReverseProcess {
-  readonly filter: string | null;
-  readonly holder: CallReverseHolder | undefined;
 }
 
 /** wrong-sip unless every SIP account named is the user's own. */
@@ -367,7 +352,7 @@ export class DialplanService {
     user: string,
     from: string,
     to: string,
-    holder?: CallReverseHolder,
+    holder?: ReverseHolder,
   ): Promise<void> {
     await repo.saveCallReverse(w.trx, {
       user_uuid: user,
@@ -398,10 +383,10 @@ export class DialplanService {
   }
 
   /** The user's call-reverse process, if any, with its holder's token opened. */
-  async findCallReverse(user: string): Promise<CallReverseProcess | undefined> {
+  async findCallReverse(user: string): Promise<ReverseProcess | undefined> {
     const row = await repo.findCallReverse(this.deps.db, user);
     if (!row) return undefined;
-    let holder: CallReverseHolder | undefined;
+    let holder: ReverseHolder | undefined;
     if (row.address && row.token) {
       try {
         holder = { leg: row.leg, address: row.address, token: this.deps.box.open(row.token) };

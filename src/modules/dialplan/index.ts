@@ -5,7 +5,7 @@ import { DialplanService as Dialplans } from './dialplan.service.js';
 
 export { dialplanRoutes } from './dialplan.routes.js';
 export { DialplanSimulation, LegacyDecisionView } from './dialplan.schema.js';
-export { type CallReverseHolder, type CallReverseProcess, DialplanService } from './dialplan.service.js';
+export { DialplanService } from './dialplan.service.js';
 
 declare module '../../platform/area.js' {
   interface Services {

@@ -38,6 +38,7 @@ import {
 } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
+import { remoteOfUri } from '../sip/dialog.js';
 import { type IncomingCall, type Remote, SipUserAgent } from '../sip/index.js';
 import { parseNameAddr } from '../sip/message.js';
 import { type BridgeOutcome, type BridgeTarget, bridge } from './bridge.js';
@@ -170,14 +171,6 @@ const nowSeconds = () => Math.floor(Date.now() / 1000);
 function sameSecret(a: string, b: string): boolean {
   const digest = (text: string) => createHash('sha256').update(text).digest();
   return timingSafeEqual(digest(a), digest(b));
-}
-
-/** `host:port` of a SIP UA as a UDP destination. */
-function remoteOf(address: string): Remote | undefined {
-  const colon = address.lastIndexOf(':');
-  const port = Number(address.slice(colon + 1));
-  if (colon <= 0 || !Number.isInteger(port) || port <= 0 || port > 65535) return undefined;
-  return { transport: 'udp', address: address.slice(0, colon).replace(/^\[|\]$/g, ''), port };
 }
 
 /** 110 (police) and 112 (rescue): emergency calls (spec "Partner API" emergency data). */
@@ -1343,13 +1336,14 @@ export class CallEngine {
     caller: string,
     holder: ReverseHolder,
   ): Promise<boolean> {
-    const target = remoteOf(holder.address);
-    if (!target || !(await this.reachable(holder.address, target))) {
+    const uri = `sip:${HANDOVER_USER}@${holder.address}`;
+    const target = remoteOfUri(uri);
+    if (!target || !(await this.reachable(uri, target))) {
       this.options.log.info({ owner, holder: holder.address }, 'callreverse holder unreachable');
       return false;
     }
     const outcome = await bridge(this.ua, this.options.rtpengine, call, {
-      groups: [[{ uri: `sip:${HANDOVER_USER}@${holder.address}`, target }]],
+      groups: [[{ uri, target }]],
       timeout: HANDOVER_SECONDS,
       from: `sip:${caller}@${this.options.host}`,
       fromDisplay: caller,
@@ -1369,15 +1363,19 @@ export class CallEngine {
   }
 
   /** The SIP user agent at `target` answers an OPTIONS within HANDOVER_PROBE_MS (any status). */
-  private reachable(address: string, target: Remote): Promise<boolean> {
+  private reachable(uri: string, target: Remote): Promise<boolean> {
     return new Promise((resolve) => {
       const timer = setTimeout(() => resolve(false), HANDOVER_PROBE_MS);
-      void this.ua
-        .request({ method: 'OPTIONS', uri: `sip:${HANDOVER_USER}@${address}`, target })
-        .then((response) => {
+      this.ua.request({ method: 'OPTIONS', uri, target }).then(
+        (response) => {
           clearTimeout(timer);
           resolve(response.status !== 408);
-        });
+        },
+        () => {
+          clearTimeout(timer);
+          resolve(false);
+        },
+      );
     });
   }
 

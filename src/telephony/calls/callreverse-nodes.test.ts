@@ -6,7 +6,7 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { nextEvent, numberOwner, sipAccount, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
@@ -42,16 +42,28 @@ async function reverseOwner(app: App, number: string) {
   return owner;
 }
 
-test("call-reverse with two nodes: the filter number's call reaching node B is handed over to node A and joined to the waiting caller; a forged token gets 403", async (t) => {
+/**
+ * A carrier stand-in, two nodes on one PostgreSQL with one deployment key (the join token is
+ * stored sealed), the owner of `number` on node A, and that owner's callreverse row.
+ */
+async function twoNodes(t: TestContext, number: string) {
   const carrier = await startCarrier(t);
-  // One deployment key on every node: the join token is stored sealed.
-  const [a, b] = await telephonyNodesOnPostgres(t, 2, {
-    CARRIER_URI: carrier.uri,
-    SECRET_KEY: randomBytes(32).toString('hex'),
-  });
+  const key = randomBytes(32).toString('hex');
+  const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri, SECRET_KEY: key });
   const nodeA = a!;
   const nodeB = b!;
-  const { client, user } = await reverseOwner(nodeA.app, '+4930666014');
+  const owner = await reverseOwner(nodeA.app, number);
+  const reverseRow = () =>
+    nodeA.app.database.db
+      .selectFrom('callreverse')
+      .selectAll()
+      .where('user_uuid', '=', owner.user.uuid)
+      .executeTakeFirst();
+  return { ...owner, carrier, key, nodeA, nodeB, reverseRow };
+}
+
+test("call-reverse with two nodes: the filter number's call reaching node B is handed over to node A and joined to the waiting caller; a forged token gets 403", async (t) => {
+  const { carrier, nodeA, nodeB, client, user, reverseRow } = await twoNodes(t, '+4930666014');
 
   // The caller reaches node A, which holds it with the ring tone.
   const started = nextEvent(client, 'dialplan_callreverse_start');
@@ -66,11 +78,7 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
     (await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' })).status,
     'ok',
   );
-  const row = await nodeA.app.database.db
-    .selectFrom('callreverse')
-    .selectAll()
-    .where('user_uuid', '=', user.uuid)
-    .executeTakeFirstOrThrow();
+  const row = (await reverseRow())!;
   const engineA = nodeA.app.services.telephony.calls!;
   assert.equal(row.address, engineA.address);
   assert.match(row.token ?? '', /^sealed:v1:/, 'the join token is stored sealed');
@@ -137,15 +145,8 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
 });
 
 test('call-reverse with two nodes: when the holding node refuses the token, its heartbeat is stale or its UA answers nothing, node B takes the call as an ordinary call to the number', async (t) => {
-  const carrier = await startCarrier(t);
-  const key = randomBytes(32).toString('hex');
-  const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri, SECRET_KEY: key });
-  const nodeA = a!;
-  const nodeB = b!;
+  const { carrier, key, nodeA, nodeB, client, user, reverseRow } = await twoNodes(t, '+4930666015');
   const db = nodeA.app.database.db;
-  const { client, user } = await reverseOwner(nodeA.app, '+4930666015');
-  const reverseRow = () =>
-    db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
   const waitFor = async (done: (row: Awaited<ReturnType<typeof reverseRow>>) => boolean) => {
     for (let i = 0; i < 100 && !done(await reverseRow()); i++) await sleep(100);
     assert.ok(done(await reverseRow()), `${spoilNow} ${JSON.stringify(await reverseRow())}`);
@@ -208,17 +209,7 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
  */
 test('call-reverse hand-over setup time (benchmark)', { skip: !process.env.BENCH_CALLREVERSE }, async (t) => {
   const rounds = Number(process.env.BENCH_CALLREVERSE);
-  const carrier = await startCarrier(t);
-  const [a, b] = await telephonyNodesOnPostgres(t, 2, {
-    CARRIER_URI: carrier.uri,
-    SECRET_KEY: randomBytes(32).toString('hex'),
-  });
-  const nodeA = a!;
-  const nodeB = b!;
-  const db = nodeA.app.database.db;
-  const { client, user } = await reverseOwner(nodeA.app, '+4930666016');
-  const reverseRow = () =>
-    db.selectFrom('callreverse').selectAll().where('user_uuid', '=', user.uuid).executeTakeFirst();
+  const { carrier, nodeA, nodeB, client, reverseRow } = await twoNodes(t, '+4930666016');
   const times: Record<'same node' | 'handed over', number[]> = { 'same node': [], 'handed over': [] };
   for (let i = 0; i < rounds * 2; i++) {
     const mode = i % 2 === 0 ? 'same node' : 'handed over';

@@ -73,7 +73,6 @@ export interface Voicemail {
   readonly wav: Uint8Array;
 }
 
-/** The CDR services the engine writes (spec "Call detail record (CDR)"). */
 /** Where a call-reverse process waits: what another node needs to hand the reverse call over. */
 export interface ReverseHolder {
   /** The waiting caller's running leg (its heartbeat tells the holding node is alive). */
@@ -91,6 +90,7 @@ export interface ReverseProcess {
   readonly holder: ReverseHolder | undefined;
 }
 
+/** The CDR services the engine writes (spec "Call detail record (CDR)"). */
 export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse';
 
 /** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
