@@ -2,10 +2,14 @@
  * Real SIP clients for the telephony tests: SIPp (Debian sip-tester) runs one REGISTER
  * transaction with digest authentication and says whether the server answered as expected.
  */
+import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
+import dgram from 'node:dgram';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { newUuid } from '../src/platform/ids.js';
 import { freeUdpPort } from '../src/platform/ports.js';
 
 export { freeUdpPort };
@@ -161,4 +165,75 @@ Content-Length: 0
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * One REGISTER without credentials over UDP from `localIp`; the answer's status, challenge and
+ * Retry-After (NaN without one).
+ */
+export async function challenge(server: string, user: string, domain: string, localIp = '127.0.0.1') {
+  const [host, port] = server.split(':');
+  const socket = dgram.createSocket('udp4');
+  await new Promise<void>((resolve) => socket.bind(0, localIp, () => resolve()));
+  const local = socket.address().port;
+  const id = newUuid().slice(0, 8);
+  const answer = new Promise<string>((resolve) => socket.once('message', (data) => resolve(data.toString())));
+  socket.send(
+    [
+      `REGISTER sip:${domain} SIP/2.0`,
+      `Via: SIP/2.0/UDP ${localIp}:${local};branch=z9hG4bK${id};rport`,
+      `From: <sip:${user}@${domain}>;tag=${id}`,
+      `To: <sip:${user}@${domain}>`,
+      `Call-ID: ${id}`,
+      'CSeq: 1 REGISTER',
+      `Contact: <sip:${user}@${localIp}:${local}>`,
+      'Max-Forwards: 70',
+      'Content-Length: 0',
+      '',
+      '',
+    ].join('\r\n'),
+    Number(port),
+    host,
+  );
+  const text = await answer;
+  socket.close();
+  const status = text.split('\r\n')[0];
+  const realm = /WWW-Authenticate: Digest realm="([^"]*)"/i.exec(text)?.[1];
+  const headers = text
+    .split('\r\n')
+    .slice(1)
+    .map((line) => line.split(':')[0]?.toLowerCase())
+    .filter(Boolean)
+    .sort();
+  const retryAfter = Number(/^Retry-After:\s*(\d+)/im.exec(text)?.[1] ?? Number.NaN);
+  return { status, realm, headers, retryAfter };
+}
+
+/**
+ * Wrong passwords for `user` from `localIp` until Kamailio refuses the account there for good
+ * (a Retry-After of minutes), waiting out each short hold as a patient guesser would (the holds
+ * are what is tested); the number of failed authentications it took. At most 100 guesses.
+ */
+export async function guessUntilRefused(options: {
+  server: string;
+  user: string;
+  domain: string;
+  localIp: string;
+}): Promise<number> {
+  let failures = 0;
+  for (let guess = 0; guess < 100; guess++) {
+    const probe = await challenge(options.server, options.user, options.domain, options.localIp);
+    if (probe.status?.startsWith('SIP/2.0 503')) {
+      if (probe.retryAfter > 60) return failures;
+      assert.ok(
+        probe.retryAfter >= 1 && probe.retryAfter <= 2,
+        `a short hold, got Retry-After ${probe.retryAfter}`,
+      );
+      await sleep(probe.retryAfter * 1000);
+      continue;
+    }
+    await sippRegister({ ...options, password: `guess${guess}`, expect: 401 });
+    failures += 1;
+  }
+  throw new Error(`${options.user} from ${options.localIp} still not refused after 100 guesses`);
 }

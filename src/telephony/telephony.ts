@@ -28,7 +28,12 @@ import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js
 import type { CallDirectory } from './calls/directory.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
-import { kamailioConfig, WRITE_BACK_SECONDS } from './kamailio/kamailio-config.js';
+import {
+  type AuthThrottle,
+  type CarrierPeer,
+  kamailioConfig,
+  WRITE_BACK_SECONDS,
+} from './kamailio/kamailio-config.js';
 import {
   deleteLocations,
   findLocations,
@@ -91,8 +96,18 @@ export interface TelephonyEngine {
 }
 
 const KAMAILIO_MODULES = '/usr/lib/x86_64-linux-gnu/kamailio/modules';
-const AUTH_FAILURE_LIMIT = 10;
-const BAN_SECONDS = 600;
+/**
+ * Failed authentications, counted per address and account: from the 5th on each failure holds
+ * the account at that address for 2 s, the 10th refuses it there for 600 s; failures for 10
+ * different accounts refuse the whole address (a scanner guessing names) for 600 s.
+ */
+const AUTH_THROTTLE: AuthThrottle = {
+  slowAfter: 5,
+  holdSeconds: 2,
+  accountLimit: 10,
+  addressAccounts: 10,
+  banSeconds: 600,
+};
 /** usrloc's write-back interval on SQLite: the location table lags Kamailio's memory this long. */
 const WRITE_BACK_MS = WRITE_BACK_SECONDS * 1000;
 /** After an evapi reconnection: longer than the write-back interval. */
@@ -145,6 +160,21 @@ export function contactAddress(uri: string): string {
   rest = rest.split(/[;?>]/)[0] ?? '';
   if (rest.startsWith('[')) return rest.includes(']:') ? rest : `${rest}:5060`;
   return rest.includes(':') ? rest : `${rest}:5060`;
+}
+
+/**
+ * The carrier as Kamailio matches it: CARRIER_URI's host, its port (5060 when none) and its
+ * transport parameter (udp when none). Over TCP only a connection from that very port counts.
+ */
+export function carrierPeer(uri: string): CarrierPeer {
+  const address = contactAddress(uri);
+  const colon = address.lastIndexOf(':');
+  const transport = /;transport=tcp\b/i.test(uri) ? 'tcp' : 'udp';
+  return {
+    host: address.slice(0, colon).replace(/^\[|\]$/g, ''),
+    port: Number(address.slice(colon + 1)),
+    transport,
+  };
 }
 
 function toRegistration(row: LocationRow): Registration {
@@ -375,10 +405,9 @@ export class Telephony implements TelephonyEngine {
         dbUrl: kamailioDbUrl(config),
         usrlocDbMode: this.writeBack ? 2 : 3,
         presenceDbMode: config.databaseUrl ? 3 : 2,
-        carrierHost: config.carrierUri ? contactAddress(config.carrierUri).replace(/:\d+$/, '') : undefined,
+        carrier: config.carrierUri ? carrierPeer(config.carrierUri) : undefined,
         authSecret: randomBytes(16).toString('hex'),
-        authFailureLimit: AUTH_FAILURE_LIMIT,
-        banSeconds: BAN_SECONDS,
+        authThrottle: AUTH_THROTTLE,
         modulesDir: KAMAILIO_MODULES,
       }),
       { mode: 0o600 }, // holds the database URL

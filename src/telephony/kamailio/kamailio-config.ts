@@ -38,13 +38,37 @@ export interface KamailioSettings {
    * watchers of every node).
    */
   readonly presenceDbMode: 2 | 3;
-  /** Host of CARRIER_URI: requests from it come in unauthenticated, marked as carrier. */
-  readonly carrierHost: string | undefined;
+  /**
+   * CARRIER_URI's address, port and transport: requests from exactly there come in
+   * unauthenticated, marked as the carrier's; anything else from the carrier's host is a peer
+   * like any other.
+   */
+  readonly carrier: CarrierPeer | undefined;
   readonly authSecret: string;
-  /** Failed authentications from one address before it is refused, and for how long (s). */
-  readonly authFailureLimit: number;
-  readonly banSeconds: number;
+  readonly authThrottle: AuthThrottle;
   readonly modulesDir: string;
+}
+
+export interface CarrierPeer {
+  readonly host: string;
+  readonly port: number;
+  readonly transport: 'udp' | 'tcp';
+}
+
+/**
+ * Failed authentications are counted per source address and account, so that one phone with a
+ * wrong password behind an office's NAT address does not lock out the other phones there.
+ */
+export interface AuthThrottle {
+  /** Failures of one account from one address after which each further failure holds it. */
+  readonly slowAfter: number;
+  /** How long such a hold refuses the account at that address (s). */
+  readonly holdSeconds: number;
+  /** Failures of one account from one address before it is refused there for banSeconds. */
+  readonly accountLimit: number;
+  /** Distinct accounts failing from one address before the whole address is refused (a scanner). */
+  readonly addressAccounts: number;
+  readonly banSeconds: number;
 }
 
 /**
@@ -89,6 +113,8 @@ function str(value: string): string {
 export function kamailioConfig(s: KamailioSettings): string {
   const domainTest = s.domains.map((domain) => `$var(domain) == ${str(domain)}`).join(' || ');
   const [firstDomain, secondDomain] = [s.domains[0] ?? '', s.domains[1] ?? s.domains[0] ?? ''];
+  const t = s.authThrottle;
+  const ban = t.banSeconds;
   return `#!KAMAILIO
 # Written by Zentrale at every start from its environment; edits here are overwritten.
 
@@ -172,8 +198,12 @@ modparam("sqlops", "sqlcon", ${str(`zentrale=>${s.dbUrl}`)})
 # nothing and log an error each time (2^8 locks, users hashed onto them).
 modparam("cfgutils", "lock_set_size", 8)
 
-modparam("htable", "htable", "authfail=>size=10;autoexpire=${s.banSeconds};initval=0;")
-modparam("htable", "htable", "banned=>size=10;autoexpire=${s.banSeconds};")
+# Failed authentications per "address|account" and the holds and bans they lead to; per
+# address, how many distinct accounts failed from it, and the addresses refused for that.
+modparam("htable", "htable", "authfail=>size=12;autoexpire=${ban};initval=0;")
+modparam("htable", "htable", "authhold=>size=12;autoexpire=${ban};")
+modparam("htable", "htable", "failaccounts=>size=10;autoexpire=${ban};initval=0;")
+modparam("htable", "htable", "banned=>size=10;autoexpire=${ban};")
 # Per user, the signature of the last reported save (route[REGISTER]), kept longer than any
 # registration lasts (max_expires).
 modparam("htable", "htable", "registered=>size=12;autoexpire=3700;")
@@ -216,8 +246,8 @@ request_route {
   }
   if (!sanity_check()) exit;
   if ($sht(banned=>$si) != $null) {
-    # Throttled as fail2ban would: this address only, the account stays usable elsewhere.
-    append_to_reply("Retry-After: ${s.banSeconds}\\r\\n");
+    # An address that failed for many accounts (a scanner): refused whole, for this address only.
+    append_to_reply("Retry-After: ${ban}\\r\\n");
     sl_send_reply("503", "Too Many Failed Authentications");
     exit;
   }
@@ -247,8 +277,8 @@ request_route {
   remove_hf("Route");
   remove_hf_re("^X-Zentrale-");
 ${
-  s.carrierHost
-    ? `  if ($si == ${str(s.carrierHost)}) {
+  s.carrier
+    ? `  if ($si == ${str(s.carrier.host)} && $sp == ${s.carrier.port} && $proto == "${s.carrier.transport}") {
     append_hf("X-Zentrale-Source: carrier\\r\\n");
     route(TO_APP);
   }
@@ -394,6 +424,15 @@ route[AUTH] {
   if (!($var(user) =~ "^[A-Za-z0-9_.-]{1,64}$")) {
     $var(user) = "";
   }
+  # Held or banned: this account from this address only. Refused before any password check,
+  # so the right password is refused too until the hold or ban ends.
+  $var(key) = $si + "|" + $var(user);
+  if ($sht(authhold=>$var(key)) != $null && $sht(authhold=>$var(key)) > $Ts) {
+    $var(wait) = $sht(authhold=>$var(key)) - $Ts;
+    append_to_reply("Retry-After: $var(wait)\\r\\n");
+    sl_send_reply("503", "Too Many Failed Authentications");
+    exit;
+  }
   if (${domainTest}) {
     $var(realm) = $var(domain);
   } else {
@@ -416,10 +455,18 @@ route[AUTH] {
   if ($var(rc) == 1 && $au == $var(user)) return;
   if ($var(rc) == -2 || $var(rc) == -3 || $var(rc) == 1) {
     # $shtinc is atomic across Kamailio's worker processes.
-    $var(failures) = $shtinc(authfail=>$si);
-    if ($var(failures) >= ${s.authFailureLimit}) {
-      $sht(banned=>$si) = 1;
-      xlog("L_NOTICE", "$si refused for ${s.banSeconds} s after $var(failures) failed authentications\\n");
+    $var(failures) = $shtinc(authfail=>$var(key));
+    if ($var(failures) == 1) {
+      if ($shtinc(failaccounts=>$si) >= ${t.addressAccounts}) {
+        $sht(banned=>$si) = 1;
+        xlog("L_NOTICE", "$si refused for ${ban} s: failed authentications for ${t.addressAccounts} accounts\\n");
+      }
+    }
+    if ($var(failures) >= ${t.accountLimit}) {
+      $sht(authhold=>$var(key)) = $Ts + ${ban};
+      xlog("L_NOTICE", "$var(user) from $si refused for ${ban} s after $var(failures) failed authentications\\n");
+    } else if ($var(failures) >= ${t.slowAfter}) {
+      $sht(authhold=>$var(key)) = $Ts + ${t.holdSeconds};
     }
   }
   auth_challenge("$var(realm)", "1");
