@@ -15,6 +15,8 @@
  * - The same holds for query strings and path parameters (`%00` decodes to NUL).
  * - `__proto__` and `constructor` keys are dropped, so a body's keys never reach prototypes.
  */
+import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
 import zlib from 'node:zlib';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -94,8 +96,46 @@ function decoderFor(encoding: string): zlib.Gunzip | zlib.Inflate | undefined | 
   }
 }
 
-/** Reads at most `limit` bytes of the (decoded) body; rejects with too-large beyond. */
-function readBounded(source: Readable, limit: number): Promise<Buffer> {
+/** What the server still reads of a body it answered early, and how long, before it closes. */
+export const DRAIN_BYTES = 64 * 1024 * 1024;
+export const DRAIN_MS = 10_000;
+const lingering = new WeakSet<Socket>();
+
+/**
+ * An answer sent before the request's body has all arrived (too-large, access refused) closes
+ * the connection; closing it at once while the client still sends makes the kernel reset it, and
+ * the client loses the answer (ECONNRESET, EPIPE). So the server half-closes after the answer and
+ * reads on, discarding, until the client stops sending or DRAIN_BYTES or DRAIN_MS run out.
+ */
+export function lingerBeforeClose(request: IncomingMessage): void {
+  const socket = request.socket as Socket & { destroySoon?: () => void };
+  if (lingering.has(socket)) return;
+  lingering.add(socket);
+  // Node's server calls destroySoon once a `connection: close` answer is written.
+  socket.destroySoon = () => {
+    let drained = 0;
+    const close = () => socket.destroy();
+    const timer = setTimeout(close, DRAIN_MS);
+    timer.unref();
+    socket.once('close', () => clearTimeout(timer));
+    socket.once('end', close);
+    socket.on('data', (chunk: Buffer) => {
+      drained += chunk.length;
+      if (drained > DRAIN_BYTES) close();
+    });
+    socket.end();
+    // The body stream may have been left paused: its bytes must still be taken off the wire.
+    request.resume();
+    socket.resume();
+  };
+}
+
+/**
+ * Reads at most `limit` bytes of the (decoded) body; rejects with too-large beyond and discards
+ * the rest rather than destroying the stream (which would reset the connection before the
+ * answer is read).
+ */
+function readBounded(source: Readable, limit: number, discardRest: () => void): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -110,7 +150,8 @@ function readBounded(source: Readable, limit: number): Promise<Buffer> {
       size += chunk.length;
       if (size > limit) {
         fail(new ApiError('too-large', 'request body too large'));
-        source.destroy();
+        chunks.length = 0;
+        discardRest();
         return;
       }
       chunks.push(chunk);
@@ -157,7 +198,15 @@ async function readJsonBody(request: FastifyRequest, payload: Readable, limit: n
   }
   const source = decoder ? payload.pipe(decoder) : payload;
   if (decoder) payload.on('error', (error) => decoder.destroy(error));
-  const bytes = await readBounded(source, limit);
+  // Past the bound a decoder stops (a bomb is not inflated further); the raw bytes still drain.
+  const discardRest = () => {
+    if (decoder) {
+      payload.unpipe(decoder);
+      decoder.destroy();
+    }
+    payload.resume();
+  };
+  const bytes = await readBounded(source, limit, discardRest);
   if (decoder) payload.resume();
   return parseJsonText(bytes.toString('utf8'));
 }

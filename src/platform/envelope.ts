@@ -77,17 +77,24 @@ export function answerFrameworkError(
 }
 
 /**
- * Requests Node's HTTP parser rejects before any routing (raw bytes in the path, headers or a
- * query string beyond the header limit, a request that did not arrive in time): the envelope
- * with fail, and the connection closed.
+ * Requests Node's HTTP parser rejects before any routing, and the connection closed. They are the
+ * client's: raw bytes in the path, a control byte in a header name are wrong-syntax; a request
+ * line or headers beyond the header limit (a 100 KB path or query) too-large. A request that did
+ * not arrive in time is fail, as the README's REQUEST_TIMEOUT says: the server cannot tell a slow
+ * client from its own stalled reading.
  */
 export function answerClientError(error: Error & { code?: string }, socket: Socket): void {
   if (error.code === 'ECONNRESET' || !socket.writable) {
     socket.destroy();
     return;
   }
-  const message = error.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? 'request timeout' : 'malformed request';
-  const body = JSON.stringify({ status: 'fail', message });
+  const answer =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? { status: 'fail', message: 'request timeout' }
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? { status: 'too-large', message: 'request line or headers too large' }
+        : { status: 'wrong-syntax', message: 'malformed request' };
+  const body = JSON.stringify(answer);
   socket.end(
     `HTTP/1.1 200 OK\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `x-content-type-options: nosniff\r\ncache-control: no-store\r\nconnection: close\r\n\r\n${body}`,

@@ -85,7 +85,7 @@ describe('requests the router or the parser cannot take apart', () => {
     }
   });
 
-  test('raw bytes in the path and an over-long query get the envelope with fail and a closed connection', async (t) => {
+  test("requests the HTTP parser refuses are the client's: wrong-syntax, too-large when over-long; the connection closed", async (t) => {
     const { port } = await listening(t);
     const rawByte = await rawRequest(port, [
       Buffer.concat([
@@ -96,13 +96,66 @@ describe('requests the router or the parser cannot take apart', () => {
     ]);
     assert.match(rawByte, /^HTTP\/1\.1 200/);
     assert.match(rawByte, /connection: close/i);
-    assert.deepEqual(bodyOf(rawByte), { status: 'fail', message: 'malformed request' });
+    assert.deepEqual(bodyOf(rawByte), { status: 'wrong-syntax', message: 'malformed request' });
 
-    const huge = await rawRequest(port, [
-      `GET /api/language?x=${'a'.repeat(70_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
+    const control = await rawRequest(port, [
+      'GET /api/language HTTP/1.1\r\nHost: x\r\nX-Bad\u0001Name: 1\r\n\r\n',
     ]);
-    assert.match(huge, /^HTTP\/1\.1 200/);
-    assert.deepEqual(bodyOf(huge), { status: 'fail', message: 'malformed request' });
+    assert.deepEqual(bodyOf(control), { status: 'wrong-syntax', message: 'malformed request' });
+
+    for (const url of [`/api/language?x=${'a'.repeat(100_000)}`, `/api/${'a'.repeat(100_000)}`]) {
+      const huge = await rawRequest(port, [`GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`]);
+      assert.match(huge, /^HTTP\/1\.1 200/);
+      assert.match(huge, /connection: close/i);
+      assert.deepEqual(bodyOf(huge), { status: 'too-large', message: 'request line or headers too large' });
+    }
+  });
+});
+
+/**
+ * POSTs `total` bytes of JSON-typed body in `chunk`-byte writes `gapMs` apart, then half-closes;
+ * what came back, and any socket error the client saw.
+ */
+function sendBody(port: number, total: number, chunk: number, gapMs: number) {
+  return new Promise<{ response: string; error: string | undefined }>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let response = '';
+    let error: string | undefined;
+    socket.on('data', (data) => {
+      response += data.toString('latin1');
+    });
+    socket.on('error', (e: NodeJS.ErrnoException) => {
+      error = e.code ?? e.message;
+    });
+    socket.on('close', () => resolve({ response, error }));
+    socket.on('connect', async () => {
+      socket.write(
+        `POST /api/session HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: ${total}\r\n\r\n`,
+      );
+      const piece = Buffer.alloc(chunk, 0x20);
+      for (let sent = 0; sent < total && !socket.destroyed; sent += chunk) {
+        if (!socket.write(piece)) await new Promise((r) => socket.once('drain', r));
+        if (gapMs) await new Promise((r) => setTimeout(r, gapMs));
+      }
+      if (!socket.destroyed) socket.end();
+    });
+  });
+}
+
+describe('a body over the limit', () => {
+  test('sent at once or slowly, the client reads too-large: no connection reset', async (t) => {
+    const { port } = await listening(t);
+    const size = 20 * 1024 * 1024;
+    const [atOnce, slowly] = await Promise.all([
+      sendBody(port, size, size, 0),
+      sendBody(port, size, 512 * 1024, 20),
+    ]);
+    for (const { response, error } of [atOnce, slowly]) {
+      assert.equal(error, undefined, 'no ECONNRESET or EPIPE at the client');
+      assert.match(response, /^HTTP\/1\.1 200/);
+      assert.match(response, /connection: close/i);
+      assert.deepEqual(bodyOf(response), { status: 'too-large', message: 'request body too large' });
+    }
   });
 });
 

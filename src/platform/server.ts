@@ -18,7 +18,7 @@ import Fastify, {
 import pino from 'pino';
 import { registerAccess, type SessionResolver } from './access.js';
 import { registerAlternatives } from './alternatives.js';
-import { assertStorableRequestText, registerBodyParser } from './body.js';
+import { assertStorableRequestText, lingerBeforeClose, registerBodyParser } from './body.js';
 import type { Config } from './config.js';
 import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
 import { registerValidation } from './validation.js';
@@ -152,7 +152,10 @@ export async function createServer(
   // An answer sent before the request's body has all arrived (access refused in onRequest, say)
   // closes the connection, so that the rest of the body is never read as a next request.
   app.addHook('onSend', (request, reply, payload, done) => {
-    if (request.raw.complete === false) reply.header('connection', 'close');
+    if (request.raw.complete === false) {
+      reply.header('connection', 'close');
+      lingerBeforeClose(request.raw);
+    }
     done(null, payload);
   });
   await app.register(swagger, {
