@@ -126,6 +126,17 @@ const BAD_PATH = [
   '1e400',
   '+99999999999999999999999',
 ];
+/** Numbers at and past what the databases' integer columns hold (int4, int8, a double's integers). */
+const NUMERIC_EDGES = [
+  '2147483647',
+  '2147483648',
+  '-2147483649',
+  '9007199254740991',
+  '9007199254740993',
+  '9223372036854775808',
+  '1e20',
+];
+
 const BAD_QUERY = [
   '',
   '%',
@@ -138,6 +149,7 @@ const BAD_QUERY = [
   '%ED%A0%80',
   'true',
   '[]',
+  ...NUMERIC_EDGES,
 ];
 
 function pick<T>(random: () => number, list: readonly T[]): T {
@@ -443,6 +455,45 @@ export async function fuzz(
         digest = after;
       }
       if (status === 'ok' && op.method !== 'GET') await relogin();
+    }
+  }
+  return result;
+}
+
+/**
+ * Every numeric query parameter of every GET (paging's from, to and count among them) at each of
+ * NUMERIC_EDGES, alone, as the owner: no answer may be a server failure (PostgreSQL refuses a
+ * value past a column's range where SQLite takes it).
+ */
+export async function fuzzNumericEdges(app: App): Promise<FuzzResult> {
+  const { clients, fixtures } = await setUp(app);
+  const result: FuzzResult = { requests: 0, byStatus: {}, defects: [] };
+  for (const op of await operationsOf(app)) {
+    // Long-polls wait for events by design; their bounds are tested with their own areas.
+    if (op.method !== 'GET' || op.binary || op.parameters.some((p) => p.name === 'timeout')) continue;
+    const base = generateRequest(
+      { ...op, parameters: op.parameters.filter((p) => p.in === 'path') },
+      fixtures,
+      () => 1,
+    );
+    for (const param of op.parameters) {
+      const type = Array.isArray(param.schema?.type) ? param.schema.type[0] : param.schema?.type;
+      if (param.in !== 'query' || (type !== 'integer' && type !== 'number')) continue;
+      for (const value of NUMERIC_EDGES) {
+        const url = `${base.url}?${param.name}=${value}`;
+        const response = await app.server.inject({
+          method: 'GET',
+          url,
+          headers: { authorization: `Bearer ${clients.owner.sid}` },
+        });
+        result.requests += 1;
+        const status =
+          response.statusCode === 200 ? (JSON.parse(response.body) as { status?: string }).status : undefined;
+        const key = String(status ?? `http-${response.statusCode}`);
+        result.byStatus[key] = (result.byStatus[key] ?? 0) + 1;
+        if (response.statusCode >= 500 || status === 'fail')
+          result.defects.push({ request: `GET ${url}`, problem: response.body.slice(0, 200) });
+      }
     }
   }
   return result;

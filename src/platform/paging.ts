@@ -56,11 +56,13 @@ export function applyPage<DB, TB extends keyof DB, O>(
     page.start === undefined ? undefined : isUuidV1(page.start) ? uuidSortKey(page.start) : page.start;
   if (startKey !== undefined)
     q = q.where(sql<boolean>`${key} ${sql.raw(order === 'asc' ? '>' : '<')} ${startKey}`);
+  // As bigint: PostgreSQL types a bare parameter as its column, and some time columns are
+  // int4, which refuses a `to` past 2038 that SQLite takes.
   if (page.from !== undefined && !(startKey !== undefined && order === 'asc')) {
-    q = q.where(sql<boolean>`${time} >= ${page.from}`);
+    q = q.where(sql<boolean>`${time} >= cast(${page.from} as bigint)`);
   }
   if (page.to !== undefined && !(startKey !== undefined && order === 'desc')) {
-    q = q.where(sql<boolean>`${time} <= ${page.to}`);
+    q = q.where(sql<boolean>`${time} <= cast(${page.to} as bigint)`);
   }
   return q.orderBy(sql`${key}`, order).limit(page.count ?? defaultCount);
 }

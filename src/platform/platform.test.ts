@@ -216,6 +216,38 @@ describe('OpenAPI', () => {
   });
 });
 
+test('every integer a request may send is bounded to what both databases hold', async (t) => {
+  const app = await build(t);
+  const document = (await app.server.inject('/api/openapi.json')).json() as {
+    paths: Record<string, Record<string, { parameters?: { schema: unknown }[]; requestBody?: unknown }>>;
+  };
+  const unbounded: string[] = [];
+  const walk = (node: unknown, where: string) => {
+    if (node === null || typeof node !== 'object') return;
+    const record = node as Record<string, unknown>;
+    if (
+      record.type === 'integer' &&
+      (typeof record.maximum !== 'number' || typeof record.minimum !== 'number')
+    )
+      unbounded.push(where);
+    for (const [key, value] of Object.entries(record)) walk(value, `${where}.${key}`);
+  };
+  let integers = 0;
+  for (const [path, methods] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(methods)) {
+      const text = JSON.stringify([operation.parameters ?? [], operation.requestBody ?? {}]);
+      integers += text.split('"integer"').length - 1;
+      walk([operation.parameters ?? [], operation.requestBody ?? {}], `${method} ${path}`);
+    }
+  }
+  assert.ok(integers > 50, `${integers} request integers`);
+  assert.deepEqual(unbounded, []);
+  // A value past a 4-byte column is refused before any query: wrong-syntax.
+  const { client } = await loggedInClient(app);
+  const answer = await client.call('GET', '/api/ivr?count=2147483648');
+  assert.equal(answer.status, 'wrong-syntax');
+});
+
 describe('download id', () => {
   test('dkey is base64url of the MD5 of the lower-case UUID and the sid', () => {
     const uuid = 'AB9C1E20-0000-1000-8000-000000000001';

@@ -53,8 +53,37 @@ export function toApiError(errors: readonly ErrorObject[]): ApiError {
   return new ApiError('wrong-syntax', first ? `bad ${fieldName(first)}` : 'bad request');
 }
 
+/** The range of a 4-byte integer column, the narrowest a request's integer may reach. */
+export const INT4_MAX = 2_147_483_647;
+export const INT4_MIN = -2_147_483_648;
+
+/**
+ * Gives every integer of a request schema that declares no bound of its own the range of a
+ * 4-byte column, so that a value PostgreSQL refuses (integer out of range) is wrong-syntax on
+ * both databases. Integers that declare a wider bound (times as seconds, ids) keep it: their
+ * columns are bigint. Walks the schema without recursion; the schema is changed in place, so
+ * the OpenAPI document shows the bound too.
+ */
+export function boundRequestIntegers(schema: unknown): void {
+  const stack: unknown[] = [schema];
+  const seen = new Set<object>();
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object' || seen.has(node)) continue;
+    seen.add(node);
+    const record = node as Record<string, unknown>;
+    if (record.type === 'integer') {
+      record.maximum ??= INT4_MAX;
+      record.minimum ??= INT4_MIN;
+    }
+    for (const value of Object.values(record))
+      if (value !== null && typeof value === 'object') stack.push(value);
+  }
+}
+
 export function registerValidation(app: FastifyInstance): void {
   app.setValidatorCompiler(({ schema, httpPart }) => {
+    boundRequestIntegers(schema);
     const validate = (httpPart === 'body' ? bodyAjv : textAjv).compile(schema);
     return (data: unknown) => {
       if (validate(data)) return { value: data };
