@@ -19,7 +19,7 @@ import {
 } from '../../../test/helper.js';
 import { type App, buildApp, createServices, openStorage } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
-import { A4, markerPdf, textPdf } from '../../platform/content/test-inputs.js';
+import { A4, cyclicPageTreePdf, markerPdf, textPdf } from '../../platform/content/test-inputs.js';
 import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
@@ -348,6 +348,7 @@ for (const dialect of DIALECTS) {
         Buffer.from('not a pdf at all'),
         good.subarray(0, good.length - 300),
         new Uint8Array(),
+        cyclicPageTreePdf(),
       ]) {
         assert.equal((await upload(client, `/api/fax/${uuid}/bad.pdf`, body)).status, 'malformed-file');
       }

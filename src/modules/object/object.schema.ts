@@ -89,7 +89,9 @@ export const SetMetadataBody = Type.Object({
   update: Type.Optional(
     Type.Record(Type.String({ pattern: KEY_PATTERN }), Type.Unknown(), {
       additionalProperties: false,
-      description: `key (${KEY_PATTERN}) -> value (any JSON, at most 100 KB)`,
+      // As many as `delete` takes: one statement writes them all, within both databases' bounds.
+      maxProperties: 1000,
+      description: `key (${KEY_PATTERN}) -> value (any JSON, at most 100 KB); at most 1000 keys`,
     }),
   ),
   delete: Type.Optional(Type.Array(Type.String({ pattern: KEY_PATTERN }), { maxItems: 1000 })),

@@ -617,5 +617,26 @@ for (const dialect of DIALECTS) {
       await anonymous.open();
       assert.equal((await anonymous.call('GET', '/api/user/metadata')).status, 'no-auth');
     });
+
+    test('bodies past what one statement takes are refused with their status and change nothing', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      assert.equal(
+        (await client.call('POST', '/api/user/metadata', { update: { 'ab.cd': 1 } })).status,
+        'ok',
+      );
+      const many = Object.fromEntries(Array.from({ length: 25_000 }, (_, i) => [`kk${i}.vv`, 0]));
+      const manyDeletes = Array.from({ length: 1001 }, (_, i) => `kk${i}.vv`);
+      for (const body of [
+        { update: many },
+        { delete: manyDeletes },
+        { update: { 'ab.cd': 2 }, delete: ['ab.cd'] },
+      ]) {
+        // Without the event, whose own bound would answer too-large first.
+        const answer = await client.call('POST', '/api/user/metadata?noevent', body);
+        assert.equal(answer.status, 'wrong-syntax', JSON.stringify(answer));
+      }
+      assert.deepEqual((await client.call('GET', '/api/user/metadata')).metadata, { 'ab.cd': 1 });
+    });
   });
 }

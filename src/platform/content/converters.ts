@@ -38,8 +38,15 @@ export async function probePdf(input: Uint8Array): Promise<{ page_count: number;
     const count = document.countPages();
     let most = 0;
     // Bounded by the page limit the caller applies; pages beyond it are not looked at.
-    for (let index = 0; index < Math.min(count, MAX_PAGES_PROBED); index++)
-      most = Math.max(most, pageImagePixels(document, index));
+    for (let index = 0; index < Math.min(count, MAX_PAGES_PROBED); index++) {
+      // A page tree that counts pages it cannot load (a cycle, a kid that is no page) is the
+      // upload's fault, found here rather than half way through the conversion.
+      try {
+        most = Math.max(most, pageImagePixels(document, index));
+      } catch (error) {
+        throw new MalformedContentError(`unreadable PDF page ${index + 1}: ${(error as Error).message}`);
+      }
+    }
     return { page_count: count, image_pixels: most };
   } finally {
     document.destroy();

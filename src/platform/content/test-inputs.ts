@@ -135,3 +135,22 @@ export async function hugeImagePdf(width: number, height: number): Promise<Uint8
   );
   return document.save();
 }
+
+/**
+ * A PDF whose page tree counts one page but is a cycle (the Pages node is its own kid): it opens
+ * and counts, and fails only when a page is loaded.
+ */
+export function cyclicPageTreePdf(): Uint8Array {
+  const objects = ['<< /Type /Catalog /Pages 2 0 R >>', '<< /Type /Pages /Kids [2 0 R] /Count 1 >>'];
+  let text = '%PDF-1.4\n';
+  const offsets: number[] = [];
+  objects.forEach((object, index) => {
+    offsets.push(text.length);
+    text += `${index + 1} 0 obj\n${object}\nendobj\n`;
+  });
+  const xref = text.length;
+  text += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  text += offsets.map((offset) => `${String(offset).padStart(10, '0')} 00000 n \n`).join('');
+  text += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
+  return new TextEncoder().encode(text);
+}
