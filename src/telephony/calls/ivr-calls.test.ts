@@ -203,26 +203,41 @@ test("an IVR's timeout: without a key, timeout.announcement plays and Zentrale h
   assert.ok(windowsOf(windows, 600) >= 40, `the timeout announcement: ${windowsOf(windows, 600)} windows`);
 });
 
-test('a dialplan pin: a wrong code runs onFail (reject: Zentrale hangs up)', async (t) => {
+test('a dialplan pin: a wrong code runs onFail (its announcement, then reject: Zentrale hangs up), never onSuccess', async (t) => {
   const node = await telephonyNode(t);
-  await numberWithDialplan(
-    node.app,
-    '+4930555302',
-    (announcement) => [
-      {
-        pin: {
-          code: '42',
-          onStart: [{ play: { announcement } }],
-          onSuccess: [{ play: { announcement } }],
-          onFail: [{ reject: {} }],
+  const { app } = node;
+  const { client } = await numberOwner(app, '+4930555302');
+  // One tone per branch, so that what the caller heard tells which branch ran.
+  const start = await uploadAnnouncement(app, client, sine(1400, 8000, 1, 0.3));
+  const success = await uploadAnnouncement(app, client, sine(1000, 8000, 2, 0.3));
+  const fail = await uploadAnnouncement(app, client, sine(600, 8000, 2, 0.3));
+  const dialplan = await client.call('POST', '/api/dialplan/v2', {
+    dialplan: {
+      profiles: [
+        {
+          pin: {
+            code: '42',
+            onStart: [{ play: { announcement: start } }],
+            onSuccess: [{ play: { announcement: success } }],
+            onFail: [{ play: { announcement: fail } }, { reject: {} }],
+          },
         },
-      },
-    ],
-    sine(1400, 8000, 1, 0.3),
-  );
-  const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
+      ],
+    },
+  });
+  assert.equal(dialplan.status, 'ok', JSON.stringify(dialplan));
+  const set = await client.call('POST', '/api/phone', {
+    phone: { '+4930555302': { dialplan: dialplan.uuid } },
+  });
+  assert.equal(set.status, 'ok');
+  const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
   await dial(a, '+4930555302');
   const closed = a.waitFor('CALL_CLOSED', 20_000);
+  await sleep(1500); // the caller listens to the prompt: a key would cut it short
   await press(a, '41');
   await closed;
+  const windows = heard(a);
+  assert.ok(windowsOf(windows, 1400) >= 20, `the onStart announcement: ${windowsOf(windows, 1400)} windows`);
+  assert.ok(windowsOf(windows, 600) >= 40, `the onFail announcement: ${windowsOf(windows, 600)} windows`);
+  assert.equal(windowsOf(windows, 1000), 0, 'onSuccess never ran');
 });
