@@ -19,10 +19,10 @@ import { buildApp } from '../src/app.js';
 import { CallAreaDirectory } from '../src/modules/call/index.js';
 import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
 import { loadConfig } from '../src/platform/config.js';
-import { sine } from '../src/platform/content/test-inputs.js';
 import { newUuid } from '../src/platform/ids.js';
 import { sipDigests } from '../src/telephony/index.js';
 import { numberWithDialplan } from '../test/calls.js';
+import { sine } from '../test/content-inputs.js';
 import { mainThreadCpu } from './memory.js';
 
 const { values } = parseArgs({

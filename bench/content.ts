@@ -29,8 +29,8 @@ import { speakWithEspeak } from '../src/platform/content/converters.js';
 import { ContentService, type ConversionResult, LocalContentStorage } from '../src/platform/content/index.js';
 import { encodeOggVorbis } from '../src/platform/content/ogg.js';
 import { ESPEAK_VOICES, SPEECH_LOCALES } from '../src/platform/content/speech.js';
-import { pcm16, speechLike, textPdf, wavFile } from '../src/platform/content/test-inputs.js';
 import { migrateToLatest, openDatabase } from '../src/platform/database/database.js';
+import { pcm16, speechLike, textPdf, wavFile } from '../test/content-inputs.js';
 import { openLoop, percentile } from './open-loop.js';
 
 const { values } = parseArgs({

@@ -2,6 +2,8 @@
 // House rules Biome cannot express:
 // - no module imports another module's repository; it calls that module's service (through its
 //   index.ts);
+// - production code (src/, not *.test.ts) imports no test code: nothing under test/, no
+//   *.test.ts, not node:test;
 // - every write goes through the unit of work (src/platform/database/unit-of-work.ts): a
 //   `.transaction()` anywhere else is a second way to write.
 import fs from 'node:fs';
@@ -34,6 +36,23 @@ for (const top of ['src', 'test', 'bench', 'scripts']) {
         problems.push(`${rel}:${index + 1}: .transaction() outside the unit of work (use Writer.write)`);
       }
     });
+  }
+}
+const sourceRoot = path.join(root, 'src');
+const testRoot = path.join(root, 'test');
+for (const file of fs.readdirSync(sourceRoot, { recursive: true })) {
+  const rel = String(file);
+  if (!rel.endsWith('.ts') || rel.endsWith('.test.ts') || rel.endsWith('.d.ts')) continue;
+  const full = path.join(sourceRoot, rel);
+  const text = fs.readFileSync(full, 'utf8');
+  for (const match of text.matchAll(/(?:from\s+|import\s+|import\(\s*)'([^']+)'/g)) {
+    const specifier = match[1];
+    const target = specifier.startsWith('.') ? path.resolve(path.dirname(full), specifier) : '';
+    if (
+      specifier === 'node:test' ||
+      (target && (target.startsWith(testRoot + path.sep) || /\.test\.(js|ts)$/.test(target)))
+    )
+      problems.push(`src/${rel}: production code imports test code (${specifier})`);
   }
 }
 for (const area of fs.readdirSync(modules)) {

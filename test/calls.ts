@@ -9,10 +9,10 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { type App, buildApp } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
-import { pcm16, wavFile } from '../src/platform/content/test-inputs.js';
 import { parseWav } from '../src/platform/content/wav.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
 import { ToneSource } from '../src/telephony/media/sources.js';
+import { pcm16, wavFile } from './content-inputs.js';
 import { build, buildUser, type Client, loggedInClient, tempDir, testEnv, upload } from './helper.js';
 import {
   addSipAccount,

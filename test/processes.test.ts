@@ -10,8 +10,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
-import { textPdf } from '../src/platform/content/test-inputs.js';
 import { createLogger } from '../src/platform/server.js';
+import { textPdf } from './content-inputs.js';
 import { testEnv } from './helper.js';
 import { type NodeProcess as Node, startNode } from './node-process.js';
 

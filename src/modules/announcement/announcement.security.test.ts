@@ -6,9 +6,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { pcm16, speechLike, wavFile } from '../../../test/content-inputs.js';
 import { build, DIALECTS, upload } from '../../../test/helper.js';
 import * as security from '../../../test/security.js';
-import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 
 const wav = wavFile({ rate: 8000, body: pcm16(speechLike(8000, 1), 1) });
 

@@ -4,6 +4,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
+import { pcm16, sine, speechLike, wavFile } from '../../../test/content-inputs.js';
 import {
   bearer,
   build,
@@ -13,12 +14,11 @@ import {
   loggedInClient,
   upload,
 } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
 import { encodeOggVorbis } from '../../platform/content/ogg.js';
-import { pcm16, sine, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
 import * as contentTypes from '../../platform/database/migrations/0012-content-types.js';
-import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
 

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY, FirmwareClient, waitEvent } from '../../../test/devices.js';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
+import { linkUsers } from '../../../test/object-store.js';
 
 for (const dialect of DIALECTS) {
   describe(`box (${dialect})`, () => {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { Kysely } from 'kysely';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers, newEvents, type TestEvent } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
 import * as objectTags from '../../platform/database/migrations/0008-object-tags.js';
-import { linkUsers, newEvents, type TestEvent } from '../../platform/object-store/testing.js';
 import { CHAT_PUSH_LIMIT, type ChatMessageSent, chatMessagePushPayload } from './index.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';

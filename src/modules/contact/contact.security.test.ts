@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
 import * as security from '../../../test/security.js';
-import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const phone = { type: 'phone', value: '+49301234' };
 

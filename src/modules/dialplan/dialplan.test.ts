@@ -9,10 +9,10 @@ import {
   loggedInClient,
   testEnv,
 } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 /** A SIP account row of `owner` (the SIP area's API is another helper's). */
 async function addSip(app: App, owner: string, username: string): Promise<void> {

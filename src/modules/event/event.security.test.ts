@@ -8,8 +8,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS } from '../../../test/helper.js';
+import type { TestEvent } from '../../../test/object-store.js';
 import * as security from '../../../test/security.js';
-import type { TestEvent } from '../../platform/object-store/testing.js';
 
 for (const dialect of DIALECTS) {
   describe(`event security (${dialect})`, () => {

@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { PDFDocument } from 'pdf-lib';
+import { A4, hugeImagePdf } from '../../../test/content-inputs.js';
 import { build, DIALECTS, loggedInClient, upload } from '../../../test/helper.js';
-import { A4, hugeImagePdf } from '../../platform/content/test-inputs.js';
 
 /** Blank pages: 3,000 of them take a few hundred kilobytes. */
 async function blankPages(count: number): Promise<Uint8Array> {

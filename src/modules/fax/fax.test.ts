@@ -7,6 +7,7 @@ import { describe, test } from 'node:test';
 import * as mupdf from 'mupdf';
 import { PDFDocument, rgb } from 'pdf-lib';
 import pino from 'pino';
+import { A4, cyclicPageTreePdf, markerPdf, textPdf } from '../../../test/content-inputs.js';
 import {
   bearer,
   build,
@@ -17,10 +18,9 @@ import {
   testEnv,
   upload,
 } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
 import { type App, buildApp, createServices, openStorage } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
-import { A4, cyclicPageTreePdf, markerPdf, textPdf } from '../../platform/content/test-inputs.js';
-import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
 

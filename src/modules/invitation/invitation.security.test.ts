@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
-import { newEvents } from '../../platform/object-store/testing.js';
+import { newEvents } from '../../../test/object-store.js';
 
 for (const dialect of DIALECTS) {
   describe(`invitations and tag policies show only what the caller may know (${dialect})`, () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 const MISSING = '6f1c1a40-0000-1000-8000-000000000000';
 

@@ -7,9 +7,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { FirmwareClient } from '../../../test/devices.js';
 import { Client, DIALECTS, tempDir, testEnv } from '../../../test/helper.js';
+import { answerRun, get, results, twoBoxes } from '../../../test/ipquality.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
-import { answerRun, get, results, twoBoxes } from './testing.js';
 
 const START = 1_800_000_000_000;
 

@@ -7,11 +7,11 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY } from '../../../test/devices.js';
 import { build, Client, DIALECTS, download, loggedInClient } from '../../../test/helper.js';
+import { get, results, twoBoxes } from '../../../test/ipquality.js';
+import { linkUsers } from '../../../test/object-store.js';
 import * as security from '../../../test/security.js';
 import type { App } from '../../app.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
 import { MAX_IPQUALITIES } from './ipquality.service.js';
-import { get, results, twoBoxes } from './testing.js';
 
 /** The owner's two boxes and an inactive ipquality between them (no measurement starts). */
 async function ownedIpquality(app: App) {

@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { FirmwareClient } from '../../../test/devices.js';
 import { build, DIALECTS, download } from '../../../test/helper.js';
-import { answerRun, COUNTERS, get, results, twoBoxes } from './testing.js';
+import { answerRun, COUNTERS, get, results, twoBoxes } from '../../../test/ipquality.js';
 
 for (const dialect of DIALECTS) {
   describe(`ipquality (${dialect})`, () => {

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { newUuid } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 const announcement = async (client: Client) =>
   (await client.call('POST', '/api/announcement', {})).uuid as string;

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { build, type Client as ClientType, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
-import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const MISSING = '6f1c1a40-0000-1000-8000-000000000000';
 

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
 import { newUuid } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 import { effectiveSwitches } from '../phone/index.js';
 
 async function partnerClient(

@@ -8,9 +8,9 @@ import {
   DIALECTS,
   loggedInClient,
 } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 const rejectsWith = (promise: Promise<unknown>, status: string) =>
   assert.rejects(promise, (error: unknown) => error instanceof ApiError && error.status === status);

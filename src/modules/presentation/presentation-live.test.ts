@@ -8,9 +8,9 @@ import {
   DIALECTS,
   loggedInClient,
 } from '../../../test/helper.js';
+import { linkUsers } from '../../../test/object-store.js';
+import { EventReader, makePdf, type TestEvent, upload } from '../../../test/presentation.js';
 import type { App } from '../../app.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
-import { EventReader, makePdf, type TestEvent, upload } from './testing.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
 

@@ -11,8 +11,8 @@ import path from 'node:path';
 import { describe, test } from 'node:test';
 import { chromium, type Page } from 'playwright-core';
 import { build, buildUser, Client } from '../../../test/helper.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
-import { makePdf, upload } from './testing.js';
+import { linkUsers } from '../../../test/object-store.js';
+import { makePdf, upload } from '../../../test/presentation.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const skip = fs.existsSync(CHROMIUM)

@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers } from '../../../test/object-store.js';
+import { makePdf, upload } from '../../../test/presentation.js';
 import * as security from '../../../test/security.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
-import { makePdf, upload } from './testing.js';
 
 for (const dialect of DIALECTS) {
   describe(`presentation security (${dialect})`, () => {

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers } from '../../../test/object-store.js';
+import { EventReader, makePdf, upload } from '../../../test/presentation.js';
 import type { App } from '../../app.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
-import { EventReader, makePdf, upload } from './testing.js';
 
 interface Presentation {
   owner: string;

@@ -7,10 +7,10 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
 import { type Client, DIALECTS, type Dialect, loggedInClient, testEnv } from '../../../test/helper.js';
+import { linkUsers } from '../../../test/object-store.js';
 import { ANSWERS, PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
 import { CallAreaDirectory } from '../call/index.js';
 
 const APP_ID = 'ABCDE12345.com.example.app';

@@ -8,9 +8,9 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
+import { pcm16, speechLike, wavFile } from '../../../test/content-inputs.js';
 import { build, DIALECTS, download } from '../../../test/helper.js';
 import * as security from '../../../test/security.js';
-import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 
 function downloadKey(uuid: string, sid: string): string {
   return createHash('md5')

@@ -4,11 +4,11 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
+import { pcm16, speechLike, wavFile } from '../../../test/content-inputs.js';
 import { bearer, build, type Client, DIALECTS, download, loggedInClient } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
-import { pcm16, speechLike, wavFile } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
-import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
 

@@ -25,10 +25,10 @@ import {
   loggedInClient,
   testEnv,
 } from '../../../test/helper.js';
+import { linkUsers } from '../../../test/object-store.js';
 import { PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
 import { encodePacket } from '../sensor/index.js';
 import { actionBodies, valueArray } from './rule-hooks.js';
 

@@ -16,9 +16,9 @@ import {
   loggedInClient,
 } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
+import { newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
 import { newUuid } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 type Step = {
   time: number;

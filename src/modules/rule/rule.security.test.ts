@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import {
   expectLockedOut,
   expectStatus,
@@ -16,7 +17,6 @@ import {
   seesNothingOf,
   unchangedBy,
 } from '../../../test/security-telephony.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 import { MAX_RULES } from './rule.service.js';
 
 const rule = {

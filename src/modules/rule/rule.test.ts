@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { newUuid } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 const edges = [
   { from: 'day', to: 'night', conditions: [{ type: 'time', value: '22:00:00' }], actions: [] },

@@ -8,6 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import {
   expectLockedOut,
   expectStatus,
@@ -17,7 +18,6 @@ import {
   seesNothingOf,
   unchangedBy,
 } from '../../../test/security-telephony.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 for (const dialect of DIALECTS) {
   describe(`sip as an attacker sees it (${dialect})`, () => {

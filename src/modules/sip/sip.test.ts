@@ -7,10 +7,10 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { build, type Client, DIALECTS, type Dialect, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { registerSipAccount as register } from '../../../test/security-telephony.js';
 import type { App } from '../../app.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 import { loadSecretBox } from '../../platform/sealing.js';
 import { sipDigests } from '../../telephony/index.js';
 import { BLF_LIMIT, defaultSipDomain, SipService } from './index.js';

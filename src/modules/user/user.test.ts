@@ -12,8 +12,8 @@ import {
   upload,
 } from '../../../test/helper.js';
 import { linkParameter, startMailbox } from '../../../test/mailbox.js';
+import { newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 
 async function setup(t: TestContext, dialect: Dialect, env: Record<string, string> = {}) {
   const mailbox = await startMailbox(t);

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, buildUser, Client, DIALECTS } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { partnerClient } from '../../../test/security-telephony.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 import { MAX_USERGROUPS } from './index.js';
 
 async function createGroup(client: Client, body: object = {}): Promise<string> {

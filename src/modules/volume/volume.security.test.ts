@@ -8,9 +8,9 @@ import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY, FirmwareClient } from '../../../test/devices.js';
 import { bearer, build, Client, DIALECTS, download, loggedInClient, upload } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import * as security from '../../../test/security.js';
 import type { App } from '../../app.js';
-import { newEvents } from '../../platform/object-store/testing.js';
 import { MAX_CHANGES, MAX_VOLUMES } from './volume.schema.js';
 
 const b64 = (text: string) => Buffer.from(text).toString('base64');

@@ -3,8 +3,8 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { DEVICE_KEY, FirmwareClient, waitEvent } from '../../../test/devices.js';
 import { build, type Client, DIALECTS, download, loggedInClient, upload } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
-import { linkUsers, newEvents } from '../../platform/object-store/testing.js';
 
 type Files = Record<string, Record<string, unknown>>;
 

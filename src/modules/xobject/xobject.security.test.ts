@@ -6,8 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers } from '../../../test/object-store.js';
 import * as security from '../../../test/security.js';
-import { linkUsers } from '../../platform/object-store/testing.js';
 
 for (const dialect of DIALECTS) {
   describe(`xobject security (${dialect})`, () => {

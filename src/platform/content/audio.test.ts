@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { pcm16, sine, wavFile } from '../../../test/content-inputs.js';
 import { isSilent, resample, TELEPHONY_RATE } from './audio.js';
 import { MalformedContentError } from './errors.js';
 import { checkOggVorbis, decodeOggVorbis, encodeOggVorbis } from './ogg.js';
-import { pcm16, sine, wavFile } from './test-inputs.js';
 import { parseWav, writeWav } from './wav.js';
 
 function rms(samples: Float32Array, from = 0, to = samples.length): number {

@@ -7,6 +7,16 @@ import * as mupdf from 'mupdf';
 import { PDFDocument } from 'pdf-lib';
 import pino from 'pino';
 import UTIF from 'utif2';
+import {
+  A4,
+  hugeImagePdf,
+  markerPdf,
+  pcm16,
+  sine,
+  speechLike,
+  textPdf,
+  wavFile,
+} from '../../../test/content-inputs.js';
 import { createPostgresDatabase, DIALECTS, type Dialect } from '../../../test/helper.js';
 import { FaxContent } from '../../modules/fax/fax.content.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../database/database.js';
@@ -25,7 +35,6 @@ import { AudioTooLongError, decodeOggVorbis, encodeOggVorbis } from './ogg.js';
 import { renderFaxPage } from './pdf-render.js';
 import { SPEECH_LOCALES } from './speech.js';
 import { LocalContentStorage } from './storage.js';
-import { A4, hugeImagePdf, markerPdf, pcm16, sine, speechLike, textPdf, wavFile } from './test-inputs.js';
 import { readTiffPages } from './tiff.js';
 import { parseWav } from './wav.js';
 

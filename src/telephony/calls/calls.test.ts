@@ -22,10 +22,10 @@ import {
   tone,
   windowsOf,
 } from '../../../test/calls.js';
+import { sine } from '../../../test/content-inputs.js';
 import { buildUser } from '../../../test/helper.js';
 import { freePort } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
-import { sine } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
 import { dominantFrequencies } from '../media/goertzel.js';
 

@@ -21,9 +21,9 @@ import {
   uploadAnnouncement,
   windowsOf,
 } from '../../../test/calls.js';
+import { sine } from '../../../test/content-inputs.js';
 import type { Baresip } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
-import { sine } from '../../platform/content/test-inputs.js';
 
 requireTelephonyPackages();
 

@@ -22,10 +22,10 @@ import {
   windowsOf,
 } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
+import { sine } from '../../../test/content-inputs.js';
 import { startMailbox } from '../../../test/mailbox.js';
 import { PushStandIns } from '../../../test/push-services.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
-import { sine } from '../../platform/content/test-inputs.js';
 import { parseWav } from '../../platform/content/wav.js';
 import { dominantFrequencies } from '../media/goertzel.js';
 

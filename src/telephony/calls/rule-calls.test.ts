@@ -10,9 +10,9 @@ import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { telephonyNode, uploadAnnouncement } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
+import { sine } from '../../../test/content-inputs.js';
 import { loggedInClient } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
-import { sine } from '../../platform/content/test-inputs.js';
 
 requireTelephonyPackages();
 

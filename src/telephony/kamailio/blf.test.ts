@@ -10,12 +10,12 @@ import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { watch } from '../../../test/blf.js';
 import { type Account, numberWithDialplan, phone, sipAccount } from '../../../test/calls.js';
+import { sine } from '../../../test/content-inputs.js';
 import { build, DIALECTS, type Dialect } from '../../../test/helper.js';
 import { freePort } from '../../../test/sip-peers.js';
 import { freePortRange, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import { SipService } from '../../modules/sip/index.js';
-import { sine } from '../../platform/content/test-inputs.js';
 import { loadSecretBox } from '../../platform/sealing.js';
 
 requireTelephonyPackages();

@@ -6,9 +6,9 @@
 import assert from 'node:assert/strict';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 
-import type { Client } from '../../../test/helper.js';
+import type { Client } from './helper.js';
 
-export { upload } from '../../../test/helper.js';
+export { upload } from './helper.js';
 
 export interface TestEvent {
   id: number;

@@ -3,9 +3,9 @@
  * answering one measurement the way the spec's task table says.
  */
 import assert from 'node:assert/strict';
-import { DEVICE_KEY, type FirmwareClient, type PolledTask } from '../../../test/devices.js';
-import { type Client, loggedInClient } from '../../../test/helper.js';
-import type { App } from '../../app.js';
+import type { App } from '../src/app.js';
+import { DEVICE_KEY, type FirmwareClient, type PolledTask } from './devices.js';
+import { type Client, loggedInClient } from './helper.js';
 
 export const COUNTERS = {
   p_s: 500,

@@ -3,8 +3,8 @@
  * the *.test.ts files of the tag, object, contact, xobject and invitation areas.
  */
 
-import type { Client } from '../../../test/helper.js';
-import type { App } from '../../app.js';
+import type { App } from '../src/app.js';
+import type { Client } from './helper.js';
 
 export interface TestEvent {
   id: number;
