@@ -1,6 +1,6 @@
 /**
  * `npx tsx bench/call-admission.ts [--postgres URL --ops 2000 --concurrency 20]`: the database work
- * the concurrent-call quota adds to a call's setup (issue 15, several nodes). Two nodes (apps) on
+ * the concurrent-call quota adds to a call's setup (several nodes). Two nodes (apps) on
  * one database: SQLite (one node only) by default, PostgreSQL with `--postgres` (an empty
  * database). Measured, each `ops` times:
  * - before: the count the old admission made (the user's first legs in `running_call` on other

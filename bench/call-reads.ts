@@ -1,6 +1,6 @@
 /**
  * The database work of one call, without SIP or media (`node --import tsx bench/call-reads.ts`;
- * docs/benchmarks.md "Calls"; issue 15 "Performance"): the directory asks of the call engine's
+ * docs/benchmarks.md "Calls"): the directory asks of the call engine's
  * INVITE to a number whose dialplan plays an announcement, in its order (the caller's SIP
  * account, the number and its dialplan, the caller's call filter, the quota, the usergroup
  * limit, the admission, the announcement's access check), then the leg's start, answer and end

@@ -1,6 +1,6 @@
 /**
  * Benchmark of calls through the whole stack (`npm run bench:calls`; docs/benchmarks.md
- * "Calls through the whole stack"; issue 15 "Performance"), side by side in one run:
+ * "Calls through the whole stack"), side by side in one run:
  *
  * (1) REGISTER with digest authentication: SIPp (-au [field0] -ap, an injection CSV of
  *     `--accounts` accounts) against Kamailio alone with a minimal registrar configuration

@@ -1,7 +1,7 @@
 /**
  * `npm run bench:content [-- --pages 100 --rounds 5 --seconds 300 --http 5 --http-rounds 3
  * --rates 1000,5000,10000 --skip-saturated --only fax,ogg,tts,http]`: the content
- * conversion benchmark of issue 5, each measurement side by side with its reference on the same
+ * conversion benchmark, each measurement side by side with its reference on the same
  * input in the same run (rounds alternate, medians reported), as docs/benchmarks.md describes:
  *
  *   fax    PDF to stored fax pages (upload, check, render, G4 TIFF on disk) per page, against

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:devices`: connected devices long-polling tasks (spec "Device API"; issue 16's
+ * `npm run bench:devices`: connected devices long-polling tasks (spec "Device API";
  * targets: under 16 KB of server memory per connected device, a task reaches its device within
  * 100 ms p99). One Zentrale node (bench/devices-node.ts, SQLite) and one process of devices
  * (bench/devices-client.ts), each a child process of its own.

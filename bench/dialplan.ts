@@ -1,5 +1,5 @@
 /**
- * `npm run bench:dialplan`: the pure telephony decisions of issues 13 and 14.
+ * `npm run bench:dialplan`: the pure telephony decisions (dialplans, IVRs, call filters).
  *
  *   dialplan    decideDialplan over 100 profiles, each with a caller pattern and a time filter in
  *               one of three zones, where only the last profile matches (the worst case: every

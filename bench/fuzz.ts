@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fuzz`: the API fuzz of test/fuzz.ts at scale (issue 18): many seeded bad
+ * `npm run bench:fuzz`: the API fuzz of test/fuzz.ts at scale: many seeded bad
  * requests over every operation of the OpenAPI document on a fresh node, counted by status.
  *
  *   npm run bench:fuzz -- [--requests 20000] [--seed 18] [--check-writes] [--postgres URL]

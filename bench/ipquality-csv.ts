@@ -1,6 +1,6 @@
 /**
  * `npm run bench:ipquality [-- --results 100000]`:
- * memory of GET /api/ipquality/{uuid}/result/{xxx}.csv (issue 16 item 6). Fills a fresh SQLite
+ * memory of GET /api/ipquality/{uuid}/result/{xxx}.csv. Fills a fresh SQLite
  * database (temporary DATA_DIR) with `results` results of one ipquality object, starts the node
  * on a loopback port and downloads them all as one CSV over HTTP, reading it as it arrives. The
  * node's heap is sampled every 5 ms; the peak above the heap after a GC just before is what the

@@ -1,6 +1,6 @@
 /**
  * `npm run bench:objects [-- --users 1000 --stages 10000,100000,1000000 --samples 2000 --dry --keep DIR]`: the
- * object-store benchmark of issue 4. It fills a fresh SQLite store (in a temporary DATA_DIR) by
+ * object-store benchmark. It fills a fresh SQLite store (in a temporary DATA_DIR) by
  * bulk inserts up to each stage's number of objects, spread evenly over the users, and times
  * through the store's own functions, at each stage:
  *

@@ -1,6 +1,6 @@
 /**
- * `npm run bench:cdr [-- --records 100000 --dry]`: memory of GET /api/partner/cdr/{phone} (issue 14
- * item 6). Fills a fresh SQLite database (temporary DATA_DIR) with `records` CDRs of one number,
+ * `npm run bench:cdr [-- --records 100000 --dry]`: memory of GET /api/partner/cdr/{phone}.
+ * Fills a fresh SQLite database (temporary DATA_DIR) with `records` CDRs of one number,
  * starts the node on a loopback port and walks all of them over HTTP in pages of 5000 (`start` =
  * the last id of the page before), reading each answer as it arrives. The node's heap and RSS are
  * sampled every 5 ms; after a GC before each page, the peak above that baseline is what the

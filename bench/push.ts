@@ -1,5 +1,5 @@
 /**
- * `npm run bench:push`: push delivery (issue 19 "Performance": 1,000 pushes a second to the
+ * `npm run bench:push`: push delivery (performance: 1,000 pushes a second to the
  * local stand-ins over one HTTP/2 connection per service).
  *
  * A node on SQLite (or on PostgreSQL with DATABASE_URL set) with 250 users, each with one FCM

@@ -1,5 +1,5 @@
 /**
- * `npm run bench:rules-held`: what a node HOLDS per active rule (issue 19, memory < 2 KB per active
+ * `npm run bench:rules-held`: what a node HOLDS per active rule (memory < 2 KB per active
  * rule at 10,000 rules). bench/rules.ts measures how its own process grows while it creates the
  * rules, which is mostly garbage of the creation (V8 heap capacity left behind) and caches the
  * creation filled; this measures the server as it runs with the rules in place.

@@ -1,5 +1,5 @@
 /**
- * One Zentrale node for `bench/rules-held.ts` (issue 19, memory per active rule), in its own
+ * One Zentrale node for `bench/rules-held.ts` (memory per active rule), in its own
  * process: the real app (buildApp, its rule engine running) on the DATA_DIR the parent gives it.
  * It answers the parent over IPC:
  * `prepare` creates `users` owners and `rules` active rules with time and timeout conditions (as

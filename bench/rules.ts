@@ -1,5 +1,5 @@
 /**
- * `npm run bench:rules`: the live rule engine (issue 19, performance).
+ * `npm run bench:rules`: the live rule engine (performance).
  *
  *   fan-out   1,000 active rules that watch one sensor (sensor_event edges a->b for 50..100 and
  *             b->a for 0..49): the time of one `sensorValue` call that evaluates all of them, when

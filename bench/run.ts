@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- http|longpoll] [options]`: the platform benchmarks of issue 2, described
+ * `npm run bench [-- http|longpoll] [options]`: the platform benchmarks, described
  * with their figures in docs/benchmarks.md. Without a part it runs both. Progress goes to
  * stderr; the summary (Markdown, or JSON with --json) goes to stdout.
  *

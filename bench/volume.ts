@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/volume.ts [-- --files 10000 --dry]`: volumes (issue 16 item 5) at their bound of
+ * `npx tsx bench/volume.ts [-- --files 10000 --dry]`: volumes at their bound of
  * entries. Through the volume service on a fresh SQLite store (temporary DATA_DIR), it fills one
  * folder with `files` 1 KB files by commits of 100 changes, then times: a commit of 100 new
  * files (as the volume fills), a page of 100 entries of the full folder, moving the full folder

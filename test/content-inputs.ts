@@ -113,7 +113,7 @@ export function wavFile(options: {
 
 /**
  * A one-page PDF that draws an image declaring `width` x `height` grey pixels with only a few
- * bytes of data: what a decompression bomb declares (issue 12).
+ * bytes of data: what a decompression bomb declares.
  */
 export async function hugeImagePdf(width: number, height: number): Promise<Uint8Array> {
   const document = await PDFDocument.create();

@@ -1,5 +1,5 @@
 /**
- * The API fuzz (issue 12's closing paragraph, issue 18): every operation of GET
+ * The API fuzz: every operation of GET
  * /api/openapi.json called with generated bad bodies, queries and path parameters, as the
  * owner of the fixtures, another user, no session and an unauthenticated session. Each answer
  * is checked against the conventions (README "How the API behaves"): never HTTP 5xx; JSON

@@ -1,5 +1,5 @@
 /**
- * Helpers of the `<area>.security.test.ts` files (issue 12): an owner, an attacker with a session
+ * Helpers of the `<area>.security.test.ts` files: an owner, an attacker with a session
  * of their own and an unauthenticated session; tables of refused calls whose statuses are checked
  * while what the owner reads must stay the same, and the attacker's lists and events must not
  * mention the owner's objects.

@@ -408,7 +408,7 @@ export function normaliseCaptchaAnswer(typed: string): string {
 }
 
 /**
- * The start log's word on CAPTCHA_TEST_ANSWER (issue 12 item 16). The shared contract
+ * The start log's word on CAPTCHA_TEST_ANSWER. The shared contract
  * (decisions.md) lets acceptance tests set it without NODE_ENV, so it stays accepted; outside
  * NODE_ENV=test the node says loudly, at error level and on every start, that anyone knowing
  * the value passes every captcha.

@@ -1,4 +1,4 @@
-/** DATA_DIR as another local user sees it: private to the server's user (issue 12, item 14). */
+/** DATA_DIR as another local user sees it: private to the server's user. */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';

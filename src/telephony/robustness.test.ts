@@ -1,5 +1,5 @@
 /**
- * Robustness of the call engine's engines (issue 15 item 7, and item 1's expiry): a peer
+ * Robustness of the call engine's engines (and a registration's expiry): a peer
  * sending garbage to every port crashes nothing; Kamailio and rtpengine killed under load are
  * restarted by their supervisors and new registrations and calls work again within seconds;
  * a restart of the whole node keeps the registrations (usrloc's location table); a registration

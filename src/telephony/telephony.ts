@@ -1,5 +1,5 @@
 /**
- * The call engine's engines (decisions.md "The call engine"; issue 15): starts Kamailio and
+ * The call engine's engines (decisions.md "The call engine"): starts Kamailio and
  * rtpengine when TELEPHONY allows and they are installed, learns of registrations, and is the
  * one interface the API areas read them through.
  *

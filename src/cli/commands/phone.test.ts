@@ -1,5 +1,5 @@
 /**
- * `zentrale-admin phone set` and `phone show` (issue 13 item 9: a number's partner switches) on
+ * `zentrale-admin phone set` and `phone show` (a number's partner switches) on
  * both dialects, run in this process through `runAdmin` over a fresh database that an app built
  * with the same environment reads back through GET /api/phone.
  */

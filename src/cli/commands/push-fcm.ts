@@ -1,4 +1,4 @@
-/** `push-fcm`: the FCM service-account key pushes to Android devices are sent with (issue 19). */
+/** `push-fcm`: the FCM service-account key pushes to Android devices are sent with. */
 import type { Command } from 'commander';
 import type { FcmCredentialInfo } from '../../modules/push/index.js';
 import { type CliContext, isoTime, secretValue, table } from '../context.js';

@@ -152,7 +152,7 @@ function keepStatements(database: SQLite.Database): void {
 }
 
 /**
- * WAL checkpoints on a thread of their own (issue 15 "Performance"). SQLite's automatic
+ * WAL checkpoints on a thread of their own. SQLite's automatic
  * checkpoint runs in the connection whose commit passes 1000 WAL pages: on the main thread it
  * copied those pages into the database file and synced both, 10-60 ms every second or two under
  * call load, while the API's requests waited. Once the WAL has grown past `startBytes` (a node

@@ -1,5 +1,5 @@
 /**
- * Announcements as an attacker sees them (issue 12): a stranger reaches the owner's announcement
+ * Announcements as an attacker sees them: a stranger reaches the owner's announcement
  * through no route (object, text2speech, audio upload and download), a session that never logged
  * in and bad input change nothing, and the stranger's events show nothing of it. Creating one
  * counts against the volume quota (uploads beyond it: announcement.test.ts).

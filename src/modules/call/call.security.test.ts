@@ -1,5 +1,5 @@
 /**
- * The call engine's API entry as an attacker sees it (issue 12): a callback from another user's
+ * The call engine's API entry as an attacker sees it: a callback from another user's
  * number reaches the engine's directory for nobody: wrong-phone, and no request is handed to the
  * engine; sessions without login hand nothing either. The calls a partner reads per number:
  * cdr.security.test.ts; the concurrent-call quota: the dialplan and telephony tests.

@@ -1,5 +1,5 @@
 /**
- * The call area's records of legs (issue 15 item 5) on both databases: a leg is running from
+ * The call area's records of legs on both databases: a leg is running from
  * its start until its CDR is written; legs left running by a stopped node (a restart) or by a
  * node silent too long are closed with their CDR at the last heartbeat, parents before
  * children. The voicemail mail's text. No SIP here: the real calls are in src/telephony/calls.

@@ -1,5 +1,5 @@
 /**
- * Call detail records as an attacker sees them (issue 12): another partner, the user itself, a
+ * Call detail records as an attacker sees them: another partner, the user itself, a
  * session that never logged in and none at all reach no partner's CDR list, CDR stream or calls;
  * what the partner reads stays the same, and another partner's CDR stream shows nothing of them.
  * CDRs are written by the call engine, not by clients; a list answers at most 5000

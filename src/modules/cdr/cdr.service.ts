@@ -1,5 +1,5 @@
 /**
- * Call detail records (spec "Call detail record (CDR)", issue 13 item 8): the call engine
+ * Call detail records (spec "Call detail record (CDR)"): the call engine
  * writes one per call leg inside its own unit of work (`recordCdr`); the partner API lists
  * them by number, user or partner with the standard paging (`listCdrs`, count 1..5000).
  *

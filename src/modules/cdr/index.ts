@@ -19,7 +19,7 @@ declare module '../../platform/area.js' {
   }
 }
 
-/** Call detail records: written by the call engine, read by the partner API (issue 13 item 8). */
+/** Call detail records: written by the call engine, read by the partner API. */
 export const cdrArea = defineArea({
   name: 'cdr',
   create: (s) => ({

@@ -1,5 +1,5 @@
 /**
- * Chats as an attacker sees them (issue 12): a stranger reaches neither the owner's chat nor its
+ * Chats as an attacker sees them: a stranger reaches neither the owner's chat nor its
  * messages through any route, cannot point its own chat at them nor add the owner to it; a
  * session that never logged in and bad input change nothing, and the owner hears no event of it.
  * The stranger's lists and events show nothing of the owner's chat. Chats and messages count

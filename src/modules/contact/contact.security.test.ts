@@ -1,5 +1,5 @@
 /**
- * Contacts as an attacker sees them (issue 12): a stranger, a reader, a session that never logged
+ * Contacts as an attacker sees them: a stranger, a reader, a session that never logged
  * in and bad input change nothing, and the stranger's lists and events show nothing of the owner's
  * contact; contacts and their entries count against the owner's volume quota.
  */

@@ -1,5 +1,5 @@
 /**
- * Events as an attacker sees them (issue 12): every route works on the caller's own session
+ * Events as an attacker sees them: every route works on the caller's own session
  * only, so a stranger's filters, deletions and polls neither change the owner's filter nor take
  * or show the owner's events; a session that never logged in and bad input change nothing. The
  * bounds (filter names, 256 KB an event, 4 MB and 1000 events a session, 4 long-polls) are tested

@@ -1,5 +1,5 @@
 /**
- * Fax uploads as an attacker sends them (issue 12 item 6): much work in few bytes, and uploads
+ * Fax uploads as an attacker sends them: much work in few bytes, and uploads
  * to another user's fax. Each is refused before any conversion starts, and nothing is stored.
  */
 import assert from 'node:assert/strict';

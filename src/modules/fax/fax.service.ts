@@ -87,8 +87,8 @@ export class FaxService {
       wrong: 'wrong-fax',
       conversions: ['fax'],
       files: () => [FILES.faxTiff, FILES.faxIndex],
-      // A fax of more pages than the owner may send in a month could never be sent (issue 12:
-      // 3,000 pages accepted with a pack of 50): quota-exceeded, nothing stored.
+      // A fax of more pages than the owner may send in a month could never be sent
+      // (3,000 pages accepted with a pack of 50): quota-exceeded, nothing stored.
       checkInput: async (db, owner, probe) => {
         if (!deps.faxPageQuota || probe.page_count === undefined) return;
         if (probe.page_count > (await deps.faxPageQuota(db, owner)))

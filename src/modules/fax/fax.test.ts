@@ -616,7 +616,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.call('POST', '/api/fax', {})).status, 'quota-exceeded');
     });
 
-    test('uploads waiting for conversion count: volume, pages a month, conversions per user (issue 12)', async (t) => {
+    test('uploads waiting for conversion count: volume, pages a month, conversions per user', async (t) => {
       const env = await testEnv(t, dialect);
       const config = loadConfig(env);
       // The content service is not started: every recorded job stays pending.

@@ -1,5 +1,5 @@
 /**
- * Feature packs as an attacker sees them (issue 12): a user reads its packs and quotas (GET
+ * Feature packs as an attacker sees them: a user reads its packs and quotas (GET
  * /api/user) but no route lets a user or a session without login change them; a partner cannot
  * hand its users packs. The bounds the packs set are tested where they apply (volume: contact,
  * xobject, chat, presentation security tests; SIP accounts, fax pages: their areas).

@@ -1,5 +1,5 @@
 /**
- * Hardware codes as an attacker sees them (issue 12): guessing codes through POST
+ * Hardware codes as an attacker sees them: guessing codes through POST
  * /api/signup/verification is throttled per session (after THROTTLE_LIMIT wrong codes even the
  * right one is refused), a refused or malformed request uses up no verification of a real code
  * and stores no key, and without a session nothing happens. The bound of 5 verifications a code:

@@ -1,5 +1,5 @@
 /**
- * The ipquality area as an attacker with a session of their own sees it (issue 12): another
+ * The ipquality area as an attacker with a session of their own sees it: another
  * user's ipquality and boxes, no session, bad input and the per-user bound. Each refusal is
  * checked against what the owner reads afterwards.
  */

@@ -1,5 +1,5 @@
 /**
- * GET /api/language as an attacker sees it (issue 12): it needs no session (access none), so it
+ * GET /api/language as an attacker sees it: it needs no session (access none), so it
  * answers the same list to anyone, keeps nothing, and takes no input; other methods are unknown.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Comments, links, metadata and the trash as an attacker sees them (issue 12): a stranger reaches
+ * Comments, links, metadata and the trash as an attacker sees them: a stranger reaches
  * none of the owner's objects or comments through any route, a session that never logged in and
  * bad input change nothing, the owner gets no event from any of it, and the stranger's lists and
  * events show nothing of the owner's objects. An object has at most LINK_MAX links. The volume

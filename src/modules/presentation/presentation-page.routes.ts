@@ -1,5 +1,5 @@
 /**
- * The live presentation web page (issue "live collaboration"): /app/presentation/{uuid} serves
+ * The live presentation web page: /app/presentation/{uuid} serves
  * a plain HTML page whose script (src/web/presentation.js) signs in, shows the current slide and
  * pointer, follows presentation_status through GET /api/event and lets the moderator change
  * page and pointer. The page itself needs no session; it calls the API with the user's.

@@ -1,5 +1,5 @@
 /**
- * Presentations as an attacker sees them (issue 12): a stranger reaches the owner's presentation
+ * Presentations as an attacker sees them: a stranger reaches the owner's presentation
  * through no route (object, slides, PDF, event subscription, control), a reader cannot change it,
  * a session that never logged in and bad input change nothing, and the stranger's events show
  * nothing of it. Presentations count against the volume quota (an upload beyond it is too-large).

@@ -1,5 +1,5 @@
 /**
- * The FCM credential (issue 19 "push delivery"): the Firebase project's service-account key, a
+ * The FCM credential: the Firebase project's service-account key, a
  * JSON file from the Google Cloud console, given by the operator (`zentrale-admin push-fcm
  * set`). Stored sealed like the APNs keys (src/platform/sealing.ts); only project_id,
  * client_email, private_key_id and private_key are kept. The deployment has one (Android

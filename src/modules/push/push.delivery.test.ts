@@ -1,5 +1,5 @@
 /**
- * Push delivery (issue 19 items 5 and 6) against local HTTP/2 stand-ins of FCM, its OAuth2
+ * Push delivery against local HTTP/2 stand-ins of FCM, its OAuth2
  * token endpoint and APNs (test/push-services.ts), which verify the JWTs with the public keys
  * and answer with the services' documented errors.
  */

@@ -1,5 +1,5 @@
 /**
- * The delivery worker (issue 19 "push delivery"): sends the queued rows of push_delivery to
+ * The delivery worker: sends the queued rows of push_delivery to
  * FCM and APNs. Rows are claimed in a transaction that locks due rows with FOR UPDATE SKIP
  * LOCKED and leases them (lease_until) for LEASE_MS: a second node on the same PostgreSQL
  * passes over them, and a node that dies mid-send leaves them to another node once the lease

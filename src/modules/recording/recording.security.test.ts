@@ -1,5 +1,5 @@
 /**
- * Recordings as an attacker sees them (issue 12): a stranger reaches the owner's recording through
+ * Recordings as an attacker sees them: a stranger reaches the owner's recording through
  * no route (object, audio downloads, also with the owner's did and a download key of its own), a
  * session that never logged in and bad input change nothing, and the stranger's events show
  * nothing of it. Clients cannot create recordings (telephony does; a recording beyond the

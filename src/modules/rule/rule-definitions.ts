@@ -1,5 +1,5 @@
 /**
- * Parsed rule definitions kept between looks (spec "Rules"; issue 19: a sensor value that reached
+ * Parsed rule definitions kept between looks (spec "Rules"; a sensor value that reached
  * 1,000 rules parsed 1,000 JSON definitions each time).
  *
  * Decided (docs/decisions.md): an entry is the parsed definition of one rule together with the

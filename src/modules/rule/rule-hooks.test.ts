@@ -1,5 +1,5 @@
 /**
- * The rule engine wired to the other areas, end to end on both databases (issue 19): a firmware
+ * The rule engine wired to the other areas, end to end on both databases: a firmware
  * CSP packet moves a rule that sends a push (local FCM stand-in), sets a usergroup's credit and
  * switches the sensor through the box's csp task; sensor_data sees the last value on enabling,
  * sensor_event only values after it; another user's sensor and usergroup are refused on every

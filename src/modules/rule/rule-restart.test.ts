@@ -1,5 +1,5 @@
 /**
- * The live rule engine across a kill -9 (issue 19 item 3), with a real server process: a timeout
+ * The live rule engine across a kill -9, with a real server process: a timeout
  * that comes due while the node is dead fires once when it starts again, and a second kill and
  * start neither repeats the transition nor its e-mail.
  */

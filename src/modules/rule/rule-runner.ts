@@ -1,5 +1,5 @@
 /**
- * The live rule engine (spec "Rules", "Rule activity"; issue 19 items 2 and 3): looks at rules when
+ * The live rule engine (spec "Rules", "Rule activity"): looks at rules when
  * they are due (a wake of their conditions, or the entry look after activation) and when a value
  * of a sensor they read arrives, follows edges with the pure engine (rule-engine.ts `follow`),
  * and runs the actions.

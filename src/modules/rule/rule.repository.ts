@@ -198,7 +198,7 @@ export function sensorsOfRule(db: Db, rule: string): Promise<{ sensor: string }[
 }
 
 /**
- * Many rows as one statement parameter (issue 19: a sensor value moving 1,000 rules wrote them
+ * Many rows as one statement parameter (a sensor value moving 1,000 rules wrote them
  * with 11,000 bound values, and building that statement cost as much as running it): a JSON
  * array of arrays, a table whose column `value` holds one row; `value ->> i` reads field i.
  * Both databases read it as JSONB: parsed once (fields of text JSON are parsed again for each read).

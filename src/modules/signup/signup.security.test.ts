@@ -1,5 +1,5 @@
 /**
- * Sign-up as an attacker sees it (issue 12): partner sessions request keys without a captcha, so
+ * Sign-up as an attacker sees it: partner sessions request keys without a captcha, so
  * a partner holds at most PARTNER_VERIFICATION_MAX unused keys; every route needs a session, and
  * a logged-in user cannot spend a key. Bad input, guessing and captcha throttles, hardware code
  * uses: signup.test.ts and recovery.test.ts.

@@ -1,5 +1,5 @@
 /**
- * Tags as an attacker sees them (issue 12): a stranger can neither read, change, delete nor list
+ * Tags as an attacker sees them: a stranger can neither read, change, delete nor list
  * the owner's tags, put them on objects or put own tags on the owner's objects, nor name the
  * owner in a policy; a session that never logged in and bad input change nothing. The stranger's
  * lists and events show nothing of the owner's tag or object. The bound (1000 tags a user) is

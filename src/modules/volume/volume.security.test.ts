@@ -1,5 +1,5 @@
 /**
- * The volume area as an attacker with a session of their own sees it (issue 12): another user's
+ * The volume area as an attacker with a session of their own sees it: another user's
  * volume on every route, no session, bad input, the per-user bound on volumes and the device's
  * read-only volume routes without a grant. Each refusal is checked against what the owner reads
  * afterwards (the volume, its files, its history and a file's content).

@@ -1,5 +1,5 @@
 /**
- * Client-defined objects as an attacker sees them (issue 12): a stranger, a reader, a session that
+ * Client-defined objects as an attacker sees them: a stranger, a reader, a session that
  * never logged in and bad input change nothing; the stranger's lists and events show nothing of
  * the owner's xobject; xobjects count against the owner's volume quota.
  */

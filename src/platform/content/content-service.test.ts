@@ -426,7 +426,7 @@ for (const dialect of DIALECTS) {
       });
       await first.service.recordConversion(restart.database.db, interrupted);
       await countAttempt(restart.database.db, interrupted.job, 1);
-      // Three node crashes while it ran (issue 18): not the job's fault.
+      // Three node crashes while it ran: not the job's fault.
       const crashed = await first.service.prepareConversion(TYPE, 'fax', objectUuid(), {
         data: await textPdf(1),
       });
@@ -481,7 +481,7 @@ for (const dialect of DIALECTS) {
   });
 }
 
-describe('conversion bounds (issue 12)', () => {
+describe('conversion bounds', () => {
   let store: Awaited<ReturnType<typeof openStore>>;
   let service: ContentService;
   before(async () => {
@@ -559,7 +559,7 @@ describe('conversion bounds (issue 12)', () => {
   });
 });
 
-describe('superseded jobs, worker deaths, crash-safe order, orphans (issue 12, issue 18)', () => {
+describe('superseded jobs, worker deaths, crash-safe order, orphans', () => {
   let store: Awaited<ReturnType<typeof openStore>>;
   before(async () => {
     store = await openStore('sqlite');

@@ -257,7 +257,7 @@ export class ContentService {
   }
 
   /**
-   * Removes what no job and no object needs (issue 18: orphans after a crash): content versions
+   * Removes what no job and no object needs (orphans after a crash): content versions
    * without a job row that their object does not point to (an upload in flight at a crash, an
    * old version not yet deleted after a switch, content of a purged object), `.partial` files
    * (all at start; later those older than an hour) and the upload of a converted version that
@@ -374,7 +374,7 @@ export class ContentService {
       // The worker reads the stored upload itself: the bytes never pass the event loop again.
       const task = kind === 'audio' ? 'probe-audio' : 'probe-pdf';
       probe = await this.pool.run<InputProbe>({ task, args: { source: key } }, { interactive: true });
-      // A small file may hold much work (issue 12: 3,000 pages in 412 KB; hours of Ogg).
+      // A small file may hold much work (3,000 pages in 412 KB; hours of Ogg).
       if ((probe.page_count ?? 0) > (this.options.maxPages ?? MAX_PAGES))
         throw new ContentTooLargeError(this.options.maxPages ?? MAX_PAGES);
       if ((probe.image_pixels ?? 0) > MAX_PAGE_IMAGE_PIXELS)
@@ -437,7 +437,7 @@ export class ContentService {
   startConversion(prepared: PreparedConversion): void {
     this.preparing.delete(prepared.content);
     const row = this.jobRow(prepared);
-    // Older jobs of the object: a queued one is dropped, a running one stopped (issue 12: each
+    // Older jobs of the object: a queued one is dropped, a running one stopped (each
     // re-upload queued a full conversion); their rows went with the newer job's recording.
     for (let index = this.queue.length - 1; index >= 0; index--) {
       const queued = this.queue[index]!;
@@ -629,7 +629,7 @@ export class ContentService {
     await deleteJob(this.db, job.uuid);
     // The upload goes last: a crash before here leaves the job to run again from its source (the
     // handler is idempotent), and one after the row went leaves only a file the sweep removes.
-    // Deleting it first made the rerun fail an object that had converted (issue 18).
+    // Deleting it first made the rerun fail an object that had converted.
     const input = parseJson<JobInput>(job.input);
     if (status === 'ok' && !superseded && !keepsSource(kind) && 'file' in input)
       await this.storage.delete(`${job.content}${input.file}`);

@@ -1,5 +1,5 @@
 /**
- * The conversions themselves (issue "content pipeline"), run inside the conversion workers so
+ * The conversions themselves, run inside the conversion workers so
  * that the HTTP event loop never does this work. Each takes its input bytes and emits its output
  * files through `emit`, page by page, so that a long document never sits whole in memory.
  */

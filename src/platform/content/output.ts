@@ -1,5 +1,5 @@
 /**
- * Conversion output to content storage (issue "content pipeline": downloads and conversions never
+ * Conversion output to content storage (downloads and conversions never
  * hold whole files in memory). Used by the conversion workers: each emitted file streams to
  * storage in batches as it grows, with back-pressure on the converter.
  */

@@ -1,5 +1,5 @@
 /**
- * The priority and CPU time of conversion workers (issue "content pipeline": the HTTP API stays
+ * The priority and CPU time of conversion workers (the HTTP API stays
  * responsive while conversions run). Conversions are background work and give way to the server
  * whenever it can run.
  */

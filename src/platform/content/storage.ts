@@ -1,5 +1,5 @@
 /**
- * Content storage (issue "content pipeline"): stored content lives behind this small interface
+ * Content storage: stored content lives behind this small interface
  * so that an S3-compatible store can replace the local disk later. Keys are relative paths of
  * safe characters ("<object>/<version>/fax.tif"); a prefix ends with "/".
  */

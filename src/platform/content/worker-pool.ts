@@ -1,5 +1,5 @@
 /**
- * The bounded pool of conversion workers (issue "content pipeline": conversion work happens off
+ * The bounded pool of conversion workers (conversion work happens off
  * the main event loop). `size` workers take background conversions in order; short interactive
  * tasks (checking an upload, a page preview, a PDF download) go first and may use one extra
  * worker, so that they do not wait behind a long document.

@@ -1,5 +1,5 @@
 /**
- * Query shapes compiled once and run with new values (issue 15 "Performance": building and
+ * Query shapes compiled once and run with new values (performance: building and
  * compiling the same Kysely queries on every call was a fifth of the call engine's main-thread
  * time, docs/benchmarks.md "Calls"). A repository declares a shape with named arguments:
  *

@@ -1,5 +1,5 @@
 /**
- * Concurrent writes to one object serialise (issue 18 item 5c): deleting an object while other
+ * Concurrent writes to one object serialise: deleting an object while other
  * requests tag it answers every call ok or its spec status, never fail, and leaves no object_tag
  * row without its object. On PostgreSQL the object row is locked by the write that reads it.
  */

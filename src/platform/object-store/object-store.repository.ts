@@ -83,7 +83,7 @@ export function findObject(db: Db, uuid: string): Promise<ObjectRow | undefined>
  * The object and the highest access any of its tags grants the user, in one query: the access
  * check of every object call. Inside a write the object row is locked (FOR UPDATE) until the
  * commit, so that concurrent writes to one object serialise: a call that waited for a delete
- * finds no object and answers its wrong-... status (issue 18 item 5c). SQLite has one writer at
+ * finds no object and answers its wrong-... status. SQLite has one writer at
  * a time and drops the clause (src/db/dialect/sqlite.ts).
  */
 export function findObjectWithGrant(

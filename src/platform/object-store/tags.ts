@@ -86,7 +86,7 @@ function tagPayload(uuid: string, view: TagView, policy: Record<string, number> 
 }
 
 /**
- * The part of a policy `viewer` may see (issue 12 item 13): the owner sees all of it; anyone
+ * The part of a policy `viewer` may see: the owner sees all of it; anyone
  * else the owner's entry and its own, never the other users the owner shares with (a share tag
  * would otherwise list every user the owner is linked with).
  */

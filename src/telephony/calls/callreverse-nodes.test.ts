@@ -1,5 +1,5 @@
 /**
- * Call-reverse over several nodes (issue 15, call features): the caller waits on node A, the
+ * Call-reverse over several nodes (call features): the caller waits on node A, the
  * carrier sends the filter number's call to node B, B hands it over to A's user agent with the
  * process's token and the two are joined on A. Two real nodes on one PostgreSQL, each with its
  * own Kamailio and rtpengine; the carrier stand-in (test/carrier.ts) on both ends.

@@ -1,5 +1,5 @@
 /**
- * Calls leaving the platform and the call features on real calls (issue 15 items 2, 4, 5):
+ * Calls leaving the platform and the call features on real calls:
  * baresips register as SIP accounts through the Kamailio Zentrale starts; the carrier is a
  * stand-in on its own loopback address (test/carrier.ts) that answers numbers with tones and
  * places calls from numbers. What each side hears is checked with a Goertzel filter, what

@@ -1,5 +1,5 @@
 /**
- * What answers a number, beyond the basics (issue 15 item 3): the voicemail notification
+ * What answers a number, beyond the basics: the voicemail notification
  * e-mail with the message attached, play_announcement_only, the dialplan ringtone mixed with
  * the ring tone, the legacy dialplan's pools, timeout and busy branches and redirects to
  * numbers outside, and call-reverse. Real baresips and the carrier stand-in (test/carrier.ts).

@@ -1,5 +1,5 @@
 /**
- * The rule action `call` on a real call (spec "Rules"; issue 19): a rule's call action places one
+ * The rule action `call` on a real call (spec "Rules"): a rule's call action places one
  * call per recipient through the call engine to the carrier stand-in (test/carrier.ts), plays the
  * owner's announcement after a silence and hangs up; the recipient hears the announcement's tone,
  * sees the owner's number and `from_name` as the caller, and the call has its CDR (service call,

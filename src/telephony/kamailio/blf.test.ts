@@ -1,5 +1,5 @@
 /**
- * BLF for real (spec "SIP accounts" POST /api/sip/{sip-user}/blf; issue 15 item 6; RFC 4235):
+ * BLF for real (spec "SIP accounts" POST /api/sip/{sip-user}/blf; RFC 4235):
  * a SIPp watcher SUBSCRIBEs to a platform number its account subscribed to and receives the
  * number's dialog states while a real call (baresips through Kamailio and Zentrale) rings it,
  * is answered and ends; numbers the account did not subscribe to, and other events, are refused.

@@ -1,5 +1,5 @@
 /**
- * The evapi connection to Kamailio (registration events, issue 15): made even when Kamailio's
+ * The evapi connection to Kamailio (registration events): made even when Kamailio's
  * evapi process listens only after Kamailio already answers SIP, and made again after a loss.
  */
 import assert from 'node:assert/strict';

@@ -13,7 +13,7 @@
  * usrloc's write-back interval on SQLite (s): a contact that changes several times within it is
  * written once. Each write is one SQLite transaction with its own fsync (db_sqlite 5.6 cannot
  * relax `synchronous`), so in a storm of REGISTERs the interval, not the REGISTER rate, bounds
- * the writes (issue 15's REGISTER target).
+ * the writes.
  */
 export const WRITE_BACK_SECONDS = 5;
 

@@ -1,5 +1,5 @@
 /**
- * Registration for real (issue 15 "Registration"; RFC 3261 §10, RFC 2617): SIPp registers
+ * Registration for real (RFC 3261 §10, RFC 2617): SIPp registers
  * through the Kamailio that Zentrale starts, on SQLite and PostgreSQL.
  */
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Media endpoints in a worker thread (issue 15 "Performance": the RTP of 200 calls at 50
+ * Media endpoints in a worker thread (performance: the RTP of 200 calls at 50
  * packets/s each took a fifth of the main thread, whose event loop also serves the API and the
  * SIP UA). WorkerMediaEngine starts media-worker.ts, which runs a MediaEngine; each
  * WorkerEndpoint here is a handle that sends commands (play, stop, record, DTMF, connect, close)

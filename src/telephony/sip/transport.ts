@@ -58,7 +58,7 @@ export class SipTransport {
    * Received messages waiting, oldest first. One is handled per turn of the event loop: the
    * handling of an INVITE runs to its end without a real wait (SQLite answers synchronously),
    * and a burst of datagrams read at once would otherwise hold the loop for all of them while
-   * the API's requests wait (docs/benchmarks.md "Calls", issue 15).
+   * the API's requests wait (docs/benchmarks.md "Calls").
    */
   private readonly inbox: { data: Buffer; remote: Remote; stream: boolean }[] = [];
   private draining: NodeJS.Immediate | undefined;

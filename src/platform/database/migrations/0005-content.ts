@@ -1,5 +1,5 @@
 /**
- * Content conversion jobs (issue "content pipeline": pending conversions resume after a
+ * Content conversion jobs (pending conversions resume after a
  * restart). A job belongs to the node whose DATA_DIR holds its input; it is deleted once its
  * result has been handed to its object type.
  */

@@ -1,5 +1,5 @@
 /**
- * Telephony records (issue 13): call detail records (spec "Call detail record (CDR)") written
+ * Telephony records: call detail records (spec "Call detail record (CDR)") written
  * by the call engine and read by the partner API, and the BLF subscriptions of SIP accounts
  * (spec "SIP accounts", POST /api/sip/{sip-user}/blf), kept for when usergroups exist.
  *

@@ -1,5 +1,5 @@
 /**
- * Durable events (decisions.md "Events"; issue 18 item 6): each event is stored once when it is
+ * Durable events (decisions.md "Events"): each event is stored once when it is
  * emitted, its body in `event_body` and one `session_event` row per receiving session, instead
  * of every session's retained events as one JSON document in its row, written only at a
  * graceful stop. The events saved that way are moved over, then the column goes.

@@ -1,5 +1,5 @@
 /**
- * Invitations by e-mail (issue 12 item 13): the address as the sender gave it and the UUID the
+ * Invitations by e-mail: the address as the sender gave it and the UUID the
  * sender sees in place of the invited user's, so that an invitation by e-mail tells the sender
  * nothing about the address (registered or not) before it is accepted.
  */

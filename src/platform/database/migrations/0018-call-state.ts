@@ -1,5 +1,5 @@
 /**
- * Call state shared by the nodes (issue 15, several nodes "each node's engine shares the
+ * Call state shared by the nodes (several nodes "each node's engine shares the
  * database"): `dialplan_cyclic`, the round-robin position of each v2 dialplan's cyclic action
  * (spec "cyclic (round-robin kept per dialplan)"), and `call_admission`, one row per call the
  * concurrent-call quota admitted, from its admission until it ends (`node` the engine instance,

@@ -1,5 +1,5 @@
 /**
- * Calls in progress (issue 15 item 5): every leg the call engine carries is a row here from
+ * Calls in progress: every leg the call engine carries is a row here from
  * its start until its CDR is written, so that a restart, or a node that died, leaves no call
  * without its record. `node` names the engine instance, `heartbeat` (ms) is refreshed for all
  * of a node's legs while it runs; dates are ms as the CDR's.

@@ -1,5 +1,5 @@
 /**
- * BLF (spec "SIP accounts", POST /api/sip/{sip-user}/blf; issue 15 item 6): the tables of
+ * BLF (spec "SIP accounts", POST /api/sip/{sip-user}/blf): the tables of
  * Kamailio's presence and pua modules (their schema versions: presentity 5, active_watchers 12,
  * watchers 3, pua 7), written and read by Kamailio only. Zentrale owns and migrates them like
  * `location` (migration 0009) so that every node's Kamailio shares them on PostgreSQL.

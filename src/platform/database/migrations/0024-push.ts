@@ -1,5 +1,5 @@
 /**
- * Push (spec "Push registration", issue 19 "push delivery"): the devices' registrations, the
+ * Push (spec "Push registration"): the devices' registrations, the
  * FCM service-account credential (sealed) and the durable queue of deliveries.
  */
 import type { Kysely } from 'kysely';

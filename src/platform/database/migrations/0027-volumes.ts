@@ -1,5 +1,5 @@
 /**
- * Volumes (issue 16 item 5; spec "/api/volume family", events file_new, file_modify,
+ * Volumes (spec "/api/volume family", events file_new, file_modify,
  * file_delete, the upgrade task): the files and folders of a volume object with their content,
  * the commits that group changes, and the read grants an upgrade gives a device.
  */

@@ -1,5 +1,5 @@
 /**
- * Calls in progress by owner (issue 15 "the API's latency under call load"): the quota asks,
+ * Calls in progress by owner: the quota asks,
  * for every new call, how many calls its owner has on the other nodes. Without this index
  * that count read every running leg (on one node: all of them, to find none); with it, the
  * two ranges of the owner's legs on nodes before and after this one (countCallsElsewhere, since gone: 0030 drops the index).

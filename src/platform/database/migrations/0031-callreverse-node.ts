@@ -1,5 +1,5 @@
 /**
- * Call-reverse over several nodes (issue 15, call features): the process row names where the
+ * Call-reverse over several nodes (call features): the process row names where the
  * waiting caller is held, so that another node the carrier sends the filter number's call to
  * can hand it over. `leg`: the caller's running leg (running_call.id; its heartbeat tells the
  * holding node is alive); `address`: the holding engine's SIP user agent, host:port as its
