@@ -4,6 +4,8 @@
 //   index.ts);
 // - production code (src/, not *.test.ts) imports no test code: nothing under test/, no
 //   *.test.ts, not node:test;
+// - no import cycle among the files of src/ (tests aside), type-only imports included: a cycle
+//   between areas is cut by the area that is asked declaring what it needs (a port interface);
 // - every write goes through the unit of work (src/platform/database/unit-of-work.ts): a
 //   `.transaction()` anywhere else is a second way to write.
 import fs from 'node:fs';
@@ -71,6 +73,52 @@ for (const area of fs.readdirSync(modules)) {
     }
   }
 }
+// Import cycles: Tarjan's strongly connected components over src/'s import graph.
+const graph = new Map();
+for (const file of fs.readdirSync(sourceRoot, { recursive: true })) {
+  const rel = String(file);
+  if (!rel.endsWith('.ts') || rel.endsWith('.test.ts') || rel.endsWith('.d.ts')) continue;
+  const full = path.join(sourceRoot, rel);
+  const text = fs.readFileSync(full, 'utf8');
+  const targets = [];
+  for (const match of text.matchAll(/^(?:import|export)\s(?:[^;']*?\sfrom\s)?'(\.[^']+)'/gms)) {
+    targets.push(
+      path.relative(sourceRoot, path.resolve(path.dirname(full), match[1]).replace(/\.js$/, '.ts')),
+    );
+  }
+  graph.set(rel, targets);
+}
+let counter = 0;
+const stack = [];
+const onStack = new Set();
+const order = new Map();
+const lowest = new Map();
+function visit(node) {
+  order.set(node, counter);
+  lowest.set(node, counter);
+  counter += 1;
+  stack.push(node);
+  onStack.add(node);
+  for (const next of graph.get(node) ?? []) {
+    if (!graph.has(next)) continue;
+    if (!order.has(next)) {
+      visit(next);
+      lowest.set(node, Math.min(lowest.get(node), lowest.get(next)));
+    } else if (onStack.has(next)) lowest.set(node, Math.min(lowest.get(node), order.get(next)));
+  }
+  if (lowest.get(node) !== order.get(node)) return;
+  const component = [];
+  let member;
+  do {
+    member = stack.pop();
+    onStack.delete(member);
+    component.push(member);
+  } while (member !== node);
+  if (component.length > 1)
+    problems.push(`import cycle among ${component.length} files: src/${component.sort().join(', src/')}`);
+}
+for (const node of graph.keys()) if (!order.has(node)) visit(node);
+
 if (problems.length > 0) {
   console.error(`house rule violations:\n${problems.join('\n')}`);
   process.exit(1);

@@ -4,7 +4,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { DatabaseHandle, MessageBus, Tables } from '../../platform/database/database.js';
+import type { DialectHandle, MessageBus } from './handle.js';
 
 // int8 (bigint) columns hold seconds and counters that fit a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -39,9 +39,9 @@ function createBus(connectionString: string): MessageBus {
   };
 }
 
-export function openPostgres(connectionString: string): DatabaseHandle {
+export function openPostgres<T>(connectionString: string): DialectHandle<T> {
   const pool = new pg.Pool({ connectionString, max: 10 });
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<T>({ dialect: new PostgresDialect({ pool }) });
   const bus = createBus(connectionString);
   return {
     db,

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
+import type { Tables } from '../../platform/database/database.js';
 import { Writer } from '../../platform/database/unit-of-work.js';
 import { openSqlite } from './sqlite.js';
 
@@ -17,7 +18,7 @@ async function twoConnections(t: TestContext) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'db.sqlite');
-  const handle = openSqlite(file);
+  const handle = openSqlite<Tables>(file);
   t.after(() => handle.close());
   await sql`create table t (x integer)`.execute(handle.db);
   const other = new SQLite(file);
@@ -80,7 +81,7 @@ test('WAL checkpoints run on a thread of their own once the WAL has grown, and s
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'db.sqlite');
-  const handle = openSqlite(file, { startBytes: 64 * 1024, intervalMs: 50 });
+  const handle = openSqlite<Tables>(file, { startBytes: 64 * 1024, intervalMs: 50 });
   await sql`create table t (x text)`.execute(handle.db);
   const before = fs.statSync(file).size;
   // About 1 MB in the WAL: far below the main connection's own automatic checkpoint.

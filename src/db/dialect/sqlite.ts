@@ -23,7 +23,7 @@ import {
   SqliteDriver,
   type UnknownRow,
 } from 'kysely';
-import type { DatabaseHandle, Tables } from '../../platform/database/database.js';
+import type { DialectHandle } from './handle.js';
 
 /**
  * SQLite has no row locks: a transaction holds the one connection, so writes are serial
@@ -211,7 +211,7 @@ function checkpointThread(file: string, options: CheckpointOptions): { stop(): P
   };
 }
 
-export function openSqlite(file: string, checkpoints: CheckpointOptions = {}): DatabaseHandle {
+export function openSqlite<T>(file: string, checkpoints: CheckpointOptions = {}): DialectHandle<T> {
   if (file !== ':memory:') fs.mkdirSync(path.dirname(file), { recursive: true });
   const database = new SQLite(file);
   // WAL lets readers run while a write commits; NORMAL sync is safe with WAL.
@@ -224,7 +224,7 @@ export function openSqlite(file: string, checkpoints: CheckpointOptions = {}): D
   const checkpointer = file === ':memory:' ? undefined : checkpointThread(file, checkpoints);
   if (checkpointer) database.pragma(`wal_autocheckpoint = ${MAIN_AUTOCHECKPOINT_PAGES}`);
   keepStatements(database);
-  const db = new Kysely<Tables>({
+  const db = new Kysely<T>({
     dialect: new ImmediateSqliteDialect({ database }, database),
     plugins: [dropRowLocks],
   });

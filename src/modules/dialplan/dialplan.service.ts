@@ -25,7 +25,6 @@ import {
 import type { ReverseHolder, ReverseProcess } from '../../telephony/index.js';
 import type { AnnouncementService } from '../announcement/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
-import type { PhoneService } from '../phone/index.js';
 import { findSipAccountOwner } from '../sip/index.js';
 import * as repo from './dialplan.repository.js';
 import type {
@@ -47,11 +46,24 @@ export const MAX_POOL_ENTRIES = 100;
 /** A pending call-through is dropped after two minutes (spec "Call-through", Limits). */
 export const CALLTHROUGH_LIFETIME = 120;
 
+/**
+ * What the dialplan area asks of the phone area, declared here: the phone area depends on this
+ * one (a number answers with a dialplan), so this one names no type of it.
+ */
+export interface DialplanNumbers {
+  clearAnswering(w: UnitOfWork, user: string, kind: 'dialplan' | 'ivr', uuid: string): Promise<void>;
+  findOwnNumber(
+    user: string,
+    number: string,
+    db?: Db,
+  ): Promise<{ dialplan_enable: boolean; locked: boolean }>;
+}
+
 export interface DialplanServiceDeps {
   db: Db;
   writer: Writer;
   announcements: Pick<AnnouncementService, 'requireReadable'>;
-  phones: PhoneService;
+  phones: DialplanNumbers;
   /** The partner's call filter of a user (spec "Partner API"), which a callback must pass. */
   callFilters: Pick<CallFilterService, 'callFilterOf'>;
   /** Seals the call-reverse join tokens (the deployment's key, shared by every node). */

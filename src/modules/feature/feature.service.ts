@@ -7,7 +7,6 @@ import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
-import type { UserService } from '../user/index.js';
 import * as repo from './feature.repository.js';
 
 /** Quotas: SIP accounts, storage volume in MB, fax pages a month, concurrent calls. */
@@ -118,7 +117,8 @@ function definedOnly<T extends object>(values: Partial<T> | undefined): Partial<
 export class FeatureService {
   constructor(
     private readonly writer: Writer,
-    private readonly users: UserService,
+    /** The user area's service; declared here, as the user area depends on this one. */
+    private readonly users: { findUser(uuid: string): Promise<object | undefined> },
   ) {}
 
   private get db(): Db {

@@ -4,12 +4,11 @@
  * is the pure walkIvr of src/telephony/decisions.
  */
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, uuidSortKey, uuidTime } from '../../platform/ids.js';
 import { checkIvr, type Ivr, ivrReferences, walkIvr } from '../../telephony/decisions/index.js';
 import type { AnnouncementService } from '../announcement/index.js';
-import type { PhoneService } from '../phone/index.js';
 import * as repo from './ivr.repository.js';
 import { IVR_LIST_COUNT, type IvrBody, type ListIvrQuery } from './ivr.schema.js';
 
@@ -20,7 +19,8 @@ export interface IvrServiceDeps {
   db: Db;
   writer: Writer;
   announcements: Pick<AnnouncementService, 'requireReadable'>;
-  phones: PhoneService;
+  /** The phone area's service; declared here, as the phone area depends on this one. */
+  phones: { clearAnswering(w: UnitOfWork, user: string, kind: 'ivr', uuid: string): Promise<void> };
 }
 
 export class IvrService {

@@ -9,7 +9,6 @@ import { ApiError } from '../../platform/errors.js';
 import type { TelephonyEngine } from '../../telephony/telephony.js';
 import type { FeatureService } from '../feature/index.js';
 import type { PartnerPhoneBody, PhoneService } from '../phone/index.js';
-import type { RecoveryService } from '../signup/index.js';
 import type { AccountService, UserRow, UserService } from '../user/index.js';
 import type { PartnerRight, PartnerService } from './partner.service.js';
 import type {
@@ -27,7 +26,8 @@ export interface PartnerApiDeps {
   accounts: Pick<AccountService, 'removeAccount'>;
   features: FeatureService;
   phones: PhoneService;
-  recovery: Pick<RecoveryService, 'issueRecoveryCode'>;
+  /** The sign-up area's recovery codes; declared here, as that area depends on this one. */
+  recovery: { issueRecoveryCode(userUuid: string): Promise<string> };
   sessions: { closeUserSessions(user: string): Promise<void> };
   /** The user's usergroup (the usergroup area), for the partner user object. */
   usergroups?: { usergroupOf(userUuid: string): Promise<string | undefined> } | undefined;

@@ -15,7 +15,6 @@ import { type LegacySituation, routeNumber } from '../../telephony/decisions/ind
 import type { AnnouncementService } from '../announcement/index.js';
 import type { DialplanSimulation, LegacyDecisionView } from '../dialplan/index.js';
 import type { IvrSimulation } from '../ivr/index.js';
-import type { PartnerService } from '../partner/index.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './phone.repository.js';
 import type {
@@ -105,7 +104,8 @@ export interface PhoneServiceDeps {
   /** Every write goes through it (the platform's unit of work). */
   writer: Writer;
   users: UserService;
-  partners: PartnerService;
+  /** The partner area's service; declared here, as the partner area depends on this one. */
+  partners: { findPartner(uuid: string): Promise<object | undefined> };
 }
 
 /** The settings of a number as GET /api/phone shows them. */

@@ -8,7 +8,7 @@
  * apns-push-type background with apns-priority 5, as Apple requires for those.
  */
 import { createPrivateKey } from 'node:crypto';
-import type { SendOutcome } from './push.delivery.js';
+import { DELIVERY_LIFETIME_S, type SendOutcome } from './push.delivery.js';
 import type { Http2Pool } from './push.http2.js';
 import { signJwt } from './push.jwt.js';
 import type { PushRegistrationTable } from './push.repository.js';
@@ -19,8 +19,6 @@ import type { PushCredentials } from './push-application.service.js';
 export const PROVIDER_TOKEN_LIFETIME_MS = 30 * 60 * 1000;
 /** How long operator credentials are kept in memory before they are read again (a CLI change applies within it). */
 const CREDENTIALS_TTL_MS = 60 * 1000;
-/** A notification not delivered within a day is not worth showing (apns-expiration). */
-export const DELIVERY_LIFETIME_S = 24 * 60 * 60;
 
 export interface ApnsSenderDeps {
   readonly pool: Http2Pool;

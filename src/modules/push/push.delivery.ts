@@ -10,8 +10,10 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { PassLoop } from '../../platform/pass-loop.js';
-import { DELIVERY_LIFETIME_S } from './push.apns.js';
 import * as repo from './push.repository.js';
+
+/** A notification not delivered within a day is not worth showing (APNs' apns-expiration, FCM's ttl). */
+export const DELIVERY_LIFETIME_S = 24 * 60 * 60;
 
 export type SendOutcome =
   | { kind: 'sent' }

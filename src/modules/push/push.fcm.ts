@@ -7,8 +7,8 @@
  * priority so that the app hears of a call or voicemail at once.
  */
 import { createPrivateKey } from 'node:crypto';
-import { DELIVERY_LIFETIME_S, retryAfterMs } from './push.apns.js';
-import type { SendOutcome } from './push.delivery.js';
+import { retryAfterMs } from './push.apns.js';
+import { DELIVERY_LIFETIME_S, type SendOutcome } from './push.delivery.js';
 import type { Http2Pool } from './push.http2.js';
 import { signJwt } from './push.jwt.js';
 import type { PushRegistrationTable } from './push.repository.js';

@@ -24,7 +24,6 @@ import {
   type TelephonyEngine,
 } from '../../telephony/index.js';
 import type { FeatureService } from '../feature/index.js';
-import type { PhoneService } from '../phone/index.js';
 import type { UserService } from '../user/index.js';
 import * as repo from './sip.repository.js';
 
@@ -89,7 +88,8 @@ export interface SipServiceDeps {
   config: Pick<Config, 'sipDomainCurrent' | 'sipDomainLegacy'>;
   users: UserService;
   features: FeatureService;
-  phones: PhoneService;
+  /** The phone area's service; declared here, as the phone area depends on this one. */
+  phones: { findNumber(number: string): Promise<{ number: string; user: string | null } | undefined> };
   telephony: SipTelephony;
   /** Seals the passwords (the deployment's key, src/platform/sealing.ts). */
   box: SecretBox;

@@ -27,7 +27,6 @@ import type { Mailer } from '../../platform/mail.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import type { Throttle } from '../../platform/throttle/throttle.js';
 import type { FeatureService } from '../feature/index.js';
-import type { PartnerService } from '../partner/index.js';
 import { CODE_LENGTH, CODE_LIFETIME, hashSecretCode, newSecret } from './codes.js';
 import { readUpload } from './upload.js';
 import * as repo from './user.repository.js';
@@ -68,7 +67,8 @@ export interface AccountServiceDeps {
   hub: EventHub;
   config: Pick<Config, 'dataDir' | 'maxUploadSize'>;
   users: UserService;
-  partners: PartnerService;
+  /** The partner area's service; declared here, as the partner area depends on this one. */
+  partners: { findPartner(uuid: string): Promise<{ name: string } | undefined> };
   features: FeatureService;
   mailer: Mailer;
   throttle: Throttle;

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { type Kysely, type Migration, type MigrationProvider, Migrator } from 'kysely';
+import type { DialectHandle } from '../../db/dialect/handle.js';
 import { openPostgres } from '../../db/dialect/postgres.js';
 import { openSqlite } from '../../db/dialect/sqlite.js';
 import type { Config } from '../config.js';
@@ -16,19 +17,9 @@ export interface Tables {}
 
 export type Db = Kysely<Tables>;
 
-/** Cross-node messages (PostgreSQL LISTEN/NOTIFY); absent on a single SQLite node. */
-export interface MessageBus {
-  subscribe(channel: string, handler: (payload: string) => void): Promise<void>;
-  publish(channel: string, payload: string): Promise<void>;
-  close(): Promise<void>;
-}
+export type { MessageBus } from '../../db/dialect/handle.js';
 
-export interface DatabaseHandle {
-  readonly db: Db;
-  readonly dialect: 'sqlite' | 'postgres';
-  readonly bus: MessageBus | undefined;
-  close(): Promise<void>;
-}
+export type DatabaseHandle = DialectHandle<Tables>;
 
 /** The SQLite file of a node without DATABASE_URL (Kamailio opens the same file). */
 export function sqliteFile(config: Pick<Config, 'dataDir'>): string {
@@ -36,7 +27,9 @@ export function sqliteFile(config: Pick<Config, 'dataDir'>): string {
 }
 
 export function openDatabase(config: Pick<Config, 'databaseUrl' | 'dataDir'>): DatabaseHandle {
-  return config.databaseUrl ? openPostgres(config.databaseUrl) : openSqlite(sqliteFile(config));
+  return config.databaseUrl
+    ? openPostgres<Tables>(config.databaseUrl)
+    : openSqlite<Tables>(sqliteFile(config));
 }
 
 class StaticMigrationProvider implements MigrationProvider {
