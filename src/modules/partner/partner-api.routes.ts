@@ -121,17 +121,15 @@ export function partnerApiRoutes(app: AppInstance, api: PartnerApiService): void
       schema: {
         summary: "The partner's phone numbers in number order, paged",
         description:
-          "A page of the numbers the operator put in the partner's pool, in number order: `phones` maps each " +
-          "number a user holds to that user's UUID (the spec's shape); `free` lists the page's numbers no user " +
-          'holds yet, which POST /api/partner/phone/{user-uuid} can give out. `count` (1..500, default 50) ' +
-          'bounds both together; the next page starts after the greatest number of either (`start`, exclusive). ' +
-          'A partner without the right `phone` is phone-forbidden.',
+          "The numbers the operator put in the partner's pool, each with the UUID of the user holding it, or null " +
+          'while it is free. `start` (exclusive), `count` 1..500, default 50. A partner without the right `phone` ' +
+          'is phone-forbidden.',
         tags: ['partner'],
         querystring: ListPartnerPhonesQuery,
         response: { 200: ListPartnerPhonesAnswer },
       },
     },
-    async (request) => api.listPhones(partnerOf(request), request.query),
+    async (request) => ({ phones: await api.listPhones(partnerOf(request), request.query) }),
   );
 
   app.post(

@@ -90,10 +90,9 @@ export const ListPartnerPhonesQuery = Type.Object({
 export type ListPartnerPhonesQuery = Static<typeof ListPartnerPhonesQuery>;
 
 export const ListPartnerPhonesAnswer = envelope({
-  phones: Type.Record(Type.String(), Uuid, {
-    description: "the page's numbers that a user holds, in number order: number -> the user's UUID",
+  phones: Type.Record(Type.String(), Type.Union([Uuid, Type.Null()]), {
+    description: "the partner's pool in number order: number -> UUID of the user holding it, null while free",
   }),
-  free: Type.Array(Type.String(), { description: "the page's numbers no user holds, in number order" }),
 });
 
 export const PartnerCallsAnswer = envelope({

@@ -229,19 +229,9 @@ export class PhoneService {
    * GET /api/partner/phone: the partner's pool in number order after `start` (exclusive), each
    * number with the UUID of the user holding it, or null while it is free.
    */
-  /**
-   * A page of the partner's pool in number order: the assigned numbers as number -> user UUID
-   * (the spec's shape), the free ones apart.
-   */
   async listPool(partnerUuid: string, start: string | undefined, count: number) {
     const rows = await repo.listPoolPage(this.deps.db, partnerUuid, start, count);
-    const phones: Record<string, string> = {};
-    const free: string[] = [];
-    for (const row of rows) {
-      if (row.user_uuid === null) free.push(row.number);
-      else phones[row.number] = row.user_uuid;
-    }
-    return { phones, free };
+    return Object.fromEntries(rows.map((row) => [row.number, row.user_uuid]));
   }
 
   /**
