@@ -9,8 +9,6 @@ export interface DeviceTable {
   created: number;
   /** The operator's license text for the device (the license task), or null. */
   license: string | null;
-  /** CSP packets of a protocol this server does not know, taken and counted. */
-  unknown_packets?: number | string;
 }
 
 declare module '../../platform/database/database.js' {
@@ -25,14 +23,6 @@ export function insertDevice(db: Db, row: DeviceTable): Promise<unknown> {
 
 export function findDevice(db: Db, uuid: string): Promise<DeviceTable | undefined> {
   return db.selectFrom('device').selectAll().where('uuid', '=', uuid).executeTakeFirst();
-}
-
-export function countUnknownPacket(db: Db, uuid: string): Promise<unknown> {
-  return db
-    .updateTable('device')
-    .set((eb) => ({ unknown_packets: eb('unknown_packets', '+', 1) }))
-    .where('uuid', '=', uuid)
-    .execute();
 }
 
 /** Devices by creation, all of them or those of one owner. */

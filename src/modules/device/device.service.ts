@@ -23,8 +23,6 @@ export interface Device {
   created: number;
   /** The operator's license text, or null (spec Device API, license task). */
   license: string | null;
-  /** CSP packets of a protocol this server does not know (newer firmware), taken and counted. */
-  unknown_packets: number;
 }
 
 export interface NewDevice {
@@ -52,7 +50,6 @@ function toDevice(row: repo.DeviceTable): Device {
     description: row.description,
     created: row.created,
     license: row.license ?? null,
-    unknown_packets: Number(row.unknown_packets ?? 0),
   };
 }
 
@@ -129,13 +126,6 @@ export class DeviceService {
       await this.ownerChanged(w, { device: toDevice(row), before: null, after: row.owner_uuid });
     });
     return toDevice(row);
-  }
-
-  /** A CSP packet the device sent in a protocol this server does not know: counted, nothing kept. */
-  countUnknownPacket(uuid: string): Promise<void> {
-    return this.writer.write(async (w) => {
-      await repo.countUnknownPacket(w.trx, uuid);
-    });
   }
 
   async findDevice(uuid: string): Promise<Device | undefined> {

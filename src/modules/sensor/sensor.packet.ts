@@ -2,8 +2,7 @@
  * The CSP radio packet format (spec "Device API", POST /api/device/csp: "without preamble, sync
  * word and CRC"; the rest is Zentrale's own). All numbers are big-endian.
  *
- *   byte 0      protocol type: 1 = Zentrale sensor protocol v1 (others are taken and counted
- *               as unknown: a box's firmware may be newer than the server)
+ *   byte 0      protocol type: 1 = Zentrale sensor protocol v1 (others are refused)
  *   bytes 1-4   sensor address, unsigned 32 bits (shown as 8 lower-case hex digits)
  *   byte 5      packet id, 0..255: the sensor's sequence number (the same id heard again within
  *               30 s, e.g. by a second box, is one reading)
@@ -73,19 +72,10 @@ export interface SensorPacket {
   values: Record<string, SensorValue>;
 }
 
-/** A well-formed packet of a protocol type this server does not know. */
-export interface UnknownPacket {
-  unknown: number;
-}
-
-/**
- * The packet, an unknown protocol type (taken and counted: newer firmware), or a reason why it
- * is not a packet at all (the caller answers wrong-syntax).
- */
-export function decodePacket(bytes: Uint8Array): SensorPacket | UnknownPacket | string {
-  if (bytes.length === 0) return 'empty';
-  if (bytes[0] !== PROTO_SENSOR_V1) return { unknown: bytes[0]! };
+/** The packet, or a reason why it is not one (the caller answers wrong-syntax). */
+export function decodePacket(bytes: Uint8Array): SensorPacket | string {
   if (bytes.length < HEADER_BYTES + 2) return 'shorter than the header and one record';
+  if (bytes[0] !== PROTO_SENSOR_V1) return `unknown protocol type ${bytes[0]}`;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const address = view.getUint32(1).toString(16).padStart(8, '0');
   const values: Record<string, SensorValue> = {};

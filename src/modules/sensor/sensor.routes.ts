@@ -41,9 +41,7 @@ export function sensorRoutes(app: AppInstance, sensors: SensorService, partnerAp
           `${describeFormat()} The reading belongs to the sensor of the box's owner with that protocol ` +
           "type and address; a sensor object is made when an owner's box first hears it (at most 200 " +
           'sensors per owner: exceeded-limit beyond). Packets of a box without owner and of a sensor in ' +
-          'the trash are taken and dropped. The newest 10,000 readings of a sensor are kept. A packet of a ' +
-          'protocol type other than 1 (firmware newer than the server) is taken and counted on the device, ' +
-          'nothing else kept; wrong-syntax is for malformed input only.',
+          'the trash are taken and dropped. The newest 10,000 readings of a sensor are kept.',
         tags: ['device', 'sensor'],
         body: CspBody,
         response: { 200: Empty },

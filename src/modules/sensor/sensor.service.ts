@@ -82,8 +82,7 @@ export class SensorService {
   // ---- the box's side
 
   /**
-   * POST /api/device/csp: wrong-syntax for a packet that does not decode; one of a protocol type
-   * this server does not know is taken and counted on the device (newer firmware); exceeded-limit for a
+   * POST /api/device/csp: wrong-syntax for a packet that does not decode; exceeded-limit for a
    * new address when the owner has MAX_SENSORS sensors. Packets of a box without owner, of a
    * sensor in the trash, and repeats of a packet id within 30 s are taken and dropped.
    */
@@ -93,10 +92,6 @@ export class SensorService {
       throw new ApiError('wrong-syntax', 'bad packet: not base64');
     const packet = decodePacket(bytes);
     if (typeof packet === 'string') throw new ApiError('wrong-syntax', `bad packet: ${packet}`);
-    if ('unknown' in packet) {
-      await this.deps.devices.countUnknownPacket(device);
-      return;
-    }
     const owner = (await this.deps.devices.findDevice(device))?.owner;
     if (!owner) return;
     const partner = (await this.deps.users.findUser(owner))?.partner_uuid ?? null;

@@ -90,29 +90,6 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.call('GET', `/api/sensor/${sensorUuid}`)).status, 'wrong-sensor');
     });
 
-    test('well-formed packets of a protocol type the server does not know are taken and counted on the device', async (t) => {
-      const app = await build(t, { dialect });
-      const { client, firmware, device } = await ownerWithBox(app);
-      for (const bytes of [
-        [2, 0, 0, 0, 1, 0, 1, 0, 0],
-        [0, 0, 0, 0, 0, 0, 0, 0],
-        [255, 9, 9, 9, 9, 9, 9],
-      ]) {
-        const body = { packet: Buffer.from(bytes).toString('base64'), time: 1, rssi: -50, lqi: 10 };
-        assert.equal(
-          (await firmware.call('POST', '/api/device/csp', body)).status,
-          'ok',
-          JSON.stringify(bytes),
-        );
-      }
-      assert.equal((await app.services.devices.findDevice(device.uuid))?.unknown_packets, 3);
-      // Kept as a count only: no sensor, no reading.
-      assert.deepEqual((await client.call('GET', '/api/sensor')).sensor, {});
-      // A packet of the known protocol still decodes and counts nothing.
-      await csp(firmware, packet('00000001', 0, [[SWITCH, [0]]]));
-      assert.equal((await app.services.devices.findDevice(device.uuid))?.unknown_packets, 3);
-    });
-
     test('bad packets are refused and store nothing', async (t) => {
       const app = await build(t, { dialect });
       const { client, firmware } = await ownerWithBox(app);
@@ -120,11 +97,10 @@ for (const dialect of DIALECTS) {
       const cases: [Record<string, unknown>, string][] = [
         [{ packet: undefined }, 'missing-element'],
         [{ rssi: undefined }, 'missing-element'],
-        [{ packet: '' }, 'wrong-syntax'],
+        [{ packet: 'AAAA' }, 'wrong-syntax'],
         [{ packet: 'A'.repeat(501) }, 'wrong-syntax'],
         [{ packet: '!!!!!!!!!!!!' }, 'wrong-syntax'],
-        [{ packet: 'AAAAA' }, 'wrong-syntax'],
-        [{ packet: Buffer.from(header).toString('base64') }, 'wrong-syntax'],
+        [{ packet: Buffer.from([2, 0, 0, 0, 1, 0, 1, 0, 0]).toString('base64') }, 'wrong-syntax'],
         [{ packet: Buffer.from([...header, 0x7f, 0, 0]).toString('base64') }, 'wrong-syntax'],
         [{ packet: Buffer.from([...header, 0x01, 0]).toString('base64') }, 'wrong-syntax'],
         [{ packet: Buffer.from([...header, 0x01]).toString('base64') }, 'wrong-syntax'],
