@@ -328,9 +328,9 @@ export class SipService {
   }
 
   /**
-   * POST /api/sip/{sip-user}/blf: wrong-sip, access-denied (the user is in no usergroup),
-   * wrong-phone (a number to subscribe is not on the platform), access-denied (the number's
-   * holder is in another usergroup), in that order; quota-exceeded (more than BLF_LIMIT numbers). Unsubscribing is always allowed.
+   * POST /api/sip/{sip-user}/blf: wrong-sip, wrong-phone (a number to subscribe is not on the
+   * platform), access-denied (the user is in no usergroup, or the number's holder is in
+   * another one), quota-exceeded (more than BLF_LIMIT numbers). Unsubscribing is always allowed.
    */
   async updateBlf(
     owner: string,
@@ -339,14 +339,13 @@ export class SipService {
     unsubscribe: string[],
   ): Promise<void> {
     const account = await this.requireOwn(owner, username);
+    const holders = await Promise.all(subscribe.map((number) => this.deps.phones.findNumber(number)));
+    holders.forEach((phone, i) => {
+      if (!phone) throw new ApiError('wrong-phone', `${subscribe[i]} is not a number of the platform`);
+    });
     if (subscribe.length > 0) {
-      // Access first, as everywhere: a user in no usergroup learns nothing about the numbers.
       const group = await this.deps.usergroups?.usergroupOf(owner);
       if (!group) throw new ApiError('access-denied', 'BLF needs the user to be in a usergroup');
-      const holders = await Promise.all(subscribe.map((number) => this.deps.phones.findNumber(number)));
-      holders.forEach((phone, i) => {
-        if (!phone) throw new ApiError('wrong-phone', `${subscribe[i]} is not a number of the platform`);
-      });
       for (const phone of holders) {
         const holder = phone?.user ? await this.deps.usergroups?.usergroupOf(phone.user) : undefined;
         if (holder !== group)
