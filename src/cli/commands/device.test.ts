@@ -35,5 +35,29 @@ for (const dialect of DIALECTS) {
       await cli.json('device', 'unassign', device.uuid);
       await assert.rejects(app.services.boxes.getBox(user.uuid, device.uuid), /unknown object/);
     });
+
+    test("csp-unknown shows the device's packets of protocols the server does not read", async (t) => {
+      const env = await testEnv(t, dialect);
+      const app = await buildApp(loadConfig(env));
+      t.after(() => app.close());
+      const device = await app.services.devices.createDevice({ key: 'device-key' });
+      const cli = cliFor(env);
+      assert.deepEqual(await cli.json('device', 'csp-unknown', device.uuid), []);
+      const packet = Buffer.from([9, 0, 0, 0, 1, 0, 0xee]).toString('base64');
+      await app.services.sensors.receivePacket(device.uuid, { packet, time: 1, rssi: -1, lqi: 1 });
+      const [row] = await cli.json('device', 'csp-unknown', device.uuid);
+      assert.deepEqual(
+        { ...row, first_heard: 0, last_heard: 0 },
+        {
+          proto_type: 9,
+          packets: 1,
+          first_heard: 0,
+          last_heard: 0,
+          last_packet: packet,
+        },
+      );
+      const other = '00000000-0000-1000-8000-000000000000';
+      await cli.fails(1, /wrong-device/, 'device', 'csp-unknown', other);
+    });
   });
 }

@@ -2,6 +2,7 @@
 import type { Command } from 'commander';
 import type { Services } from '../../app.js';
 import type { Device } from '../../modules/device/index.js';
+import { ApiError } from '../../platform/errors.js';
 import { DESCRIPTION, KEY } from '../../platform/formats.js';
 import {
   type CliContext,
@@ -129,6 +130,30 @@ export function deviceCommands(program: Command, ctx: CliContext): void {
         return {
           json: shown,
           text: opts.clear ? `license of device ${uuid} removed` : `license of device ${uuid} set`,
+        };
+      }),
+    );
+
+  device
+    .command('csp-unknown')
+    .description('CSP packets of the device that no sensor protocol of this server reads (newer firmware)')
+    .argument('<uuid>', 'device UUID', uuidV1)
+    .action((uuid: string) =>
+      ctx.run(async (s) => {
+        if (!(await s.devices.findDevice(uuid))) throw new ApiError('wrong-device', `no device ${uuid}`);
+        const rows = await s.sensors.unknownPackets(uuid);
+        return {
+          json: rows,
+          text: table(
+            rows.map((r) => ({
+              proto_type: String(r.proto_type),
+              packets: String(r.packets),
+              first_heard: isoTime(r.first_heard),
+              last_heard: isoTime(r.last_heard),
+              last_packet: r.last_packet,
+            })),
+            ['proto_type', 'packets', 'first_heard', 'last_heard', 'last_packet'],
+          ),
         };
       }),
     );

@@ -119,11 +119,14 @@ export function partnerApiRoutes(app: AppInstance, api: PartnerApiService): void
     {
       config: { access: 'partner' },
       schema: {
-        summary: "The partner's phone numbers in number order, paged",
+        summary: "The partner's numbers its users hold, number -> user UUID, paged",
         description:
-          "The numbers the operator put in the partner's pool, each with the UUID of the user holding it, or null " +
-          'while it is free. `start` (exclusive), `count` 1..500, default 50. A partner without the right `phone` ' +
-          'is phone-forbidden.',
+          "The numbers of the partner's pool that a user holds, each with that user's UUID (the spec's shape " +
+          'number -> user UUID). Free pool numbers are not listed: the shape has no value for them, and paging ' +
+          'runs over the held numbers only, so a page with fewer than `count` entries is the last. Which numbers ' +
+          "are free is the operator's to tell (zentrale-admin phone list --partner); POST /api/partner/phone/{user} " +
+          'with `create` gives one to a user. `start` (exclusive; any number), `count` 1..500, default 50. A ' +
+          'partner without the right `phone` is phone-forbidden.',
         tags: ['partner'],
         querystring: ListPartnerPhonesQuery,
         response: { 200: ListPartnerPhonesAnswer },

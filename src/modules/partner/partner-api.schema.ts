@@ -90,8 +90,8 @@ export const ListPartnerPhonesQuery = Type.Object({
 export type ListPartnerPhonesQuery = Static<typeof ListPartnerPhonesQuery>;
 
 export const ListPartnerPhonesAnswer = envelope({
-  phones: Type.Record(Type.String(), Type.Union([Uuid, Type.Null()]), {
-    description: "the partner's pool in number order: number -> UUID of the user holding it, null while free",
+  phones: Type.Record(Type.String(), Uuid, {
+    description: "the partner's pool numbers a user holds, in number order: number -> the user's UUID",
   }),
 });
 

@@ -157,7 +157,7 @@ export class PartnerApiService {
   /** GET /api/partner/phone. */
   async listPhones(partnerUuid: string, query: ListPartnerPhonesQuery) {
     await this.requirePhoneRight(partnerUuid);
-    return this.deps.phones.listPool(partnerUuid, query.start, query.count ?? PHONE_PAGE.default);
+    return this.deps.phones.listHeldPool(partnerUuid, query.start, query.count ?? PHONE_PAGE.default);
   }
 
   /** POST /api/partner/phone/{user}. */

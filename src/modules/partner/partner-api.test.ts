@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { Value } from 'typebox/value';
 import { build, buildPartner, buildUser, Client, DIALECTS } from '../../../test/helper.js';
 import { newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
 import { newUuid } from '../../platform/ids.js';
+import { UUID_PATTERN } from '../../platform/object-store/schema.js';
 import { effectiveSwitches } from '../phone/index.js';
+import { ListPartnerPhonesAnswer } from './partner-api.schema.js';
 
 async function partnerClient(
   app: App,
@@ -209,7 +212,7 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`partner phones (${dialect})`, () => {
-    test('create, update, delete with every setting and rule; list the pool by number', async (t) => {
+    test('create, update, delete with every setting and rule; list the held numbers by number', async (t) => {
       const app = await build(t, { dialect });
       const { phones } = app.services;
       const { client, partner } = await partnerClient(app);
@@ -284,14 +287,11 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await client.call('GET', '/api/partner/phone')).phones, {
         '+4930600001': user.uuid,
         '+4930600002': user.uuid,
-        '+4930600003': null,
-        '+4930600004': null,
       });
       assert.deepEqual((await client.call('GET', '/api/partner/phone?start=%2B4930600001&count=2')).phones, {
         '+4930600002': user.uuid,
-        '+4930600003': null,
       });
-      assert.deepEqual((await other.call('GET', '/api/partner/phone')).phones, { '+4930699999': null });
+      assert.deepEqual((await other.call('GET', '/api/partner/phone')).phones, {}, 'its pool number is free');
 
       for (const [c, body, uuid, status] of [
         [client, { create: { '+4930600001': {} } }, second.uuid, 'phone-duplicate'],
@@ -331,6 +331,57 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('GET /api/partner/phone', () => {
+  for (const dialect of DIALECTS)
+    test(`number -> user UUID for held pool numbers only, paged over them (${dialect})`, async (t) => {
+      const app = await build(t, { dialect });
+      const { phones } = app.services;
+      const { client, partner } = await partnerClient(app);
+      const alice = await buildUser(app, { partnerUuid: partner.uuid });
+      const bob = await buildUser(app, { partnerUuid: partner.uuid });
+      // Free pool numbers sit between and around the held ones.
+      const pool = ['+4930700001', '+4930700002', '+4930700003', '+4930700004', '+4930700005', '+4930700006'];
+      for (const n of pool) await phones.addNumber(n, { partnerUuid: partner.uuid });
+      const give = (user: string, number: string) =>
+        client.call('POST', `/api/partner/phone/${user}`, { create: { [number]: {} } });
+      assert.equal((await give(alice.uuid, '+4930700002')).status, 'ok');
+      assert.equal((await give(bob.uuid, '+4930700004')).status, 'ok');
+      assert.equal((await give(alice.uuid, '+4930700005')).status, 'ok');
+      const held = { '+4930700002': alice.uuid, '+4930700004': bob.uuid, '+4930700005': alice.uuid };
+
+      const whole = await client.call('GET', '/api/partner/phone');
+      assert.equal(whole.status, 'ok');
+      assert.deepEqual(whole.phones, held);
+      assert.ok(Value.Check(ListPartnerPhonesAnswer, whole), 'the answer validates against its schema');
+      for (const value of Object.values(whole.phones as object))
+        assert.match(value, new RegExp(UUID_PATTERN), 'every value a UUID string');
+
+      // A client paging by the last number it got sees each held number once and then an empty page.
+      const pages: object[] = [];
+      let start = '';
+      for (;;) {
+        const page = await client.call('GET', `/api/partner/phone?count=1${start}`);
+        const numbers = Object.keys(page.phones as object);
+        if (numbers.length === 0) break;
+        pages.push(page.phones as object);
+        start = `&start=${encodeURIComponent(numbers.at(-1)!)}`;
+      }
+      assert.deepEqual(
+        pages,
+        Object.entries(held).map(([n, u]) => ({ [n]: u })),
+      );
+      // A free number as `start` works as any other.
+      const after = await client.call('GET', `/api/partner/phone?start=${encodeURIComponent('+4930700003')}`);
+      assert.deepEqual(after.phones, { '+4930700004': bob.uuid, '+4930700005': alice.uuid });
+      // Taken back into the pool, a number leaves the list.
+      await client.call('POST', `/api/partner/phone/${bob.uuid}`, { delete: ['+4930700004'] });
+      assert.deepEqual((await client.call('GET', '/api/partner/phone')).phones, {
+        '+4930700002': alice.uuid,
+        '+4930700005': alice.uuid,
+      });
+    });
+});
 
 describe('effective number switches', () => {
   test('dialplan_enable takes priority; the call API only with call_enable alone', () => {

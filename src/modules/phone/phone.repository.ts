@@ -57,17 +57,19 @@ export async function deleteNumber(db: Db, number: string): Promise<boolean> {
   return result.numDeletedRows > 0n;
 }
 
-/** A page of a partner's pool in number order, after `start` (exclusive). */
-export function listPoolPage(
+/** A page of the partner's pool numbers that a user holds, in number order, after `start` (exclusive). */
+export function listHeldPoolPage(
   db: Db,
   partnerUuid: string,
   start: string | undefined,
   count: number,
-): Promise<Pick<PhoneNumberTable, 'number' | 'user_uuid'>[]> {
+): Promise<{ number: string; user_uuid: string }[]> {
   let query = db
     .selectFrom('phone_number')
     .select(['number', 'user_uuid'])
-    .where('partner_uuid', '=', partnerUuid);
+    .where('partner_uuid', '=', partnerUuid)
+    .where('user_uuid', 'is not', null)
+    .$narrowType<{ user_uuid: string }>();
   if (start !== undefined) query = query.where('number', '>', start);
   return query.orderBy('number').limit(count).execute();
 }

@@ -229,8 +229,12 @@ export class PhoneService {
    * GET /api/partner/phone: the partner's pool in number order after `start` (exclusive), each
    * number with the UUID of the user holding it, or null while it is free.
    */
-  async listPool(partnerUuid: string, start: string | undefined, count: number) {
-    const rows = await repo.listPoolPage(this.deps.db, partnerUuid, start, count);
+  /**
+   * GET /api/partner/phone: the pool numbers users hold, number -> user UUID (the spec's shape);
+   * free pool numbers are not listed, as the shape has no value for them.
+   */
+  async listHeldPool(partnerUuid: string, start: string | undefined, count: number) {
+    const rows = await repo.listHeldPoolPage(this.deps.db, partnerUuid, start, count);
     return Object.fromEntries(rows.map((row) => [row.number, row.user_uuid]));
   }
 

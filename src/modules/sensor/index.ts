@@ -4,7 +4,12 @@ import { SensorService as Sensors } from './sensor.service.js';
 
 export { CAPABILITIES, decodePacket, encodePacket, type SensorValue } from './sensor.packet.js';
 export type { Reading } from './sensor.schema.js';
-export { type ReadingListener, type SensorReading, SensorService } from './sensor.service.js';
+export {
+  type ReadingListener,
+  type SensorReading,
+  SensorService,
+  type UnknownPackets,
+} from './sensor.service.js';
 
 declare module '../../platform/area.js' {
   interface Services {

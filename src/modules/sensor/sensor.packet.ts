@@ -2,12 +2,17 @@
  * The CSP radio packet format (spec "Device API", POST /api/device/csp: "without preamble, sync
  * word and CRC"; the rest is Zentrale's own). All numbers are big-endian.
  *
- *   byte 0      protocol type: 1 = Zentrale sensor protocol v1 (others are refused)
+ *   byte 0      protocol type: 1 = Zentrale sensor protocol v1
  *   bytes 1-4   sensor address, unsigned 32 bits (shown as 8 lower-case hex digits)
  *   byte 5      packet id, 0..255: the sensor's sequence number (the same id heard again within
  *               30 s, e.g. by a second box, is one reading)
- *   bytes 6-    one or more capability records: a code byte, then the value, whose size the
+ *   bytes 6-    v1: one or more capability records: a code byte, then the value, whose size the
  *               code gives (CAPABILITIES). A code appearing twice: the last one counts.
+ *
+ * The header is every protocol type's (the csp task names csp_proto_type, csp_address and
+ * csp_packet_id for any). A box may run firmware newer than the server: a packet of another
+ * protocol type, or a v1 packet with a capability code this server does not know, is no error
+ * but an unknown packet (counted per device); only a packet that cannot be one is refused.
  *
  * Actions sent to a sensor (the csp task's csp_payload) are capability records of the same form.
  */
@@ -64,6 +69,13 @@ const BY_NAME = new Map(CAPABILITIES.map((c) => [c.name, c]));
 
 export type SensorValue = number | boolean;
 
+/** A packet this server cannot read, though it may be sound (newer firmware). */
+export interface UnknownPacket {
+  unknown: true;
+  protoType: number;
+  reason: string;
+}
+
 export interface SensorPacket {
   protoType: number;
   /** 8 lower-case hex digits. */
@@ -72,24 +84,28 @@ export interface SensorPacket {
   values: Record<string, SensorValue>;
 }
 
-/** The packet, or a reason why it is not one (the caller answers wrong-syntax). */
-export function decodePacket(bytes: Uint8Array): SensorPacket | string {
+/** The packet, an unknown one, or a reason why it is not one (the caller answers wrong-syntax). */
+export function decodePacket(bytes: Uint8Array): SensorPacket | UnknownPacket | string {
+  if (bytes.length < HEADER_BYTES) return 'shorter than the header';
+  const protoType = bytes[0]!;
+  if (protoType !== PROTO_SENSOR_V1)
+    return { unknown: true, protoType, reason: `protocol type ${protoType}` };
   if (bytes.length < HEADER_BYTES + 2) return 'shorter than the header and one record';
-  if (bytes[0] !== PROTO_SENSOR_V1) return `unknown protocol type ${bytes[0]}`;
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const address = view.getUint32(1).toString(16).padStart(8, '0');
   const values: Record<string, SensorValue> = {};
   let offset = HEADER_BYTES;
   while (offset < bytes.length) {
     const capability = BY_CODE.get(bytes[offset]!);
-    if (!capability) return `unknown capability code ${bytes[offset]} at byte ${offset}`;
+    if (!capability)
+      return { unknown: true, protoType, reason: `capability code ${bytes[offset]} at byte ${offset}` };
     offset += 1;
     if (offset + capability.bytes > bytes.length) return `${capability.name} value cut short`;
     const raw = readRaw(view, offset, capability);
     offset += capability.bytes;
     values[capability.name] = capability.boolean ? raw !== 0 : raw / capability.divisor;
   }
-  return { protoType: bytes[0]!, address, packetId: bytes[5]!, values };
+  return { protoType, address, packetId: bytes[5]!, values };
 }
 
 function readRaw(view: DataView, offset: number, capability: Capability): number {
@@ -120,13 +136,17 @@ export function encodePacket(address: string, packetId: number, records: [number
 export function describeFormat(): string {
   return (
     'Packet (base64, without preamble, sync word and CRC; numbers big-endian): byte 0 protocol ' +
-    'type (1 = Zentrale sensor protocol v1; others are wrong-syntax), bytes 1-4 the sensor address ' +
+    'type (1 = Zentrale sensor protocol v1), bytes 1-4 the sensor address ' +
     "(unsigned 32 bits, shown as 8 lower-case hex digits), byte 5 the packet id (the sensor's " +
     'sequence number 0..255; the same id heard again within 30 s, e.g. by a second box, is one ' +
     'reading), then one or more capability records, each a code byte and a value: ' +
     CAPABILITIES.map((c) => `0x${c.code.toString(16).padStart(2, '0')} ${c.name} (${c.description})`).join(
       '; ',
     ) +
-    '. An unknown code or a value cut short is wrong-syntax.'
+    '. Firmware may be newer than the server: a packet of another protocol type, or with a capability ' +
+    'code not listed here, is accepted (ok) and counted as unknown per device and protocol type (the ' +
+    'operator sees the count, first and last time and the last such packet: zentrale-admin device ' +
+    'csp-unknown); it makes no reading. wrong-syntax is for a packet that cannot be one: not base64, ' +
+    'shorter than the 6-byte header, a v1 packet without a capability record, or a value cut short.'
   );
 }

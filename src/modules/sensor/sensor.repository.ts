@@ -1,4 +1,7 @@
-/** Storage of sensors' radio addresses and data history (migration 0023). One query per function. */
+/**
+ * Storage of sensors' radio addresses and data history (migration 0023) and of the CSP packets
+ * no sensor protocol here reads (migration 0032). One query per function.
+ */
 import type { Db } from '../../platform/database/database.js';
 import { applyPage, type PageQuery } from '../../platform/paging.js';
 
@@ -23,10 +26,20 @@ export interface SensorDataTable {
   lqi: number;
 }
 
+export interface CspUnknownTable {
+  device_uuid: string;
+  proto_type: number;
+  packets: number;
+  first_heard: number;
+  last_heard: number;
+  last_packet: string;
+}
+
 declare module '../../platform/database/database.js' {
   interface Tables {
     sensor_address: SensorAddressTable;
     sensor_data: SensorDataTable;
+    csp_unknown: CspUnknownTable;
   }
 }
 
@@ -118,5 +131,42 @@ export function pruneData(db: Db, sensor: string, keep: number): Promise<unknown
         .offset(keep)
         .limit(1),
     )
+    .execute();
+}
+
+/** Counts an unknown packet of a device: one row per device and protocol type. */
+export function countUnknown(
+  db: Db,
+  device: string,
+  protoType: number,
+  packet: string,
+  time: number,
+): Promise<unknown> {
+  return db
+    .insertInto('csp_unknown')
+    .values({
+      device_uuid: device,
+      proto_type: protoType,
+      packets: 1,
+      first_heard: time,
+      last_heard: time,
+      last_packet: packet,
+    })
+    .onConflict((oc) =>
+      oc.columns(['device_uuid', 'proto_type']).doUpdateSet((eb) => ({
+        packets: eb(eb.ref('csp_unknown.packets'), '+', 1),
+        last_heard: time,
+        last_packet: packet,
+      })),
+    )
+    .execute();
+}
+
+export function listUnknown(db: Db, device: string): Promise<CspUnknownTable[]> {
+  return db
+    .selectFrom('csp_unknown')
+    .selectAll()
+    .where('device_uuid', '=', device)
+    .orderBy('proto_type')
     .execute();
 }

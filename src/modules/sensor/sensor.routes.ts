@@ -36,7 +36,7 @@ export function sensorRoutes(app: AppInstance, sensors: SensorService, partnerAp
     {
       config: { access: 'device' },
       schema: {
-        summary: 'A radio packet the box received (CSP): turned into a sensor reading',
+        summary: 'A radio packet the box received (CSP): a sensor reading, or counted as unknown',
         description:
           `${describeFormat()} The reading belongs to the sensor of the box's owner with that protocol ` +
           "type and address; a sensor object is made when an owner's box first hears it (at most 200 " +

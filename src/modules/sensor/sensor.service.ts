@@ -14,7 +14,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
-import { newUuid, uuidSortKey } from '../../platform/ids.js';
+import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import type { PageQuery } from '../../platform/paging.js';
 import type { DeviceProtocolService, DeviceService } from '../device/index.js';
@@ -41,6 +41,16 @@ interface SensorData {
 export interface SensorReading extends Reading {
   sensor: string;
   owner: string;
+}
+
+/** Unknown CSP packets of one device and protocol type. */
+export interface UnknownPackets {
+  proto_type: number;
+  packets: number;
+  first_heard: number;
+  last_heard: number;
+  /** base64, as the box sent it */
+  last_packet: string;
 }
 
 export type ReadingListener = (reading: SensorReading) => void;
@@ -82,8 +92,9 @@ export class SensorService {
   // ---- the box's side
 
   /**
-   * POST /api/device/csp: wrong-syntax for a packet that does not decode; exceeded-limit for a
-   * new address when the owner has MAX_SENSORS sensors. Packets of a box without owner, of a
+   * POST /api/device/csp: wrong-syntax for a packet that cannot be one; exceeded-limit for a
+   * new address when the owner has MAX_SENSORS sensors. A packet no protocol here reads (newer
+   * firmware) is counted per device and protocol type. Packets of a box without owner, of a
    * sensor in the trash, and repeats of a packet id within 30 s are taken and dropped.
    */
   async receivePacket(device: string, body: CspBody): Promise<void> {
@@ -92,6 +103,13 @@ export class SensorService {
       throw new ApiError('wrong-syntax', 'bad packet: not base64');
     const packet = decodePacket(bytes);
     if (typeof packet === 'string') throw new ApiError('wrong-syntax', `bad packet: ${packet}`);
+    if ('unknown' in packet) {
+      const now = nowSeconds();
+      await this.deps.store.write((w) =>
+        repo.countUnknown(w.trx, device, packet.protoType, body.packet, now),
+      );
+      return;
+    }
     const owner = (await this.deps.devices.findDevice(device))?.owner;
     if (!owner) return;
     const partner = (await this.deps.users.findUser(owner))?.partner_uuid ?? null;
@@ -160,6 +178,17 @@ export class SensorService {
       return result;
     });
     if (reading) this.notify(reading);
+  }
+
+  /** The operator's view of a device's unknown packets (zentrale-admin device csp-unknown). */
+  async unknownPackets(device: string): Promise<UnknownPackets[]> {
+    return (await repo.listUnknown(this.db, device)).map((row) => ({
+      proto_type: row.proto_type,
+      packets: Number(row.packets),
+      first_heard: Number(row.first_heard),
+      last_heard: Number(row.last_heard),
+      last_packet: row.last_packet,
+    }));
   }
 
   // ---- users

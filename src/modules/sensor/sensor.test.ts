@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { waitEvent } from '../../../test/devices.js';
 import { build, buildPartner, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import { csp, ownerWithBox, packet } from '../../../test/security-telephony.js';
+import { decodePacket } from './index.js';
 
 const TEMPERATURE = 0x01;
 const BATTERY = 0x03;
@@ -92,7 +93,7 @@ for (const dialect of DIALECTS) {
 
     test('bad packets are refused and store nothing', async (t) => {
       const app = await build(t, { dialect });
-      const { client, firmware } = await ownerWithBox(app);
+      const { client, firmware, device } = await ownerWithBox(app);
       const header = [1, 0, 0, 0, 1, 0];
       const cases: [Record<string, unknown>, string][] = [
         [{ packet: undefined }, 'missing-element'],
@@ -100,9 +101,9 @@ for (const dialect of DIALECTS) {
         [{ packet: 'AAAA' }, 'wrong-syntax'],
         [{ packet: 'A'.repeat(501) }, 'wrong-syntax'],
         [{ packet: '!!!!!!!!!!!!' }, 'wrong-syntax'],
-        [{ packet: Buffer.from([2, 0, 0, 0, 1, 0, 1, 0, 0]).toString('base64') }, 'wrong-syntax'],
-        [{ packet: Buffer.from([...header, 0x7f, 0, 0]).toString('base64') }, 'wrong-syntax'],
+        [{ packet: 'AAAAAAAAA=A=' }, 'wrong-syntax'],
         [{ packet: Buffer.from([...header, 0x01, 0]).toString('base64') }, 'wrong-syntax'],
+        [{ packet: Buffer.from([...header, SWITCH, 1, 0x01, 0]).toString('base64') }, 'wrong-syntax'],
         [{ packet: Buffer.from([...header, 0x01]).toString('base64') }, 'wrong-syntax'],
         [{ rssi: 51 }, 'wrong-syntax'],
         [{ lqi: 256 }, 'wrong-syntax'],
@@ -118,10 +119,52 @@ for (const dialect of DIALECTS) {
         );
       }
       assert.deepEqual((await client.call('GET', '/api/sensor')).sensor, {});
+      assert.deepEqual(await app.services.sensors.unknownPackets(device.uuid), [], 'none counted as unknown');
       assert.equal(
         (await client.call('POST', '/api/device/csp', { packet: good, time: 1, rssi: 1, lqi: 1 })).status,
         'no-auth',
       );
+      // Below the route's 10 base64 characters: the decoder itself refuses a packet without a header.
+      assert.equal(typeof decodePacket(Uint8Array.of(2, 0, 0, 0, 1)), 'string');
+    });
+
+    test('packets newer firmware sends (another protocol type, a new capability code) are taken and counted per device', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, firmware, device } = await ownerWithBox(app);
+      const raw = (bytes: number[]) => Buffer.from(bytes).toString('base64');
+      const proto2 = raw([2, 0, 0, 0, 1, 0, 0xaa, 0xbb]);
+      const proto2Again = raw([2, 0, 0, 0, 1, 1, 0xcc]);
+      const newCapability = raw([1, 0, 0, 0, 1, 0, SWITCH, 1, 0x7f, 0, 0]);
+      for (const body of [proto2, newCapability, proto2Again])
+        assert.deepEqual(await csp(firmware, body), { status: 'ok' });
+      const counted = await app.services.sensors.unknownPackets(device.uuid);
+      assert.deepEqual(
+        counted.map(({ proto_type, packets, last_packet }) => ({ proto_type, packets, last_packet })),
+        [
+          { proto_type: 1, packets: 1, last_packet: newCapability },
+          { proto_type: 2, packets: 2, last_packet: proto2Again },
+        ],
+      );
+      assert.ok(counted.every((row) => row.first_heard <= row.last_heard && row.first_heard > 0));
+      // No reading, no sensor: nothing of them reaches the owner.
+      assert.deepEqual((await client.call('GET', '/api/sensor')).sensor, {});
+      assert.deepEqual((await client.call('GET', '/api/event?timeout=0')).event, []);
+
+      // Bounded: one row per device and protocol type, whatever the box sends.
+      for (let proto = 0; proto < 256; proto += 1)
+        assert.equal((await csp(firmware, raw([proto, 1, 2, 3, 4, 5, 6, 7]))).status, 'ok', `type ${proto}`);
+      const all = await app.services.sensors.unknownPackets(device.uuid);
+      assert.equal(all.length, 256);
+      assert.equal(all.find((row) => row.proto_type === 2)?.packets, 3);
+      assert.equal(all.find((row) => row.proto_type === 1)?.packets, 1, 'a v1 packet it reads is a reading');
+      assert.equal(Object.keys((await client.call('GET', '/api/sensor')).sensor as object).length, 1);
+
+      // A device without owner counts too; deleting the device deletes its counts.
+      const loose = await app.services.devices.createDevice({ key: 'loose-key' });
+      await app.services.sensors.receivePacket(loose.uuid, { packet: proto2, time: 1, rssi: -1, lqi: 1 });
+      assert.equal((await app.services.sensors.unknownPackets(loose.uuid))[0]?.packets, 1);
+      await app.services.devices.deleteDevice(loose.uuid);
+      assert.deepEqual(await app.services.sensors.unknownPackets(loose.uuid), []);
     });
 
     test('an action goes out as a csp task through the box; its answer is sensor_action', async (t) => {

@@ -137,7 +137,8 @@ export function sipRoutes(app: AppInstance, sip: SipService): void {
         description:
           'wrong-phone: a number to subscribe is not on the platform. access-denied: the user is in no usergroup, ' +
           "or a number's holder is in another usergroup. Unsubscribing needs neither. quota-exceeded: more than " +
-          '100 subscriptions on the account. Unsubscribe applies before subscribe.',
+          '100 subscriptions on the account. Unsubscribe applies before subscribe. Judged in this order: ' +
+          'wrong-sip, access-denied, wrong-phone, quota-exceeded (access before existence).',
         tags: ['sip'],
         params: SipParams,
         body: UpdateBlfBody,

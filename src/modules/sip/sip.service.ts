@@ -328,9 +328,10 @@ export class SipService {
   }
 
   /**
-   * POST /api/sip/{sip-user}/blf: wrong-sip, wrong-phone (a number to subscribe is not on the
-   * platform), access-denied (the user is in no usergroup, or the number's holder is in
-   * another one), quota-exceeded (more than BLF_LIMIT numbers). Unsubscribing is always allowed.
+   * POST /api/sip/{sip-user}/blf, judged in this order: wrong-sip; access-denied (the user is in
+   * no usergroup, or a number to subscribe is held outside the user's usergroup); wrong-phone (a
+   * number to subscribe is not on the platform); quota-exceeded (more than BLF_LIMIT numbers).
+   * Access comes before existence, as everywhere else. Unsubscribing is always allowed.
    */
   async updateBlf(
     owner: string,
@@ -339,18 +340,17 @@ export class SipService {
     unsubscribe: string[],
   ): Promise<void> {
     const account = await this.requireOwn(owner, username);
-    const holders = await Promise.all(subscribe.map((number) => this.deps.phones.findNumber(number)));
-    holders.forEach((phone, i) => {
-      if (!phone) throw new ApiError('wrong-phone', `${subscribe[i]} is not a number of the platform`);
-    });
     if (subscribe.length > 0) {
       const group = await this.deps.usergroups?.usergroupOf(owner);
       if (!group) throw new ApiError('access-denied', 'BLF needs the user to be in a usergroup');
-      for (const phone of holders) {
+      const phones = await Promise.all(subscribe.map((number) => this.deps.phones.findNumber(number)));
+      for (const phone of phones) {
         const holder = phone?.user ? await this.deps.usergroups?.usergroupOf(phone.user) : undefined;
-        if (holder !== group)
-          throw new ApiError('access-denied', `${phone?.number} is not in your usergroup`);
+        if (phone && holder !== group)
+          throw new ApiError('access-denied', `${phone.number} is not in your usergroup`);
       }
+      const unknown = subscribe.find((_, i) => !phones[i]);
+      if (unknown) throw new ApiError('wrong-phone', `${unknown} is not a number of the platform`);
     }
     await this.deps.writer.write(async (w) => {
       if (!(await repo.findOwnSipAccount(w.trx, owner, username)))

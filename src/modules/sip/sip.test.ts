@@ -306,7 +306,7 @@ for (const dialect of DIALECTS) {
       });
     });
 
-    test('BLF: list, empty changes, wrong-phone, access-denied without a usergroup, wrong-syntax', async (t) => {
+    test('BLF: list, empty changes, access-denied without a usergroup (even for an unknown number), wrong-syntax', async (t) => {
       const { app, alice, bob, name } = await setup(t, dialect);
       const { client } = alice;
       const user = `${name}_01`;
@@ -319,7 +319,8 @@ for (const dialect of DIALECTS) {
         status: 'ok',
       });
       for (const [body, status] of [
-        [{ subscribe: ['+4930999'] }, 'wrong-phone'],
+        // Access before existence: in no usergroup, a number not on the platform is no wrong-phone.
+        [{ subscribe: ['+4930999'] }, 'access-denied'],
         [{ subscribe: ['+4930111'] }, 'access-denied'],
         [{ subscribe: ['4930111'] }, 'wrong-syntax'],
         [{ unsubscribe: 'all' }, 'wrong-syntax'],

@@ -503,13 +503,34 @@ for (const dialect of DIALECTS) {
       const blf = `/api/sip/${alice.username.toLowerCase()}_01/blf`;
       const subscribe = (number: string) => aliceClient.call('POST', blf, { subscribe: [number] });
       assert.equal((await subscribe('+4930555001')).status, 'access-denied', 'alice in no group');
+      assert.equal((await subscribe('+4930555999')).status, 'access-denied', 'no group, unknown number');
+      // wrong-sip comes before access-denied: bob's account is no account of alice's.
+      const bobClient = new Client(app);
+      await bobClient.login(bob.username, bob.password);
+      assert.equal((await bobClient.call('POST', '/api/sip', { password: 'secret1' })).status, 'ok');
+      const bobBlf = `/api/sip/${bob.username.toLowerCase()}_01/blf`;
+      const foreign = await aliceClient.call('POST', bobBlf, { subscribe: ['+4930555999'] });
+      assert.equal(foreign.status, 'wrong-sip');
       const team = await createGroup(client);
       const others = await createGroup(client);
       await client.call('POST', `/api/partner/usergroup/${team}/user`, { users: { add: [alice.uuid] } });
+      assert.equal((await subscribe('+4930555999')).status, 'wrong-phone', 'in a group, unknown number');
       assert.equal((await subscribe('+4930555001')).status, 'access-denied', 'bob in no group');
       await client.call('POST', `/api/partner/usergroup/${others}/user`, { users: { add: [bob.uuid] } });
       assert.equal((await subscribe('+4930555001')).status, 'access-denied', 'bob in another group');
       assert.equal((await subscribe('+4930555003')).status, 'access-denied', 'a number nobody holds');
+      for (const numbers of [
+        ['+4930555999', '+4930555001'],
+        ['+4930555001', '+4930555999'],
+      ]) {
+        const mixed = await aliceClient.call('POST', blf, { subscribe: numbers });
+        assert.equal(mixed.status, 'access-denied', `access before existence in any order: ${numbers}`);
+      }
+      assert.deepEqual(
+        (await aliceClient.call('GET', blf)).subscriptions,
+        [],
+        'the refused calls kept nothing',
+      );
       await client.call('POST', `/api/partner/usergroup/${team}/user`, { users: { add: [carol.uuid] } });
       assert.equal((await subscribe('+4930555002')).status, 'ok', 'carol in the same group');
       assert.equal(

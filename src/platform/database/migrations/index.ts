@@ -30,6 +30,7 @@ import * as ipquality from './0028-ipquality.js';
 import * as runningCallOwner from './0029-running-call-owner.js';
 import * as dropRunningCallOwner from './0030-drop-running-call-owner.js';
 import * as callreverseNode from './0031-callreverse-node.js';
+import * as cspUnknown from './0032-csp-unknown.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -62,4 +63,5 @@ export const migrations: Record<string, Migration> = {
   '0029-running-call-owner': runningCallOwner,
   '0030-drop-running-call-owner': dropRunningCallOwner,
   '0031-callreverse-node': callreverseNode,
+  '0032-csp-unknown': cspUnknown,
 };
