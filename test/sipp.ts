@@ -232,7 +232,15 @@ export async function guessUntilRefused(options: {
       await sleep(probe.retryAfter * 1000);
       continue;
     }
-    await sippRegister({ ...options, password: `guess${guess}`, expect: 401 });
+    try {
+      await sippRegister({ ...options, password: `guess${guess}`, expect: 401 });
+    } catch (error) {
+      // Another phone of the account at that address (a retrying baresip) may have brought on
+      // a hold since the probe: the next probe sees it.
+      const again = await challenge(options.server, options.user, options.domain, options.localIp);
+      if (again.status?.startsWith('SIP/2.0 503')) continue;
+      throw error;
+    }
     failures += 1;
   }
   throw new Error(`${options.user} from ${options.localIp} still not refused after 100 guesses`);

@@ -206,8 +206,9 @@ test('originated calls: a failure response, CANCEL before the answer, and no ans
   nobody.on('message', () => received++);
   const lost = caller.invite({ uri: `sip:x@127.0.0.1:${nobody.address().port}`, sdp });
   assert.equal((await lost.result).status, 408);
-  // Timer A doubled from T1 until timer B: 100, 200, 400, 800, 1600, 3200 ms within 6.4 s.
-  assert.equal(received, 7);
+  // Timer A doubled from T1 until timer B: sends at 0, 0.1, 0.3, 0.7, 1.5 and 3.1 s, and the
+  // seventh at 6.3 s, which a loaded machine may push past timer B's 6.4 s.
+  assert.ok(received === 6 || received === 7, `${received} INVITEs sent`);
   assert.deepEqual(calleeEnds, ['rejected', 'cancel']);
   assert.equal(caller.callCount, 0);
 });
