@@ -69,7 +69,9 @@ test("a write waiting for another process's write lock leaves the event loop fre
     }),
   ]);
   clearInterval(ticker);
-  assert.ok(turns >= 10, `the event loop turned while the writes waited (${turns} turns)`);
+  // A busy wait on this thread would allow no turn at all in the 300 ms; a loaded machine may
+  // allow far fewer than the 30 an idle one does.
+  assert.ok(turns >= 3, `the event loop turned while the writes waited (${turns} turns)`);
   const rows = await sql<{ x: number }>`select x from t order by x`.execute(handle.db);
   assert.deepEqual(
     rows.rows.map((row) => row.x),
