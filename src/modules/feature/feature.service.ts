@@ -200,7 +200,7 @@ export class FeatureService {
 
   /** Takes a pack from a user; wrong-pack when they do not hold it. */
   async unassignPack(userUuid: string, name: string): Promise<void> {
-    if (!(await repo.deleteUserPack(this.db, userUuid, name)))
+    if (!(await this.writer.write(({ trx }) => repo.deleteUserPack(trx, userUuid, name))))
       throw new ApiError('wrong-pack', `the user does not hold pack ${name}`);
   }
 

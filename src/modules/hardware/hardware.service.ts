@@ -79,7 +79,7 @@ export class HardwareCodeService {
     const row =
       (isUuidV1(uuidOrCode) ? await repo.findCodeByUuid(this.db, uuidOrCode.toLowerCase()) : undefined) ??
       (await repo.findCodeByHash(this.db, hashCode(uuidOrCode)));
-    if (!row || !(await repo.deleteCodeByHash(this.db, row.code_hash)))
+    if (!row || !(await this.writer.write(({ trx }) => repo.deleteCodeByHash(trx, row.code_hash))))
       throw new ApiError('wrong-code', 'no such hardware code');
     return toCode(row);
   }

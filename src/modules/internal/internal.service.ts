@@ -102,7 +102,7 @@ export class InternalService {
         fail.push(phone);
         continue;
       }
-      await repo.upsertMwi(this.deps.db, { phone, uri, updated });
+      await this.deps.writer.write(({ trx }) => repo.upsertMwi(trx, { phone, uri, updated }));
       ok.push(phone);
     }
     return { ok: ok.sort(), fail: fail.sort() };
@@ -110,7 +110,7 @@ export class InternalService {
 
   /** DELETE /api/mwi/{phone}: wrong-phone when the number has no MWI URI. */
   async deleteMwi(phone: string): Promise<void> {
-    if (!(await repo.deleteMwi(this.deps.db, phone)))
+    if (!(await this.deps.writer.write(({ trx }) => repo.deleteMwi(trx, phone))))
       throw new ApiError('wrong-phone', 'no MWI URI for this number');
   }
 

@@ -153,14 +153,16 @@ export class PartnerStreamService {
   async subscribe(session: SessionContext, stream: StreamKind, timeout: number): Promise<void> {
     const partner = await this.requireStreamAccess(session, stream);
     const expires = Date.now() + timeout * 1000;
-    await repo.upsertSubscription(this.deps.db, { did: session.did, stream, partner, expires });
+    await this.deps.writer.write(({ trx }) =>
+      repo.upsertSubscription(trx, { did: session.did, stream, partner, expires }),
+    );
     this.remember(session.did, stream, partner, expires);
   }
 
   /** DELETE /api/partner/{user,cdr}/event: the session's share goes to the other subscribers. */
   async unsubscribe(session: SessionContext, stream: StreamKind): Promise<void> {
     await this.requireStreamAccess(session, stream);
-    await repo.deleteSubscription(this.deps.db, session.did, stream);
+    await this.deps.writer.write(({ trx }) => repo.deleteSubscription(trx, session.did, stream));
     const streams = this.local.get(session.did);
     streams?.delete(stream);
     if (streams?.size === 0) this.local.delete(session.did);

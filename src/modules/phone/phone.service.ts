@@ -335,7 +335,9 @@ export class PhoneService {
     const userUuid = holders.userUuid === undefined ? row.user_uuid : holders.userUuid;
     const partnerUuid = holders.partnerUuid === undefined ? row.partner_uuid : holders.partnerUuid;
     await this.checkHolders(userUuid, partnerUuid);
-    await repo.updateNumber(this.deps.db, number, { user_uuid: userUuid, partner_uuid: partnerUuid });
+    await this.deps.writer.write(({ trx }) =>
+      repo.updateNumber(trx, number, { user_uuid: userUuid, partner_uuid: partnerUuid }),
+    );
     return toNumber({ ...row, user_uuid: userUuid, partner_uuid: partnerUuid });
   }
 
@@ -343,19 +345,19 @@ export class PhoneService {
   async unassignNumber(number: string, options: { partner?: boolean } = {}): Promise<PhoneNumber> {
     const row = await this.requireNumber(number);
     const changes = { user_uuid: null, partner_uuid: options.partner ? null : row.partner_uuid };
-    await repo.updateNumber(this.deps.db, number, changes);
+    await this.deps.writer.write(({ trx }) => repo.updateNumber(trx, number, changes));
     return toNumber({ ...row, ...changes });
   }
 
   async setLocked(number: string, locked: boolean): Promise<PhoneNumber> {
     const row = await this.requireNumber(number);
-    await repo.updateNumber(this.deps.db, number, { locked: locked ? 1 : 0 });
+    await this.deps.writer.write(({ trx }) => repo.updateNumber(trx, number, { locked: locked ? 1 : 0 }));
     return toNumber({ ...row, locked: locked ? 1 : 0 });
   }
 
   async deleteNumber(number: string): Promise<void> {
     checkNumber(number);
-    if (!(await repo.deleteNumber(this.deps.db, number)))
+    if (!(await this.deps.writer.write(({ trx }) => repo.deleteNumber(trx, number))))
       throw new ApiError('wrong-phone', `no number ${number}`);
   }
 

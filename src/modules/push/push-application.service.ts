@@ -117,7 +117,7 @@ export class PushApplicationService {
 
   /** unknown-appid when the id is not registered. */
   async deleteApplication(applicationId: string): Promise<void> {
-    if (!(await repo.deleteApplication(this.db, applicationId)))
+    if (!(await this.writer.write(({ trx }) => repo.deleteApplication(trx, applicationId))))
       throw new ApiError('unknown-appid', `no application id ${applicationId}`);
   }
 }

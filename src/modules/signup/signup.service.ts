@@ -198,7 +198,7 @@ export class SignupService {
   /** DELETE /api/signup/verification/{verification}. */
   async deleteVerification(session: SessionContext, key: string): Promise<void> {
     const row = await this.findVerification(session, key);
-    if (!(await repo.deleteVerification(this.deps.db, row.key_hash)))
+    if (!(await this.deps.writer.write(({ trx }) => repo.deleteVerification(trx, row.key_hash))))
       throw new ApiError('unknown-verification', 'unknown or expired verification key');
   }
 

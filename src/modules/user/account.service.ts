@@ -320,7 +320,7 @@ export class AccountService {
       throw new ApiError('malformed-file', 'not an image');
     }
     await writeFileAtomically(this.picturePath(userUuid), png);
-    await repo.updateUser(this.db, userUuid, { picture: 1 });
+    await this.deps.writer.write(({ trx }) => repo.updateUser(trx, userUuid, { picture: 1 }));
     this.modified(userUuid);
   }
 
@@ -339,7 +339,7 @@ export class AccountService {
   async deletePicture(userUuid: string): Promise<void> {
     const user = await this.requireUser(userUuid);
     if (user.picture !== 1) return;
-    await repo.updateUser(this.db, userUuid, { picture: 0 });
+    await this.deps.writer.write(({ trx }) => repo.updateUser(trx, userUuid, { picture: 0 }));
     await fs.rm(this.picturePath(userUuid), { force: true });
     this.modified(userUuid);
   }

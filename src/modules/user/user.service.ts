@@ -127,7 +127,7 @@ export class UserService {
       validation: 'incomplete',
       picture: 0,
     };
-    await repo.insertUser(db, row);
+    await repo.insertUser(w.trx, row);
     for (const hook of this.createdHooks) await hook(w, row);
     return row;
   }
@@ -160,11 +160,13 @@ export class UserService {
   }
 
   async setPassword(uuid: string, password: string): Promise<void> {
-    await repo.updateUser(this.db, uuid, { password_hash: await hashSecret(password) });
+    // Hashed before the write: the transaction (on SQLite the only connection) does not wait for it.
+    const passwordHash = await hashSecret(password);
+    await this.writer.write(({ trx }) => repo.updateUser(trx, uuid, { password_hash: passwordHash }));
   }
 
   async setDisabled(uuid: string, disabled: boolean): Promise<void> {
-    await repo.updateUser(this.db, uuid, { disabled: disabled ? 1 : 0 });
+    await this.writer.write(({ trx }) => repo.updateUser(trx, uuid, { disabled: disabled ? 1 : 0 }));
   }
 
   /** The partner's users by creation (GET /api/partner/user); see repo.listPartnerUsers. */
@@ -187,7 +189,7 @@ export class UserService {
   }
 
   async setPartner(uuid: string, partnerUuid: string | null): Promise<void> {
-    await repo.updateUser(this.db, uuid, { partner_uuid: partnerUuid });
+    await this.writer.write(({ trx }) => repo.updateUser(trx, uuid, { partner_uuid: partnerUuid }));
   }
 
   /**
@@ -264,11 +266,11 @@ export class UserService {
   }
 
   grantPermission(userUuid: string, permission: InternalPermission): Promise<unknown> {
-    return repo.insertPermission(this.db, userUuid, permission);
+    return this.writer.write(({ trx }) => repo.insertPermission(trx, userUuid, permission));
   }
 
   revokePermission(userUuid: string, permission: InternalPermission): Promise<boolean> {
-    return repo.deletePermission(this.db, userUuid, permission);
+    return this.writer.write(({ trx }) => repo.deletePermission(trx, userUuid, permission));
   }
 
   listPermissions(userUuid?: string) {
