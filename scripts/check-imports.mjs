@@ -2,16 +2,22 @@
 // House rules Biome cannot express:
 // - no module imports another module's repository; it calls that module's service (through its
 //   index.ts);
-// - production code (src/, not *.test.ts) imports no test code: nothing under test/, no
-//   *.test.ts, not node:test;
-// - no import cycle among the files of src/ (tests aside), type-only imports included: a cycle
-//   between areas is cut by the area that is asked declaring what it needs (a port interface);
 // - every write goes through the unit of work (src/platform/database/unit-of-work.ts): a
-//   `.transaction()` anywhere else is a second way to write.
+//   `.transaction()` anywhere else is a second way to write;
+// - production code (src/ without the tests) imports no test code: no *.test.ts, no test helper
+//   (*.testing.ts beside the tests, or a file under test/);
+// - no import cycle among the files of src/: every strongly connected component of the import
+//   graph with more than one file is reported. Type-only imports count (docs/decisions.md
+//   "Import cycles"): they vanish at runtime, but they tie the areas' sources together just the same;
+// - a repository function that writes (insertInto, updateTable, deleteFrom) is called with a unit
+//   of work's transaction (`w.trx`, or `trx` from `writer.write(({ trx }) => ...)`), never with the
+//   database handle. The writes that still bypass it are listed in
+//   scripts/unit-of-work-bypasses.txt, which may only shrink.
 import fs from 'node:fs';
 import path from 'node:path';
 
-const root = path.resolve(import.meta.dirname, '..');
+// The repository; another tree may be named for the lint's own test (test/check-imports.test.ts).
+const root = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, '..'));
 const modules = path.join(root, 'src', 'modules');
 const problems = [];
 
@@ -40,23 +46,6 @@ for (const top of ['src', 'test', 'bench', 'scripts']) {
     });
   }
 }
-const sourceRoot = path.join(root, 'src');
-const testRoot = path.join(root, 'test');
-for (const file of fs.readdirSync(sourceRoot, { recursive: true })) {
-  const rel = String(file);
-  if (!rel.endsWith('.ts') || rel.endsWith('.test.ts') || rel.endsWith('.d.ts')) continue;
-  const full = path.join(sourceRoot, rel);
-  const text = fs.readFileSync(full, 'utf8');
-  for (const match of text.matchAll(/(?:from\s+|import\s+|import\(\s*)'([^']+)'/g)) {
-    const specifier = match[1];
-    const target = specifier.startsWith('.') ? path.resolve(path.dirname(full), specifier) : '';
-    if (
-      specifier === 'node:test' ||
-      (target && (target.startsWith(testRoot + path.sep) || /\.test\.(js|ts)$/.test(target)))
-    )
-      problems.push(`src/${rel}: production code imports test code (${specifier})`);
-  }
-}
 for (const area of fs.readdirSync(modules)) {
   const dir = path.join(modules, area);
   if (!fs.statSync(dir).isDirectory()) continue;
@@ -73,51 +62,140 @@ for (const area of fs.readdirSync(modules)) {
     }
   }
 }
-// Import cycles: Tarjan's strongly connected components over src/'s import graph.
-const graph = new Map();
-for (const file of fs.readdirSync(sourceRoot, { recursive: true })) {
-  const rel = String(file);
-  if (!rel.endsWith('.ts') || rel.endsWith('.test.ts') || rel.endsWith('.d.ts')) continue;
-  const full = path.join(sourceRoot, rel);
-  const text = fs.readFileSync(full, 'utf8');
-  const targets = [];
-  for (const match of text.matchAll(/^(?:import|export)\s(?:[^;']*?\sfrom\s)?'(\.[^']+)'/gms)) {
-    targets.push(
-      path.relative(sourceRoot, path.resolve(path.dirname(full), match[1]).replace(/\.js$/, '.ts')),
+/** Test code: the tests, their helpers beside them (*.testing.ts) and everything under test/. */
+function isTestCode(rel) {
+  return /\.test(ing)?\.ts$/.test(rel) || rel.startsWith(`test${path.sep}`);
+}
+
+// Every import and re-export with a relative specifier, multi-line and type-only ones included.
+const IMPORT = /(?:^|[;\n])\s*(?:import|export)\s+(?:[^;'"]*?\sfrom\s*)?'(\.{1,2}\/[^']+)'/g;
+
+/** The src/ files each src/ file imports (repository-relative, .ts). */
+function importGraph() {
+  const graph = new Map();
+  const src = path.join(root, 'src');
+  for (const file of fs.readdirSync(src, { recursive: true })) {
+    if (!String(file).endsWith('.ts')) continue;
+    const rel = path.join('src', String(file));
+    const text = fs.readFileSync(path.join(root, rel), 'utf8');
+    const edges = [];
+    for (const [, specifier] of text.matchAll(IMPORT)) {
+      const target = path
+        .relative(root, path.resolve(root, path.dirname(rel), specifier))
+        .replace(/\.js$/, '.ts');
+      edges.push({ target, specifier });
+    }
+    graph.set(rel, edges);
+  }
+  return graph;
+}
+
+const graph = importGraph();
+for (const [file, edges] of graph) {
+  if (isTestCode(file)) continue;
+  for (const { target, specifier } of edges) {
+    if (isTestCode(target)) problems.push(`${file}: imports test code ${specifier}`);
+  }
+}
+
+/** Tarjan's strongly connected components of the import graph among src/ files. */
+function cycles() {
+  const index = new Map();
+  const low = new Map();
+  const stack = [];
+  const onStack = new Set();
+  const found = [];
+  let next = 0;
+  const visit = (file) => {
+    index.set(file, next);
+    low.set(file, next++);
+    stack.push(file);
+    onStack.add(file);
+    for (const { target } of graph.get(file)) {
+      if (!graph.has(target)) continue;
+      if (!index.has(target)) {
+        visit(target);
+        low.set(file, Math.min(low.get(file), low.get(target)));
+      } else if (onStack.has(target)) {
+        low.set(file, Math.min(low.get(file), index.get(target)));
+      }
+    }
+    if (low.get(file) !== index.get(file)) return;
+    const component = [];
+    let member;
+    do {
+      member = stack.pop();
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== file);
+    if (component.length > 1) found.push(component.sort());
+  };
+  for (const file of graph.keys()) if (!index.has(file)) visit(file);
+  return found;
+}
+
+for (const component of cycles()) {
+  const inside = new Set(component);
+  const lines = component.map((file) => {
+    const targets = new Set(
+      graph
+        .get(file)
+        .filter((edge) => inside.has(edge.target))
+        .map((edge) => edge.target),
     );
-  }
-  graph.set(rel, targets);
+    return `  ${file} -> ${[...targets].join(', ')}`;
+  });
+  problems.push(`import cycle of ${component.length} files:\n${lines.join('\n')}`);
 }
-let counter = 0;
-const stack = [];
-const onStack = new Set();
-const order = new Map();
-const lowest = new Map();
-function visit(node) {
-  order.set(node, counter);
-  lowest.set(node, counter);
-  counter += 1;
-  stack.push(node);
-  onStack.add(node);
-  for (const next of graph.get(node) ?? []) {
-    if (!graph.has(next)) continue;
-    if (!order.has(next)) {
-      visit(next);
-      lowest.set(node, Math.min(lowest.get(node), lowest.get(next)));
-    } else if (onStack.has(next)) lowest.set(node, Math.min(lowest.get(node), order.get(next)));
+
+/** Exported functions of a repository that insert, update or delete. */
+function writingFunctions(rel) {
+  const names = new Set();
+  for (const part of fs.readFileSync(path.join(root, rel), 'utf8').split(/\n(?=export )/)) {
+    const name = part.match(/^export (?:async )?function (\w+)/)?.[1];
+    if (name && /insertInto|updateTable|deleteFrom/.test(part)) names.add(name);
   }
-  if (lowest.get(node) !== order.get(node)) return;
-  const component = [];
-  let member;
-  do {
-    member = stack.pop();
-    onStack.delete(member);
-    component.push(member);
-  } while (member !== node);
-  if (component.length > 1)
-    problems.push(`import cycle among ${component.length} files: src/${component.sort().join(', src/')}`);
+  return names;
 }
-for (const node of graph.keys()) if (!order.has(node)) visit(node);
+
+/** `file: repo.fn(handle)` for every call of a writing repository function not given a transaction. */
+function unitOfWorkBypasses() {
+  const found = [];
+  for (const [file, edges] of graph) {
+    if (isTestCode(file) || file.endsWith('.repository.ts')) continue;
+    const text = fs.readFileSync(path.join(root, file), 'utf8');
+    for (const [, alias, specifier] of text.matchAll(
+      /import \* as (\w+) from '(\.[^']+\.repository\.js)'/g,
+    )) {
+      const target = edges.find((edge) => edge.specifier === specifier)?.target;
+      if (!target || !fs.existsSync(path.join(root, target))) continue;
+      const writes = writingFunctions(target);
+      for (const [, name, handle] of text.matchAll(new RegExp(`\\b${alias}\\.(\\w+)\\(\\s*([^,)]*)`, 'g'))) {
+        if (writes.has(name) && !/^(\w+\.)?trx$/.test(handle.trim())) {
+          found.push(`${file}: ${alias}.${name}(${handle.trim()})`);
+        }
+      }
+    }
+  }
+  return found;
+}
+
+const bypassList = path.join(root, 'scripts', 'unit-of-work-bypasses.txt');
+const known = fs.existsSync(bypassList)
+  ? fs
+      .readFileSync(bypassList, 'utf8')
+      .split('\n')
+      .filter((line) => line.trim() !== '' && !line.startsWith('#'))
+  : [];
+const bypasses = unitOfWorkBypasses();
+for (const bypass of bypasses) {
+  const at = known.indexOf(bypass);
+  if (at === -1) problems.push(`${bypass}: a write outside the unit of work (use Writer.write and w.trx)`);
+  else known.splice(at, 1);
+}
+for (const gone of known) {
+  problems.push(`scripts/unit-of-work-bypasses.txt: "${gone}" is gone; take it off the list`);
+}
 
 if (problems.length > 0) {
   console.error(`house rule violations:\n${problems.join('\n')}`);
