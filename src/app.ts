@@ -42,6 +42,7 @@ import { usergroupArea } from './modules/usergroup/index.js';
 import { volumeArea } from './modules/volume/index.js';
 import { xobjectArea } from './modules/xobject/index.js';
 import type { Area, AreaContext, Services } from './platform/area.js';
+import { type Clock, systemClock } from './platform/clock.js';
 import type { Config } from './platform/config.js';
 import { createContentService } from './platform/content/index.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from './platform/database/database.js';
@@ -128,7 +129,12 @@ export async function openStorage(config: Config): Promise<DatabaseHandle> {
 }
 
 /** The services over an open database, without HTTP (shared by the server and the CLI). */
-export function createServices(database: DatabaseHandle, config: Config, log: FastifyBaseLogger): Services {
+export function createServices(
+  database: DatabaseHandle,
+  config: Config,
+  log: FastifyBaseLogger,
+  clock: Clock = systemClock,
+): Services {
   const { db } = database;
   const events = new EventStore(db, log);
   const hub = new EventHub(db, database.bus, log, events);
@@ -154,14 +160,18 @@ export function createServices(database: DatabaseHandle, config: Config, log: Fa
     // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
     telephony: new Telephony(config, database, log),
   });
-  const context: AreaContext = { config, database, log };
+  const context: AreaContext = { config, database, log, clock };
   for (const area of AREAS) Object.assign(services, area.create?.(services, context));
   return services;
 }
 
-export async function buildApp(config: Config, log: FastifyBaseLogger = createLogger(config)): Promise<App> {
+export async function buildApp(
+  config: Config,
+  log: FastifyBaseLogger = createLogger(config),
+  clock: Clock = systemClock,
+): Promise<App> {
   const database = await openStorage(config);
-  const services = createServices(database, config, log);
+  const services = createServices(database, config, log, clock);
   try {
     await services.hub.start();
     await services.content.start();

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { TestContext } from 'node:test';
 import pg from 'pg';
 import { type App, buildApp } from '../src/app.js';
+import type { Clock } from '../src/platform/clock.js';
 import { type Config, loadConfig } from '../src/platform/config.js';
 import { randomToken } from '../src/platform/ids.js';
 
@@ -54,10 +55,10 @@ export async function testEnv(t: TestContext, dialect: Dialect = 'sqlite', env: 
 /** Builds the app on a fresh database; it is closed after the test. */
 export async function build(
   t: TestContext,
-  options: { dialect?: Dialect; env?: Record<string, string> } = {},
+  options: { dialect?: Dialect; env?: Record<string, string>; clock?: Clock } = {},
 ): Promise<App> {
   const config: Config = loadConfig(await testEnv(t, options.dialect, options.env));
-  const app = await buildApp(config);
+  const app = await buildApp(config, undefined, options.clock);
   t.after(() => app.close());
   return app;
 }

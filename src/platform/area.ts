@@ -9,6 +9,7 @@
  *   declare module '../../platform/area.js' { interface Services { contacts: ContactService } }
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { ContentService } from './content/index.js';
 import type { DatabaseHandle } from './database/database.js';
@@ -36,6 +37,8 @@ export interface AreaContext {
   readonly config: Config;
   readonly database: DatabaseHandle;
   readonly log: FastifyBaseLogger;
+  /** The wall clock services read (tests set their own). */
+  readonly clock: Clock;
 }
 
 /** What an area's routes may need besides its services. */

@@ -10,6 +10,7 @@
  */
 
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -56,8 +57,8 @@ export interface ChatServiceDeps {
   /** Display names of senders. */
   readonly users: { findUser(uuid: string): Promise<{ display_name: string } | undefined> };
   readonly log: FastifyBaseLogger;
-  /** Milliseconds since epoch (tests). */
-  readonly now?: () => number;
+  /** The wall clock (tests set their own). */
+  readonly clock?: Clock;
 }
 
 export class ChatService {
@@ -68,7 +69,8 @@ export class ChatService {
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.store = deps.store;
-    this.now = deps.now ?? Date.now;
+    const clock = deps.clock ?? systemClock;
+    this.now = () => clock.now();
     this.definition = this.store.defineType({ type: 'chat', wrong: 'wrong-chat' });
   }
 

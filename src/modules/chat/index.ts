@@ -19,6 +19,6 @@ declare module '../../platform/area.js' {
 
 export const chatArea = defineArea({
   name: 'chat',
-  create: (s, { log }) => ({ chats: new Chats({ store: s.store, users: s.users, log }) }),
+  create: (s, { log, clock }) => ({ chats: new Chats({ store: s.store, users: s.users, log, clock }) }),
   routes: (app, s) => routes(app, s.chats),
 });

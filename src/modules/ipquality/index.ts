@@ -18,18 +18,19 @@ declare module '../../platform/area.js' {
 /** Spec "ipquality": measurements between two boxes through the device protocol's tasks. */
 export const ipqualityArea = defineArea({
   name: 'ipquality',
-  create: (s, { database, log }) => {
+  create: (s, { database, log, clock }) => {
     const ipqualityRunner = new IpqualityRunner({
       db: database.db,
       writer: s.writer,
       protocol: s.deviceProtocol,
       canRead: (user, box) => s.boxes.canRead(user, box),
       log,
+      clock,
     });
     const ipquality = new Ipqualities({
       store: s.store,
       boxes: s.boxes,
-      now: () => ipqualityRunner.now(),
+      now: () => clock.now(),
       poke: () => ipqualityRunner.poke(),
     });
     return { ipquality, ipqualityRunner };

@@ -8,26 +8,22 @@ import { describe, test } from 'node:test';
 import { FirmwareClient } from '../../../test/devices.js';
 import { Client, DIALECTS, tempDir, testEnv } from '../../../test/helper.js';
 import { answerRun, get, results, twoBoxes } from '../../../test/ipquality.js';
-import { type App, buildApp } from '../../app.js';
+import { buildApp } from '../../app.js';
+import { SettableClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 
 const START = 1_800_000_000_000;
-
-function onClock(app: App, clock: { now: number }) {
-  app.services.ipqualityRunner.now = () => clock.now;
-}
 
 for (const dialect of DIALECTS) {
   describe(`ipquality schedule across restarts (${dialect})`, { timeout: 60_000 }, () => {
     test('the schedule survives a restart; a stopping node ends its run as failed; a dead node is noticed', async (t) => {
       const config = loadConfig(await testEnv(t, dialect));
-      const clock = { now: START };
-      let app = await buildApp(config);
+      const clock = new SettableClock(START);
+      let app = await buildApp(config, undefined, clock);
       let closed = false;
       t.after(async () => {
         if (!closed) await app.close();
       });
-      onClock(app, clock);
       const { owner, source, destination } = await twoBoxes(app);
       const src = await FirmwareClient.connect(app, source);
       const dst = await FirmwareClient.connect(app, destination);
@@ -40,17 +36,16 @@ for (const dialect of DIALECTS) {
       assert.equal((await get(owner, uuid)).next, START / 1000 + 300);
 
       // Due: a measurement starts; the node stops while it runs.
-      clock.now = START + 300_000;
+      clock.set(START + 300_000);
       await app.services.ipqualityRunner.tick();
       assert.equal((await dst.task()).task, 'ipquality_destination');
       assert.equal((await get(owner, uuid)).running, true);
-      clock.now += 5000;
+      clock.advance(5000);
       await app.close();
       closed = true;
 
-      app = await buildApp(config);
+      app = await buildApp(config, undefined, clock);
       closed = false;
-      onClock(app, clock);
       const again = new Client(app);
       again.sid = owner.sid; // sessions survive the restart
       const stopped = Object.values(await results(again, uuid, '?order=desc&count=1'))[0];
@@ -64,7 +59,7 @@ for (const dialect of DIALECTS) {
       // (Their sessions of before the restart were restored: new ones replace them first.)
       const src2 = await FirmwareClient.connect(app, source);
       const dst2 = await FirmwareClient.connect(app, destination);
-      clock.now = START + 605_000;
+      clock.set(START + 605_000);
       await app.services.ipqualityRunner.tick();
       await answerRun(src2, dst2);
       await app.services.ipqualityRunner.settled();
@@ -79,21 +74,21 @@ for (const dialect of DIALECTS) {
         .updateTable('ipquality')
         .set({
           lease: 'dead-node',
-          lease_until: clock.now + 1000,
-          run_start: clock.now - 20_000,
+          lease_until: clock.now() + 1000,
+          run_start: clock.now() - 20_000,
           next_run: null,
         })
         .where('uuid', '=', uuid)
         .execute();
       await app.services.ipqualityRunner.tick();
       assert.equal(Object.values(await results(again, uuid)).length, 3);
-      clock.now += 2000;
+      clock.advance(2000);
       await Promise.all([app.services.ipqualityRunner.tick(), app.services.ipqualityRunner.tick()]);
       const died = Object.values(await results(again, uuid));
       assert.equal(died.length, 4);
       assert.equal(died[3]?.error, 'the node running the measurement stopped');
-      assert.equal(died[3]?.time, (clock.now - 22_000) / 1000);
-      assert.equal((await get(again, uuid)).next, clock.now / 1000 + 300);
+      assert.equal(died[3]?.time, (clock.now() - 22_000) / 1000);
+      assert.equal((await get(again, uuid)).next, clock.now() / 1000 + 300);
     });
   });
 }
@@ -101,15 +96,16 @@ for (const dialect of DIALECTS) {
 describe('ipquality on two nodes sharing PostgreSQL', { timeout: 60_000 }, () => {
   test('a due measurement starts once', async (t) => {
     const env = await testEnv(t, 'postgres', { SECRET_KEY: 'ab'.repeat(32) });
-    const a = await buildApp(loadConfig({ ...env, PUBLIC_URL: 'http://127.0.0.1:8081' }));
+    const clock = new SettableClock(START);
+    const a = await buildApp(loadConfig({ ...env, PUBLIC_URL: 'http://127.0.0.1:8081' }), undefined, clock);
     t.after(() => a.close());
     const b = await buildApp(
       loadConfig({ ...env, DATA_DIR: tempDir(t), PUBLIC_URL: 'http://127.0.0.1:8082' }),
+      undefined,
+      clock,
     );
     t.after(() => b.close());
-    const clock = { now: START };
     for (const node of [a, b]) {
-      onClock(node, clock);
       // A second run would fail fast (its destination task is never answered) and show.
       node.services.ipqualityRunner.timeouts = { setup: 0.5, margin: 0.5 };
     }

@@ -21,6 +21,7 @@
 
 import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -52,6 +53,8 @@ export interface IpqualityRunnerDeps {
   /** Whether the user may still read the box (a released or reassigned box is no longer theirs). */
   canRead: (user: string, box: string) => Promise<boolean>;
   log: Pick<FastifyBaseLogger, 'error' | 'warn'>;
+  /** The wall clock (tests set their own). */
+  clock?: Clock;
 }
 
 interface Run {
@@ -70,14 +73,14 @@ interface Outcome {
 }
 
 export class IpqualityRunner {
-  /** Milliseconds since the epoch; tests set their own clock. */
-  now: () => number = Date.now;
+  private readonly clock: Clock;
   timeouts: RunnerTimeouts = { setup: 30, margin: 30 };
   private readonly runs = new Map<string, Run>();
   private passes: Promise<void> = Promise.resolve();
   private readonly loop: PassLoop;
 
   constructor(private readonly deps: IpqualityRunnerDeps) {
+    this.clock = deps.clock ?? systemClock;
     this.loop = new PassLoop(
       () => this.tick(),
       () => this.delay(),
@@ -123,7 +126,7 @@ export class IpqualityRunner {
     try {
       const next = await repo.earliestRun(this.deps.db);
       // At least MIN_DELAY_MS: a due row that cannot be claimed never makes the pass spin.
-      return next === null ? POLL_MS : Math.max(MIN_DELAY_MS, Math.min(POLL_MS, next - this.now()));
+      return next === null ? POLL_MS : Math.max(MIN_DELAY_MS, Math.min(POLL_MS, next - this.clock.now()));
     } catch {
       return POLL_MS;
     }
@@ -141,7 +144,7 @@ export class IpqualityRunner {
   }
 
   private async pass(): Promise<void> {
-    const now = this.now();
+    const now = this.clock.now();
     for (const row of await repo.expiredLeases(this.deps.db, now, BATCH)) {
       await this.endExpired(row, now).catch((error) =>
         this.deps.log.error({ err: error, ipquality: row.uuid }, 'expired ipquality run not ended'),
@@ -240,7 +243,7 @@ export class IpqualityRunner {
 
   /** Stores the result of a run that still holds its lease and schedules the next measurement. */
   private async finish(run: Run, outcome: Outcome): Promise<void> {
-    const end = this.now();
+    const end = this.clock.now();
     await this.deps.writer.write(async (w) => {
       const row = await repo.lockIpquality(w.trx, run.row.uuid);
       if (!row || row.lease !== run.lease) return;

@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { FirmwareClient } from '../../../test/devices.js';
 import { build, DIALECTS, download } from '../../../test/helper.js';
 import { answerRun, COUNTERS, get, results, twoBoxes } from '../../../test/ipquality.js';
+import { SettableClock } from '../../platform/clock.js';
 
 for (const dialect of DIALECTS) {
   describe(`ipquality (${dialect})`, () => {
@@ -142,10 +143,9 @@ for (const dialect of DIALECTS) {
     });
 
     test('a measurement pairs the boxes; the next starts interval after the end; results, R-factor, paging, CSV with did', async (t) => {
-      const app = await build(t, { dialect });
+      const clock = new SettableClock(1_800_000_000_000);
+      const app = await build(t, { dialect, clock });
       const runner = app.services.ipqualityRunner;
-      let clock = 1_800_000_000_000;
-      runner.now = () => clock;
       const { owner, source, destination } = await twoBoxes(app);
       const src = await FirmwareClient.connect(app, source);
       const dst = await FirmwareClient.connect(app, destination);
@@ -159,7 +159,7 @@ for (const dialect of DIALECTS) {
       const { sourceTask, destinationTask } = await answerRun(src, dst, {
         destination: { ...COUNTERS, p_r: 495, l_n: 5, p_e: 0 },
         atEnd: () => {
-          clock += 12_000; // the measurement ends 12 s after it started
+          clock.advance(12_000); // the measurement ends 12 s after it started
         },
       });
       assert.deepEqual(
@@ -189,10 +189,10 @@ for (const dialect of DIALECTS) {
       const object = await get(owner, uuid);
       assert.equal(object.running, false);
       assert.equal(object.next, 1_800_000_012 + 300);
-      clock = (1_800_000_012 + 299) * 1000;
+      clock.set((1_800_000_012 + 299) * 1000);
       await runner.tick();
       assert.equal((await get(owner, uuid)).running, false);
-      clock = (1_800_000_012 + 300) * 1000;
+      clock.set((1_800_000_012 + 300) * 1000);
       await runner.tick();
       assert.equal((await get(owner, uuid)).running, true);
       // Parameters without an R-factor assessment (psize not that of G.711 at 20 ms) apply next time.
@@ -203,7 +203,7 @@ for (const dialect of DIALECTS) {
       await answerRun(src, dst);
       await runner.settled();
       assert.equal((await get(owner, uuid)).next, 1_800_000_313);
-      clock += 1000;
+      clock.advance(1000);
       await runner.tick();
       const third = await answerRun(src, dst);
       assert.equal(third.destinationTask.psize, 300);
@@ -264,11 +264,10 @@ for (const dialect of DIALECTS) {
     });
 
     test('failures of either side give a stored failed result, and the schedule goes on', async (t) => {
-      const app = await build(t, { dialect });
+      const clock = new SettableClock(1_800_000_000_000);
+      const app = await build(t, { dialect, clock });
       const runner = app.services.ipqualityRunner;
       runner.timeouts = { setup: 0.3, margin: 0.3 };
-      let clock = 1_800_000_000_000;
-      runner.now = () => clock;
       const { owner, source, destination } = await twoBoxes(app);
       const uuid = (
         await owner.call('POST', '/api/ipquality', { source, destination, interval: 1, duration: 10 })
@@ -276,7 +275,7 @@ for (const dialect of DIALECTS) {
       const latest = async () => Object.values(await results(owner, uuid, '?order=desc&count=1'))[0];
       const next = async () => {
         await runner.settled();
-        clock += 1000;
+        clock.advance(1000);
         await runner.tick();
       };
 

@@ -26,13 +26,14 @@ declare module '../../platform/area.js' {
 /** Spec "Presentation": objects, live control and the presentation web page. */
 export const presentationArea = defineArea({
   name: 'presentation',
-  create: (s, { config, log }) => {
+  create: (s, { config, log, clock }) => {
     const presentationLive = new Live({
       store: s.store,
       hub: s.hub,
       sessions: s.sessions,
       node: config.publicUrl,
       log,
+      clock,
     });
     const presentations = new Presentations({
       store: s.store,

@@ -16,6 +16,7 @@
 
 import type { FastifyBaseLogger } from 'fastify';
 import type { SessionResolver } from '../../platform/access.js';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -60,8 +61,8 @@ export interface PresentationLiveDeps {
   /** PUBLIC_URL of this node. */
   readonly node: string;
   readonly log: FastifyBaseLogger;
-  /** Milliseconds since epoch (tests move time forward). */
-  readonly now?: () => number;
+  /** The wall clock (tests set their own). */
+  readonly clock?: Clock;
 }
 
 /** The presentation_status payload (documented in the OpenAPI description of the event call). */
@@ -105,7 +106,8 @@ export class PresentationLiveService {
   private ticking: Promise<void> | undefined;
 
   constructor(private readonly deps: PresentationLiveDeps) {
-    this.now = deps.now ?? Date.now;
+    const clock = deps.clock ?? systemClock;
+    this.now = () => clock.now();
   }
 
   /** Starts this node's presence round. */

@@ -42,12 +42,11 @@ declare module '../../platform/area.js' {
 
 export const pushArea = defineArea({
   name: 'push',
-  create: (s, { config, log }) => {
+  create: (s, { config, log, clock }) => {
     const box = loadSecretBox(config);
     const pushApplications = new PushApplications(s.writer, box);
     const pushFcmCredentials = new FcmCredentials(s.writer, box);
     const pushConnections = new Http2Pool(config.pushCaFile);
-    const now = Date.now;
     const pushDelivery = new PushDelivery({
       writer: s.writer,
       log: log.child({ module: 'push' }),
@@ -57,21 +56,23 @@ export const pushArea = defineArea({
           productionUrl: config.pushApnsUrl,
           sandboxUrl: config.pushApnsSandboxUrl,
           credentials: (id) => pushApplications.findCredentials(id),
-          now,
+          clock,
         }),
         fcm: new FcmSender({
           pool: pushConnections,
           fcmUrl: config.pushFcmUrl,
           tokenUrl: config.pushOauthTokenUrl,
           credentials: () => pushFcmCredentials.findCredentials(),
-          now,
+          clock,
         }),
       },
+      clock,
     });
     const push = new Pushes({
       writer: s.writer,
       applications: pushApplications,
       queued: () => pushDelivery.kick(),
+      clock,
     });
     return { pushApplications, pushFcmCredentials, push, pushDelivery, pushConnections };
   },

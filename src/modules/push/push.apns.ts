@@ -7,7 +7,9 @@
  * used for 30 minutes. Notifications are background pushes (`aps.content-available`), so
  * apns-push-type background with apns-priority 5, as Apple requires for those.
  */
+
 import { createPrivateKey } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import { DELIVERY_LIFETIME_S, type SendOutcome } from './push.delivery.js';
 import type { Http2Pool } from './push.http2.js';
 import { signJwt } from './push.jwt.js';
@@ -25,7 +27,7 @@ export interface ApnsSenderDeps {
   readonly productionUrl: string;
   readonly sandboxUrl: string;
   readonly credentials: (applicationId: string) => Promise<PushCredentials | undefined>;
-  readonly now: () => number;
+  readonly clock: Clock;
 }
 
 interface ProviderToken {
@@ -52,7 +54,7 @@ export class ApnsSender {
   constructor(private readonly deps: ApnsSenderDeps) {}
 
   private async credentialsOf(applicationId: string): Promise<PushCredentials | undefined> {
-    const now = this.deps.now();
+    const now = this.deps.clock.now();
     const cached = this.credentials.get(applicationId);
     if (cached && now - cached.read < CREDENTIALS_TTL_MS) return cached.value;
     const value = await this.deps.credentials(applicationId);
@@ -62,7 +64,7 @@ export class ApnsSender {
 
   /** The application id's provider token, renewed after PROVIDER_TOKEN_LIFETIME_MS. */
   private async providerToken(credentials: PushCredentials): Promise<string> {
-    const now = this.deps.now();
+    const now = this.deps.clock.now();
     const cached = this.tokens.get(credentials.application_id);
     if (cached && now - cached.issued < PROVIDER_TOKEN_LIFETIME_MS) return cached.jwt;
     const jwt = await signJwt(
@@ -109,7 +111,7 @@ export class ApnsSender {
       if (answer.status === 429 || answer.status >= 500)
         return {
           kind: 'retry',
-          afterMs: retryAfterMs(answer.headers['retry-after'], this.deps.now()),
+          afterMs: retryAfterMs(answer.headers['retry-after'], this.deps.clock.now()),
           reason: `${answer.status} ${reason}`,
         };
       return { kind: 'drop', reason: `${answer.status} ${reason}` };

@@ -7,7 +7,9 @@
  * deleted with the registration; 429, 5xx and transport failures come back after a back-off
  * (Retry-After when the service gives one), at most MAX_ATTEMPTS times and within a day.
  */
+
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { PassLoop } from '../../platform/pass-loop.js';
 import * as repo from './push.repository.js';
@@ -42,7 +44,8 @@ export interface PushDeliveryDeps {
   readonly writer: Writer;
   readonly senders: Readonly<Record<repo.PushSystem, PushSender>>;
   readonly log: FastifyBaseLogger;
-  readonly now?: () => number;
+  /** The wall clock (tests set their own). */
+  readonly clock?: Clock;
 }
 
 /** The back-off before attempt `attempts + 1`: doubling from 1 s up to 15 minutes, with jitter. */
@@ -62,7 +65,8 @@ export class PushDelivery {
   readonly counts = { sent: 0, gone: 0, retried: 0, dropped: 0 };
 
   constructor(private readonly deps: PushDeliveryDeps) {
-    this.now = deps.now ?? Date.now;
+    const clock = deps.clock ?? systemClock;
+    this.now = () => clock.now();
     this.loop = new PassLoop(
       () => this.pass(),
       () => this.delay(),

@@ -6,7 +6,9 @@
  * minute before it expires. Messages are data messages (values are strings), with high Android
  * priority so that the app hears of a call or voicemail at once.
  */
+
 import { createPrivateKey } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import { retryAfterMs } from './push.apns.js';
 import { DELIVERY_LIFETIME_S, type SendOutcome } from './push.delivery.js';
 import type { Http2Pool } from './push.http2.js';
@@ -24,7 +26,7 @@ export interface FcmSenderDeps {
   readonly fcmUrl: string;
   readonly tokenUrl: string;
   readonly credentials: () => Promise<FcmCredentials | undefined>;
-  readonly now: () => number;
+  readonly clock: Clock;
 }
 
 interface AccessToken {
@@ -50,7 +52,7 @@ export class FcmSender {
   constructor(private readonly deps: FcmSenderDeps) {}
 
   private async credentialsNow(): Promise<FcmCredentials | undefined> {
-    const now = this.deps.now();
+    const now = this.deps.clock.now();
     if (this.credentials && now - this.credentials.read < CREDENTIALS_TTL_MS) return this.credentials.value;
     const value = await this.deps.credentials();
     this.credentials = { value, read: now };
@@ -60,7 +62,7 @@ export class FcmSender {
   /** The cached access token of these credentials, or a new one (one request at a time). */
   private accessToken(credentials: FcmCredentials): Promise<AccessToken> {
     const key = `${credentials.client_email} ${credentials.private_key_id}`;
-    const now = this.deps.now();
+    const now = this.deps.clock.now();
     if (this.access && this.access.key === key && now < this.access.expires - EXPIRY_MARGIN_MS)
       return Promise.resolve(this.access);
     this.pending ??= this.fetchAccessToken(credentials, key).finally(() => {
@@ -70,7 +72,7 @@ export class FcmSender {
   }
 
   private async fetchAccessToken(credentials: FcmCredentials, key: string): Promise<AccessToken> {
-    const issued = Math.floor(this.deps.now() / 1000);
+    const issued = Math.floor(this.deps.clock.now() / 1000);
     const assertion = await signJwt(
       'RS256',
       credentials.private_key_id ? { kid: credentials.private_key_id } : {},
@@ -97,7 +99,7 @@ export class FcmSender {
     if (answer.status !== 200 || typeof body.access_token !== 'string')
       throw new Error(`OAuth2 token endpoint answered ${answer.status}`);
     const lifetime = typeof body.expires_in === 'number' ? body.expires_in : 3600;
-    this.access = { key, token: body.access_token, expires: this.deps.now() + lifetime * 1000 };
+    this.access = { key, token: body.access_token, expires: this.deps.clock.now() + lifetime * 1000 };
     return this.access;
   }
 
@@ -105,7 +107,7 @@ export class FcmSender {
     const credentials = await this.credentialsNow();
     if (!credentials)
       return { kind: 'drop', reason: 'no FCM credential is set (zentrale-admin push-fcm set)' };
-    const remaining = Math.max(0, DELIVERY_LIFETIME_S - Math.floor((this.deps.now() - created) / 1000));
+    const remaining = Math.max(0, DELIVERY_LIFETIME_S - Math.floor((this.deps.clock.now() - created) / 1000));
     const body = JSON.stringify({
       message: {
         token: registration.device_token,
@@ -143,7 +145,7 @@ export class FcmSender {
       if (answer.status === 429 || answer.status >= 500)
         return {
           kind: 'retry',
-          afterMs: retryAfterMs(answer.headers['retry-after'], this.deps.now()),
+          afterMs: retryAfterMs(answer.headers['retry-after'], this.deps.clock.now()),
           reason,
         };
       return { kind: 'drop', reason };

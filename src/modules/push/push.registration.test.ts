@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { SettableClock } from '../../platform/clock.js';
 import { MAX_REGISTRATIONS } from './push.service.js';
 
 const APP_ID = 'ABCDE12345.com.example.app';
@@ -175,15 +176,18 @@ for (const dialect of DIALECTS) {
     });
 
     test(`a user keeps at most ${MAX_REGISTRATIONS} registrations; the oldest goes`, async (t) => {
-      let clock = 1_000_000;
-      const app = await build(t, { dialect });
-      (app.services.push as unknown as { now: () => number }).now = () => clock++;
+      const clock = new SettableClock(1_000_000);
+      const app = await build(t, { dialect, clock });
       const { client } = await loggedInClient(app);
-      for (let i = 0; i < MAX_REGISTRATIONS + 2; i++)
-        await client.call('POST', '/api/push', { system: 'fcm', action: 'add', device_token: `token${i}` });
-      // Adding token1 again refreshes it: it is no longer the oldest.
-      await client.call('POST', '/api/push', { system: 'fcm', action: 'add', device_token: 'token2' });
-      await client.call('POST', '/api/push', { system: 'fcm', action: 'add', device_token: 'token99' });
+      // Each registration a millisecond after the one before: the order of age is the order here.
+      const add = async (token: string) => {
+        clock.advance(1);
+        await client.call('POST', '/api/push', { system: 'fcm', action: 'add', device_token: token });
+      };
+      for (let i = 0; i < MAX_REGISTRATIONS + 2; i++) await add(`token${i}`);
+      // Adding token2 again refreshes it: it is no longer the oldest.
+      await add('token2');
+      await add('token99');
       const tokens = (await client.call('GET', '/api/push')).fcm as { device_tokens: string[] };
       assert.equal(tokens.device_tokens.length, MAX_REGISTRATIONS);
       for (const gone of ['token0', 'token1', 'token3'])

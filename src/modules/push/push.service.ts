@@ -4,7 +4,9 @@
  * registered device in the durable queue (push_delivery), in the caller's write when it gives
  * one, and the delivery worker (push.delivery.ts) sends it after the commit.
  */
+
 import { randomUUID } from 'node:crypto';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -25,8 +27,8 @@ export interface PushServiceDeps {
   readonly applications: { hasApplication(applicationId: string): Promise<boolean> };
   /** Called after a commit that queued deliveries (the worker sends them). */
   readonly queued?: () => void;
-  /** ms since epoch (tests) */
-  readonly now?: () => number;
+  /** The wall clock (tests set their own). */
+  readonly clock?: Clock;
 }
 
 /** The bundle-id part of an application id (`ABCDE12345.com.example.app` -> `com.example.app`). */
@@ -41,7 +43,8 @@ export class PushService {
 
   constructor(private readonly deps: PushServiceDeps) {
     this.writer = deps.writer;
-    this.now = deps.now ?? Date.now;
+    const clock = deps.clock ?? systemClock;
+    this.now = () => clock.now();
     this.queued = deps.queued ?? (() => {});
   }
 

@@ -49,7 +49,7 @@ test('APNs provider tokens are reused for 30 minutes, then renewed (Apple: at mo
       created: 0,
       private_key: privateKey,
     }),
-    now: () => clock,
+    clock: { now: () => clock },
   });
   const send = () => sender.send(registration('apns', 'ab'.repeat(32)), '{}', clock);
   await send();
@@ -88,7 +88,7 @@ test('FCM access tokens are cached until a minute before they expire', async () 
         .privateKey.export({ type: 'pkcs8', format: 'pem' })
         .toString(),
     }),
-    now: () => clock,
+    clock: { now: () => clock },
   });
   const send = () => sender.send(registration('fcm', 'tok'), '{"message":"x"}', clock);
   await Promise.all([send(), send(), send()]);

@@ -19,14 +19,15 @@ declare module '../../platform/area.js' {
 /** Spec "Rules": the rules API, dry run and trace, and the live engine, wired at start (rule-hooks.ts). */
 export const ruleArea = defineArea({
   name: 'rule',
-  create: (s, { database, log }) => {
-    const rules = new Rules({ db: database.db, writer: s.writer });
+  create: (s, { database, log, clock }) => {
+    const rules = new Rules({ db: database.db, writer: s.writer, clock });
     const ruleRunner = new RuleRunner({
       db: database.db,
       writer: s.writer,
       mailer: s.mailer,
       hooks: () => rules.hooks,
       log,
+      clock,
     });
     rules.onChange(() => ruleRunner.poke());
     return { rules, ruleRunner };

@@ -21,7 +21,9 @@
  * - set_credit: the usergroup area answers whether the owner is still authorised; if not, the
  *   rule is deactivated (rule_update active false) and stays in the state the edge led to.
  */
+
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { newUuid } from '../../platform/ids.js';
@@ -53,8 +55,8 @@ export interface RuleRunnerDeps {
   mailer: Mailer;
   hooks: () => RuleHooks;
   log: Pick<FastifyBaseLogger, 'error' | 'warn'>;
-  /** Milliseconds since the epoch; for tests. */
-  now?: () => number;
+  /** The wall clock (tests set their own). */
+  clock?: Clock;
 }
 
 export class RuleRunner {
@@ -68,7 +70,8 @@ export class RuleRunner {
   onLate: ((ms: number) => void) | undefined;
 
   constructor(private readonly deps: RuleRunnerDeps) {
-    this.now = deps.now ?? Date.now;
+    const clock = deps.clock ?? systemClock;
+    this.now = () => clock.now();
     this.loop = new PassLoop(
       () => this.tick(),
       () => this.delay(),

@@ -6,6 +6,7 @@
  * registered with useSensors and useCredit (rule-hooks.ts, at start); until then no sensor is
  * readable (wrong-sensor) and no usergroup's credit may be set (access-denied).
  */
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -116,8 +117,8 @@ export interface RuleHooks {
 export interface RuleServiceDeps {
   db: Db;
   writer: Writer;
-  /** Milliseconds since the epoch; for tests. */
-  now?: () => number;
+  /** The wall clock (tests set their own). */
+  clock?: Clock;
 }
 
 type Summary = { name: string; active: boolean; state: string; metadata: Record<string, Json> };
@@ -131,7 +132,8 @@ export class RuleService {
   private readonly now: () => number;
 
   constructor(private readonly deps: RuleServiceDeps) {
-    this.now = deps.now ?? Date.now;
+    const clock = deps.clock ?? systemClock;
+    this.now = () => clock.now();
   }
 
   useSensors(sensors: RuleSensors): void {
