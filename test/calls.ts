@@ -13,7 +13,7 @@ import { parseWav } from '../src/platform/content/wav.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
 import { ToneSource } from '../src/telephony/media/sources.js';
 import { pcm16, wavFile } from './content-inputs.js';
-import { build, buildUser, type Client, loggedInClient, tempDir, testEnv, upload } from './helper.js';
+import { build, buildUser, type Client, loggedInClient, tempDir, testEnv, until, upload } from './helper.js';
 import {
   addSipAccount,
   type Baresip,
@@ -132,6 +132,44 @@ export function heard(
   const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
   return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
     (w) => w.rms > 0.05,
+  );
+}
+
+/**
+ * The decoded dump of the peer's call under way (the newest), read while baresip still writes it:
+ * the data chunk's declared size is not final yet, so the samples run to the end of the file.
+ */
+export function heardSoFar(peer: Baresip): { frequency: number; share: number; rms: number }[] {
+  const dumps = fs
+    .readdirSync(peer.dir)
+    .filter((name) => name.endsWith('-dec.wav'))
+    .map((name) => ({ name, mtime: fs.statSync(path.join(peer.dir, name)).mtimeMs }))
+    .sort((x, y) => x.mtime - y.mtime);
+  const dump = dumps[dumps.length - 1];
+  if (!dump) return [];
+  const data = new Uint8Array(fs.readFileSync(path.join(peer.dir, dump.name)));
+  const at = Buffer.from(data).indexOf('data');
+  if (at < 0 || data.length < at + 8) return [];
+  // parseWav reads a size of 0xffffffff as "to the end of the file"; whole samples only.
+  const whole = data.subarray(0, data.length - ((data.length - at - 8) % 2));
+  new DataView(whole.buffer, whole.byteOffset).setUint32(at + 4, 0xffffffff, true);
+  const audio = parseWav(whole);
+  return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
+    (w) => w.rms > 0.05,
+  );
+}
+
+/**
+ * Resolves once the peer has heard `frequency` in at least `count` windows (30 ms) of its call under
+ * way: audio reaches a peer in real time, so a test waits for what it needs heard instead of a
+ * fixed time that a loaded machine may not give it.
+ */
+export async function hears(peer: Baresip, frequency: number, count: number, timeoutMs = 20_000) {
+  await until(
+    () => windowsOf(heardSoFar(peer), frequency) >= count,
+    `${count} windows of ${frequency} Hz heard`,
+    timeoutMs,
+    100,
   );
 }
 

@@ -8,9 +8,16 @@
 import type { TestContext } from 'node:test';
 import { parseWav } from '../src/platform/content/wav.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
-import { MediaEngine, type Recorder, recordingToWav, ToneSource } from '../src/telephony/media/index.js';
+import {
+  type MediaEndpoint,
+  MediaEngine,
+  type Recorder,
+  recordingToWav,
+  ToneSource,
+} from '../src/telephony/media/index.js';
 import { MediaLeg } from '../src/telephony/media-leg.js';
 import { type IncomingCall, SipUserAgent } from '../src/telephony/sip/index.js';
+import { until } from './helper.js';
 import { freeUdpPort } from './sipp.js';
 
 export interface CarrierCall {
@@ -19,7 +26,7 @@ export interface CarrierCall {
   /** The INVITE's headers as received (lower-case names). */
   headers: Map<string, string>;
   from: string;
-  leg?: MediaLeg;
+  leg?: MediaLeg<MediaEndpoint>;
   recorder?: Recorder;
   /** Resolves when the call ended. */
   ended: Promise<void>;
@@ -41,9 +48,20 @@ export interface Carrier {
     from: string,
     to: string,
     tone: number,
-  ): Promise<{ status: number; leg: MediaLeg; recorder: Recorder | undefined }>;
+  ): Promise<{ status: number; leg: MediaLeg<MediaEndpoint>; recorder: Recorder | undefined }>;
   /** The tones (among `candidates`) a recorder heard: windows per frequency. */
   heard(recorder: Recorder, candidates: number[]): Promise<Map<number, number>>;
+  /**
+   * Resolves once the carrier's side of a call (a received call, or one it dialled) has heard
+   * `frequency` in `count` windows (30 ms) from now on: audio arrives in real time, so a test
+   * waits for what it needs heard instead of a fixed time.
+   */
+  hears(
+    call: { leg?: MediaLeg<MediaEndpoint> },
+    frequency: number,
+    count: number,
+    timeoutMs?: number,
+  ): Promise<void>;
 }
 
 const ADDRESS = '127.0.0.5';
@@ -134,6 +152,39 @@ export async function startCarrier(t: TestContext): Promise<Carrier> {
       const counts = new Map<number, number>();
       for (const w of windows) counts.set(w.frequency, (counts.get(w.frequency) ?? 0) + 1);
       return counts;
+    },
+    async hears(call, frequency, count, timeoutMs = 20_000) {
+      await until(() => call.leg !== undefined, 'the carrier answered the call', timeoutMs);
+      const leg = call.leg!;
+      const window = new Float32Array(240); // 30 ms at 8 kHz, as `heard` counts
+      let filled = 0;
+      let found = 0;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          off();
+          reject(
+            new Error(
+              `the carrier heard ${frequency} Hz in ${found} windows, not ${count}, within ${timeoutMs} ms`,
+            ),
+          );
+        }, timeoutMs);
+        const off = leg.endpoint.onAudio((samples) => {
+          for (const sample of samples) {
+            window[filled++] = sample / 32768;
+            if (filled < window.length) continue;
+            filled = 0;
+            const [best] = dominantFrequencies(window, 8000, [425, 600, 1000, 1400], 30);
+            if (best && best.frequency === frequency && best.share > 0.7 && best.rms > 0.05) found++;
+            // A few more than asked: `heard` cuts the whole recording into windows elsewhere.
+            if (found >= count + 3) {
+              clearTimeout(timer);
+              off();
+              resolve();
+              return;
+            }
+          }
+        });
+      });
     },
   };
 }

@@ -190,12 +190,34 @@ export async function until(
   check: () => boolean | Promise<boolean>,
   what: string,
   timeoutMs = 10_000,
+  intervalMs = 5,
 ): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   while (!(await check())) {
     if (performance.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/** Like `until`, for a value read afresh each time: resolves with the first one `check` accepts. */
+export async function eventually<T>(
+  read: () => T | Promise<T>,
+  check: (value: T) => boolean,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 5,
+): Promise<T> {
+  let value!: T;
+  await until(
+    async () => {
+      value = await read();
+      return check(value);
+    },
+    what,
+    timeoutMs,
+    intervalMs,
+  );
+  return value;
 }
 
 /** A long-poll of the client's session, once the node holds it (wrapped: not awaited here). */

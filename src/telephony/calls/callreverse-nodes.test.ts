@@ -4,15 +4,15 @@
  * process's token and the two are joined on A. Two real nodes on one PostgreSQL, each with its
  * own Kamailio and rtpengine; the carrier stand-in (test/carrier.ts) on both ends.
  *
- * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
- * in real time, so it is heard (and recorded) only for as long as the call lasts.
+ * Audio arrives in real time: a test waits until each side has heard what it needs
+ * (`carrier.hears`), never a fixed time.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { nextEvent, numberOwner, sipAccount, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
+import { eventually, until } from '../../../test/helper.js';
 import { freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import { SecretBox } from '../../platform/sealing.js';
@@ -109,7 +109,7 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
   // The carrier sends the filter number's call to node B: it is joined to the caller on A.
   const reverse = await carrier.dial(`127.0.0.1:${nodeB.sipPort}`, '+4916000222', '+4930666014', 1000);
   assert.equal(reverse.status, 200);
-  await sleep(2500);
+  await Promise.all([carrier.hears(caller, 1000, 30), carrier.hears(reverse, 600, 30)]);
   const stopped = nextEvent(client, 'dialplan_callreverse_stop');
   await caller.leg.hangup();
   await stopped;
@@ -119,21 +119,22 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
   assert.ok((callerHeard.get(1000) ?? 0) >= 30, `the caller hears the reverse call: ${heardBoth}`);
   assert.ok((reverseHeard.get(600) ?? 0) >= 30, `and the other way: ${heardBoth}`);
   // A's BYE reaches the reverse caller through B.
-  for (let i = 0; i < 100 && !reverse.leg.call.ended; i++) await sleep(100);
-  assert.ok(reverse.leg.call.ended, 'the reverse call ended with the caller');
+  await until(() => reverse.leg.call.ended !== undefined, 'the reverse call ended with the caller', 20_000);
   assert.equal(
     (await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' })).status,
     'no-callreverse',
   );
 
   // CDRs as on one node, written once: the reverse call is a call_reverse child of the caller's.
-  let cdrs = await nodeA.app.services.cdrs.listCdrs({ owner: user.uuid });
-  for (let i = 0; i < 100 && cdrs.length < 2; i++) {
-    await sleep(100);
-    cdrs = await nodeA.app.services.cdrs.listCdrs({ owner: user.uuid });
-  }
-  await sleep(500);
-  cdrs = await nodeB.app.services.cdrs.listCdrs({ owner: user.uuid });
+  // Every leg on either node ended (its running row goes as its CDR is written): a CDR written
+  // twice would be there by now.
+  const running = () => nodeB.app.database.db.selectFrom('running_call').select('id').execute();
+  await until(async () => (await running()).length === 0, 'every leg of both nodes ended', 20_000);
+  const cdrs = await eventually(
+    () => nodeB.app.services.cdrs.listCdrs({ owner: user.uuid }),
+    (rows) => rows.length >= 2,
+    "the caller's and the reverse call's CDRs",
+  );
   assert.deepEqual(cdrs.map((cdr) => cdr.service).sort(), ['call', 'call_reverse'], JSON.stringify(cdrs));
   const first = cdrs.find((cdr) => cdr.service === 'call');
   const joined = cdrs.find((cdr) => cdr.service === 'call_reverse');
@@ -151,8 +152,12 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
   const { carrier, key, nodeA, nodeB, client, user, reverseRow } = await twoNodes(t, '+4930666015');
   const db = nodeA.app.database.db;
   const waitFor = async (done: (row: Awaited<ReturnType<typeof reverseRow>>) => boolean) => {
-    for (let i = 0; i < 100 && !done(await reverseRow()); i++) await sleep(100);
-    assert.ok(done(await reverseRow()), `${spoilNow} ${JSON.stringify(await reverseRow())}`);
+    const row = await eventually(reverseRow, done, `${spoilNow}: the callreverse row`, 20_000, 50).catch(
+      async (error: Error) => {
+        throw new Error(`${error.message} ${JSON.stringify(await reverseRow())}`);
+      },
+    );
+    assert.ok(done(row));
   };
   const addressA = nodeA.app.services.telephony.calls!.address;
   const addressB = nodeB.app.services.telephony.calls!.address;
@@ -191,14 +196,16 @@ test('call-reverse with two nodes: when the holding node refuses the token, its 
             .where('id', '=', leg!)
             .executeTakeFirst()
         ).numUpdatedRows;
-      for (let i = 0; i < 100 && (await spoiled()) === 0n; i++) await sleep(100);
+      await until(async () => (await spoiled()) > 0n, "the caller's leg marked silent", 20_000, 50);
     }
     // The reverse call is an ordinary call to the number on B: B's own process holds it.
     const reverse = await carrier.dial(`127.0.0.1:${nodeB.sipPort}`, '+4916000222', '+4930666015', 1000);
     assert.equal(reverse.status, 200);
     await waitFor((row) => row?.address === addressB && row.phone_from === '+4916000222');
-    await sleep(1000);
+    // B holds it as a caller of its own, with its ring tone; the caller on A is not joined to it.
+    await carrier.hears(reverse, 425, 20);
     assert.equal((await carrier.heard(caller.recorder!, [1000])).get(1000) ?? 0, 0, 'nothing joined');
+    assert.equal((await carrier.heard(reverse.recorder!, [600])).get(600) ?? 0, 0, 'nothing joined');
     await reverse.leg.hangup();
     await caller.leg.hangup();
     await waitFor((row) => row === undefined);
@@ -217,7 +224,7 @@ test('call-reverse hand-over setup time (benchmark)', { skip: !process.env.BENCH
   for (let i = 0; i < rounds * 2; i++) {
     const mode = i % 2 === 0 ? 'same node' : 'handed over';
     const caller = await carrier.dial(`127.0.0.1:${nodeA.sipPort}`, '+4917000111', '+4930666016', 600);
-    for (let j = 0; j < 100 && !(await reverseRow()); j++) await sleep(50);
+    await until(async () => (await reverseRow()) !== undefined, 'the caller held on A', 10_000, 50);
     await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' });
     const port = mode === 'same node' ? nodeA.sipPort : nodeB.sipPort;
     const started = performance.now();
@@ -225,7 +232,7 @@ test('call-reverse hand-over setup time (benchmark)', { skip: !process.env.BENCH
     times[mode].push(performance.now() - started);
     assert.equal(reverse.status, 200);
     await caller.leg.hangup();
-    for (let j = 0; j < 100 && (await reverseRow()); j++) await sleep(50);
+    await until(async () => (await reverseRow()) === undefined, 'the process ended', 10_000, 50);
     await reverse.leg.hangup().catch(() => {});
   }
   for (const [mode, list] of Object.entries(times)) {

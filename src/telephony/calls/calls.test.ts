@@ -3,8 +3,9 @@
  * Kamailio Zentrale starts and call each other, platform numbers and the carrier (SIPp); the
  * audio each side hears is checked with a Goertzel filter.
  *
- * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
- * in real time, so it is heard (and recorded) only for as long as the call lasts.
+ * Audio reaches a peer in real time: a test waits until the peer has heard what it needs
+ * (`hears`), and a fixed sleep is left only where the length itself is the subject (a message
+ * the caller speaks for a few seconds).
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -17,6 +18,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   type Account,
   heard,
+  hears,
   nextEvent,
   numberWithDialplan,
   phone,
@@ -26,7 +28,7 @@ import {
   windowsOf,
 } from '../../../test/calls.js';
 import { sine } from '../../../test/content-inputs.js';
-import { buildUser } from '../../../test/helper.js';
+import { buildUser, eventually, until } from '../../../test/helper.js';
 import { freePort } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
 import { parseWav } from '../../platform/content/wav.js';
@@ -48,7 +50,9 @@ test('a SIP account calls another by name: ringing, answer, audio both ways rela
     a.events.some((event) => event.type === 'CALL_RINGING'),
     'the caller heard ringing',
   );
-  await sleep(2000); // let audio flow
+  // Each side hears the other's tone as it flows (the audio relayed by rtpengine both ways).
+  await hears(a, 1000, 30);
+  await hears(b, 600, 30);
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   a.command('hangup');
   await Promise.all(closed);
@@ -59,11 +63,11 @@ test('a SIP account calls another by name: ringing, answer, audio both ways rela
   assert.ok(windowsOf(atB, 600) >= 30, `B heard 600 Hz in ${windowsOf(atB, 600)} windows`);
   assert.equal(windowsOf(atA, 600), 0, 'A does not hear itself');
   // The call is recorded for its caller: outgoing to bob_01, answered, with both durations.
-  let cdrs = await node.app.services.cdrs.listCdrs({ owner: alice.owner });
-  for (let i = 0; i < 50 && cdrs.length === 0; i++) {
-    await sleep(100);
-    cdrs = await node.app.services.cdrs.listCdrs({ owner: alice.owner });
-  }
+  const cdrs = await eventually(
+    () => node.app.services.cdrs.listCdrs({ owner: alice.owner }),
+    (rows) => rows.length > 0,
+    "the caller's CDR",
+  );
   assert.equal(cdrs.length, 1);
   assert.equal(cdrs[0]!.service, 'call');
   assert.equal(cdrs[0]!.b_number, 'bob_01');
@@ -129,7 +133,8 @@ test('a platform number whose dialplan records: announcement, then the voicemail
   const established = a.waitFor('CALL_ESTABLISHED', 20_000);
   a.command('dial', '+4930555002');
   await established;
-  await sleep(4000); // the announcement, then about three seconds of message
+  await hears(a, 1400, 20); // the announcement first
+  await sleep(3000); // then about three seconds of message: the caller speaks in real time
   const closed = a.waitFor('CALL_CLOSED', 20_000);
   a.command('hangup');
   await closed;
@@ -175,7 +180,7 @@ test('a dialplan rings SIP accounts in parallel: the first to answer is bridged,
   b.command('accept');
   await established;
   await cancelled;
-  await sleep(2000);
+  await hears(a, 1000, 30);
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   b.command('hangup');
   await Promise.all(closed);
@@ -186,15 +191,13 @@ test('a dialplan rings SIP accounts in parallel: the first to answer is bridged,
 
 /** Resolves once something has bound UDP `port` on 127.0.0.1. */
 async function listening(port: number): Promise<void> {
-  for (;;) {
-    const free = await new Promise<boolean>((resolve) => {
+  const taken = () =>
+    new Promise<boolean>((resolve) => {
       const socket = dgram.createSocket('udp4');
-      socket.once('error', () => resolve(false));
-      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(true)));
+      socket.once('error', () => resolve(true));
+      socket.bind(port, '127.0.0.1', () => socket.close(() => resolve(false)));
     });
-    if (!free) return;
-    await sleep(50);
-  }
+  await until(taken, `SIPp listening on UDP ${port}`, 20_000, 50);
 }
 
 /** SIPp on a fixed address and port; resolves when it exits. */
@@ -258,7 +261,7 @@ test("a number outside the platform goes to CARRIER_URI with the account owner's
   const established = a.waitFor('CALL_ESTABLISHED', 20_000);
   a.command('dial', '+4940123456');
   await established;
-  await sleep(2000);
+  await hears(a, 1000, 30); // the carrier echoes the caller's tone
   const closed = a.waitFor('CALL_CLOSED', 20_000);
   a.command('hangup');
   await closed;

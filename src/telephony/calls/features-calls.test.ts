@@ -5,16 +5,16 @@
  * places calls from numbers. What each side hears is checked with a Goertzel filter, what
  * the carrier received (From, P-Asserted-Identity, Privacy) from its INVITEs, and the CDRs.
  *
- * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
- * in real time, so it is heard (and recorded) only for as long as the call lasts.
+ * Audio arrives in real time: a test waits until each side has heard what it needs (`hears`,
+ * `carrier.hears`) before it hangs up, never a fixed time.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   dial,
   hangUp,
   heard,
+  hears,
   numberOwner,
   phone,
   sipAccount,
@@ -24,7 +24,7 @@ import {
   windowsOf,
 } from '../../../test/calls.js';
 import { type Carrier, startCarrier } from '../../../test/carrier.js';
-import { buildUser, loggedInClient } from '../../../test/helper.js';
+import { buildUser, eventually, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import type { Cdr } from '../../modules/cdr/index.js';
@@ -34,12 +34,13 @@ requireTelephonyPackages();
 
 /** The CDRs of a user once `count` of them are written (they are written as legs end). */
 async function cdrsOf(app: App, owner: string, count: number): Promise<Cdr[]> {
-  for (let i = 0; i < 200; i++) {
-    const cdrs = await app.services.cdrs.listCdrs({ owner });
-    if (cdrs.length >= count) return cdrs;
-    await sleep(100);
-  }
-  return app.services.cdrs.listCdrs({ owner });
+  return eventually(
+    () => app.services.cdrs.listCdrs({ owner }),
+    (cdrs) => cdrs.length >= count,
+    `${count} CDRs of the user`,
+    20_000,
+    50,
+  );
 }
 
 async function carrierNode(
@@ -79,7 +80,7 @@ test("to the carrier: dial_prefix completes a short number, clip_number is the c
 
   await dial(a, '123456');
   const call = await carrier.callTo('+4940123456');
-  await sleep(2000);
+  await Promise.all([hears(a, 1000, 30), carrier.hears(call, 600, 30)]);
   await hangUp(a);
   await call.ended;
   assert.match(call.headers.get('from') ?? '', /<sip:\+4930777001@/);
@@ -246,7 +247,7 @@ test("call-through: *98 from the SIP account connects the saved phone once; the 
   assert.equal((await client.call('POST', '/api/dialplan/callthrough', { phone: '555' })).status, 'ok');
   await dial(a, '*98');
   const through = await carrier.callTo('+4940555');
-  await sleep(2000);
+  await Promise.all([hears(a, 1000, 30), carrier.hears(through, 600, 30)]);
   await hangUp(a);
   const atA = heard(a);
   assert.ok(windowsOf(atA, 1000) >= 30, `connected to the saved phone: ${windowsOf(atA, 1000)} windows`);
@@ -271,7 +272,7 @@ test("call-through: *98 from the SIP account connects the saved phone once; the 
   );
   assert.equal(status, 200);
   const saved = await carrier.callTo('+4940777');
-  await sleep(2000);
+  await Promise.all([carrier.hears({ leg }, 1400, 30), carrier.hears(saved, 425, 30)]);
   await leg.hangup();
   await saved.ended;
   assert.ok(
@@ -311,7 +312,7 @@ test('callback: cti_via is called first, then `to`, bridged; `from` is the calle
   const via = await carrier.callTo('+4940100');
   const to = await carrier.callTo('+4940200');
   assert.ok(carrier.calls.indexOf(via) < carrier.calls.indexOf(to), 'cti_via first');
-  await sleep(2500);
+  await Promise.all([carrier.hears(via, 1000, 30), carrier.hears(to, 600, 30)]);
   await via.leg!.hangup();
   await to.ended;
   assert.match(via.headers.get('from') ?? '', /<sip:\+4930777004@/);
@@ -470,7 +471,7 @@ test("110 and 112 go to the control centre of the user's emergency data with the
   assert.match(JSON.stringify(await closed), /403/);
   await dial(a, '110');
   const police = await carrier.callTo('+493011001');
-  await sleep(2000);
+  await Promise.all([hears(a, 1000, 30), carrier.hears(police, 600, 30)]);
   await hangUp(a);
   assert.match(police.headers.get('from') ?? '', /<sip:\+4930777006@/);
   assert.equal(police.headers.get('privacy'), undefined);
@@ -526,7 +527,7 @@ test('two nodes on one PostgreSQL: a call node A carries counts for the quota on
   // A call to the user's number rings on node A: node B sees it, and refuses the user's own call.
   caller.command('dial', '+4930777007');
   await carrier.callTo('+4942003');
-  for (let i = 0; i < 100 && (await count()) === 0; i++) await sleep(100);
+  await until(async () => (await count()) > 0, 'node B counts the call node A carries');
   assert.equal(await count(), 1, 'node B counts the call node A carries');
   let closed = own.waitFor('CALL_CLOSED', 20_000);
   own.command('dial', '+4942004');
@@ -536,11 +537,10 @@ test('two nodes on one PostgreSQL: a call node A carries counts for the quota on
   closed = caller.waitFor('CALL_CLOSED', 20_000);
   caller.command('hangup');
   await closed;
-  for (let i = 0; i < 100 && (await count()) > 0; i++) await sleep(100);
-  assert.equal(await count(), 0);
+  await until(async () => (await count()) === 0, 'node B no longer counts the ended call');
   // Node A's admission of the call goes right after its CDRs.
   const admissions = () => nodeB.app.database.db.selectFrom('call_admission').select('id').execute();
-  for (let i = 0; i < 100 && (await admissions()).length > 0; i++) await sleep(100);
+  await until(async () => (await admissions()).length === 0, "node A's admission released");
   await dial(own, '+4942004');
   await carrier.callTo('+4942004');
   await hangUp(own);

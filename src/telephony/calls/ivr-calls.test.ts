@@ -3,8 +3,9 @@
  * Kamailio Zentrale starts, press keys as RFC 4733 events (ctrl_tcp `sndcode`), and what they
  * hear is checked with a Goertzel filter.
  *
- * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
- * in real time, so it is heard (and recorded) only for as long as the call lasts.
+ * Audio reaches a peer in real time: a test waits until the caller has heard what it needs
+ * (`hears`) before it presses a key or hangs up. Fixed sleeps are left where time is the subject:
+ * the gap between two key presses, and a message the caller speaks for a few seconds.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -14,6 +15,7 @@ import {
   enabledNumber,
   hangUp,
   heard,
+  hears,
   nextEvent,
   numberOwner,
   numberWithDialplan,
@@ -34,6 +36,7 @@ requireTelephonyPackages();
 async function press(peer: Baresip, digits: string): Promise<void> {
   for (const digit of digits) {
     peer.command('sndcode', digit);
+    // A person's gap between keys: events sent back to back could be read as one key held.
     await sleep(300);
   }
 }
@@ -75,11 +78,11 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
   const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
   // Key 1: the announcement (1400 Hz) is cut short, bob rings and is connected.
   await dial(a, '+4930555101');
-  await sleep(2000);
+  await hears(a, 1400, 30);
   const bobAnswers = b.waitFor('CALL_ESTABLISHED', 20_000);
   await press(a, '1');
   await bobAnswers;
-  await sleep(2500);
+  await hears(a, 1000, 30);
   await hangUp(a, b);
   let windows = heard(a);
   assert.ok(
@@ -91,9 +94,9 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
   // Key 2: the nested IVR's announcement (600 Hz) plays.
   const c = await phone(t, node, await sipAccount(app, 'carol_01'), { answerMode: 'manual' });
   await dial(c, '+4930555101');
-  await sleep(1500);
+  await hears(c, 1400, 20);
   await press(c, '2');
-  await sleep(2500);
+  await hears(c, 600, 30);
   await hangUp(c);
   windows = heard(c);
   assert.ok(windowsOf(windows, 1400) >= 20, `the main announcement: ${windowsOf(windows, 1400)} windows`);
@@ -121,7 +124,7 @@ test('a legacy dialplan: sip rings the account (bridged); with the account unreg
     microphone: tone(600),
   });
   await dial(a, '+4930555201');
-  await sleep(2000);
+  await hears(a, 1000, 30);
   await hangUp(a, b);
   const windows = heard(a);
   assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
@@ -133,7 +136,8 @@ test('a legacy dialplan: sip rings the account (bridged); with the account unreg
     microphone: tone(600),
   });
   await dial(c, '+4930555201');
-  await sleep(3500);
+  await hears(c, 1400, 20); // the mailbox announcement
+  await sleep(2000); // then a message of about two seconds: the caller speaks in real time
   await hangUp(c);
   const event = await nextEvent(client, 'recording_new');
   assert.equal(event.phone, 'dave_01');
@@ -169,11 +173,11 @@ test('a dialplan pin: onStart plays, the right digits run onSuccess (ringing a S
   const b = await phone(t, node, accounts[0]!, { answerMode: 'auto', microphone: tone(1000) });
   const a = await phone(t, node, await sipAccount(node.app, 'alice_01'), { answerMode: 'manual' });
   await dial(a, '+4930555301');
-  await sleep(2500);
+  await hears(a, 1400, 40);
   const bobAnswers = b.waitFor('CALL_ESTABLISHED', 20_000);
   await press(a, '1234');
   await bobAnswers;
-  await sleep(2000);
+  await hears(a, 1000, 30);
   await hangUp(a, b);
   const windows = heard(a);
   assert.ok(windowsOf(windows, 1400) >= 40, `the onStart announcement: ${windowsOf(windows, 1400)} windows`);
@@ -236,7 +240,7 @@ test('a dialplan pin: a wrong code runs onFail (its announcement, then reject: Z
   const a = await phone(t, node, await sipAccount(app, 'alice_01'), { answerMode: 'manual' });
   await dial(a, '+4930555302');
   const closed = a.waitFor('CALL_CLOSED', 20_000);
-  await sleep(1500); // the caller listens to the prompt: a key would cut it short
+  await hears(a, 1400, 20); // the caller listens to the prompt: a key would cut it short
   await press(a, '41');
   await closed;
   const windows = heard(a);

@@ -4,8 +4,9 @@
  * the ring tone, the legacy dialplan's pools, timeout and busy branches and redirects to
  * numbers outside, and call-reverse. Real baresips and the carrier stand-in (test/carrier.ts).
  *
- * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
- * in real time, so it is heard (and recorded) only for as long as the call lasts.
+ * Audio arrives in real time: a test waits until each side has heard what it needs (`hears`,
+ * `carrier.hears`) before it acts. A fixed sleep is left only where time is the subject: a
+ * message the caller speaks for a few seconds.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
@@ -15,6 +16,8 @@ import {
   dial,
   hangUp,
   heard,
+  heardSoFar,
+  hears,
   nextEvent,
   numberOwner,
   phone,
@@ -26,6 +29,7 @@ import {
 } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { sine } from '../../../test/content-inputs.js';
+import { eventually, until } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
 import { PushStandIns } from '../../../test/push-services.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
@@ -58,10 +62,11 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
     microphone: tone(1000),
   });
   await dial(a, '+4930666001');
-  await sleep(4000);
+  await hears(a, 1400, 20); // the announcement first
+  await sleep(3000); // then about three seconds of message: the caller speaks in real time
   await hangUp(a);
   const event = await nextEvent(client, 'recording_new');
-  for (let i = 0; i < 100 && mailbox.to('box@example.com').length === 0; i++) await sleep(100);
+  await until(() => mailbox.to('box@example.com').length > 0, 'the notification mail', 20_000);
   const mail = mailbox.last('box@example.com');
   assert.match(mail.subject, /alice_01/);
   assert.match(mail.text, /\+4930666001/);
@@ -88,7 +93,17 @@ test('voicemail: the notification e-mail carries the message as WAV; play_announ
   const closed = a.waitFor('CALL_CLOSED', 30_000);
   await dial(a, '+4930666001');
   await closed;
-  await sleep(500);
+  // The second call's CDR marks its end: written after a recording would have been stored.
+  const cdrs = await eventually(
+    () => app.services.cdrs.listCdrs({ owner: user.uuid }),
+    (rows) => rows.length >= 2,
+    "both calls' CDRs",
+  );
+  assert.deepEqual(
+    cdrs.map((cdr) => cdr.recording_id !== undefined).sort(),
+    [false, true],
+    `the first call recorded a message, the second none: ${JSON.stringify(cdrs)}`,
+  );
   assert.equal(mailbox.to('box@example.com').length, 1, 'no second mail');
   assert.equal((await recordings()).length, before, 'no recording');
   // The second call's own dump: the announcement, then Zentrale hung up.
@@ -115,11 +130,21 @@ test('the dialplan ringtone: while the target rings the caller hears the announc
   const ringing = b.waitFor('CALL_INCOMING', 20_000);
   await dial(a, '+4930666002');
   await ringing;
-  await sleep(6000); // the announcement loops over more than one ring tone cadence (1 s on, 4 s off)
+  // While bob rings, the caller hears the announcement and the 425 Hz ring tone under it.
+  await until(
+    () => {
+      const so = heardSoFar(a);
+      return windowsOf(so, 1400) >= 40 && so.filter((w) => w.frequency === 425 && w.share > 0.3).length >= 10;
+    },
+    'the announcement with the ring tone mixed under it',
+    30_000,
+    100,
+  );
+  assert.equal(b.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0, 'bob still rings');
   const answered = b.waitFor('CALL_ESTABLISHED', 20_000);
   b.command('accept');
   await answered;
-  await sleep(2000);
+  await hears(a, 1000, 30);
   await hangUp(a, b);
   const windows = heard(a);
   assert.ok(windowsOf(windows, 1400) >= 40, `the announcement: ${windowsOf(windows, 1400)} windows`);
@@ -165,7 +190,7 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   c.command('accept');
   await established;
   await bobStops;
-  await sleep(2000);
+  await hears(a, 1400, 30);
   await hangUp(a, c);
   assert.ok(windowsOf(heard(a), 1400) >= 30, 'carol from the sip_pool was connected');
   assert.equal(carrier.calls.filter((call) => call.number === '+4940301').length, 0, 'inactive pool entry');
@@ -178,10 +203,13 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   );
   await Promise.all(ringing);
   await carrier.callTo('+4940400', 30_000);
-  await sleep(2500);
+  await hears(a, 1000, 30);
   await hangUp(a);
   const windows = heard(a, 'last');
   assert.ok(windowsOf(windows, 1000) >= 30, `redirected to +4940400: ${windowsOf(windows, 1000)} windows`);
+  // The timeout branch, not an answer: bob never answered, carol only the first call.
+  assert.equal(b.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 0);
+  assert.equal(c.events.filter((event) => event.type === 'CALL_ESTABLISHED').length, 1);
 
   // Only bob rings now; he refuses (486): the busy branch redirects to its own phone.
   const change = await client.call('POST', '/api/dialplan', {
@@ -197,7 +225,7 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   b.command('hangup');
   await connected;
   await carrier.callTo('+4940500');
-  await sleep(2500);
+  await hears(a, 600, 30);
   await hangUp(a);
   assert.ok(windowsOf(heard(a, 'last'), 600) >= 30, 'the busy branch redirected to +4940500');
 });
@@ -257,7 +285,7 @@ test("call-reverse: a call to the number signals dialplan_callreverse_start (eve
   );
   const reverse = await carrier.dial(kamailio, '+4916000222', '+4930666004', 1000);
   assert.equal(reverse.status, 200);
-  await sleep(2500);
+  await Promise.all([carrier.hears(caller, 1000, 30), carrier.hears(reverse, 600, 30)]);
   const stopped = nextEvent(client, 'dialplan_callreverse_stop');
   await caller.leg.hangup();
   await stopped;
@@ -270,11 +298,11 @@ test("call-reverse: a call to the number signals dialplan_callreverse_start (eve
     (await client.call('POST', '/api/dialplan/callreverse', { filter: '+4916000222' })).status,
     'no-callreverse',
   );
-  let cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
-  for (let i = 0; i < 100 && cdrs.length < 2; i++) {
-    await sleep(100);
-    cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
-  }
+  const cdrs = await eventually(
+    () => app.services.cdrs.listCdrs({ owner: user.uuid }),
+    (rows) => rows.length >= 2,
+    'the CDRs of the caller and of the joined reverse call',
+  );
   const first = cdrs.find((cdr) => cdr.service === 'call');
   const joined = cdrs.find((cdr) => cdr.service === 'call_reverse');
   assert.equal(first?.a_number, '+4917000111', JSON.stringify(cdrs));

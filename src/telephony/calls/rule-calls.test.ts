@@ -4,17 +4,13 @@
  * owner's announcement after a silence and hangs up; the recipient hears the announcement's tone,
  * sees the owner's number and `from_name` as the caller, and the call has its CDR (service call,
  * direction out); a `from` that is not the owner's number fails the action and calls nobody.
- *
- * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
- * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { telephonyNode, uploadAnnouncement } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { sine } from '../../../test/content-inputs.js';
-import { loggedInClient } from '../../../test/helper.js';
+import { eventually, loggedInClient } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 
 requireTelephonyPackages();
@@ -52,14 +48,18 @@ test('a rule call: each recipient hears the silence, then the announcement, and 
   for (const call of calls) {
     assert.match(call.headers.get('from') ?? '', /"?Alarm"? ?<sip:\+4930777010@/);
     await call.ended;
+    // The silence command first: nothing audible in the first 300 ms after the answer.
+    const { samples } = call.recorder!.stop();
+    const onset = samples.findIndex((sample) => Math.abs(sample) > 0.05 * 32768);
+    assert.ok(onset >= 0.3 * 8000, `the first sound came ${onset / 8} ms after the answer`);
     const heard = await carrier.heard(call.recorder!, [1400]);
     assert.ok((heard.get(1400) ?? 0) >= 30, `the recipient heard the announcement: ${[...heard]}`);
   }
-  let cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
-  for (let i = 0; i < 100 && cdrs.length < 2; i += 1) {
-    await sleep(100);
-    cdrs = await app.services.cdrs.listCdrs({ owner: user.uuid });
-  }
+  const cdrs = await eventually(
+    () => app.services.cdrs.listCdrs({ owner: user.uuid }),
+    (rows) => rows.length >= 2,
+    "both recipients' CDRs",
+  );
   assert.deepEqual(cdrs.map((cdr) => [cdr.service, cdr.b_number]).sort(), [
     ['call', '+4940300'],
     ['call', '+4940301'],
@@ -85,14 +85,16 @@ test('a rule call: each recipient hears the silence, then the announcement, and 
     ],
   });
   assert.equal(spoofed.status, 'ok');
-  let outcome: { result: string; error?: string } | undefined;
-  for (let i = 0; i < 200 && outcome?.result !== 'failed'; i += 1) {
-    await sleep(50);
-    const steps = (await client.call('GET', `/api/rule/${spoofed.uuid}/trace`)).trace as {
-      actions: { outcome: { result: string; error?: string } }[];
-    }[];
-    outcome = steps[0]?.actions[0]?.outcome;
-  }
+  const outcome = await eventually(
+    async () => {
+      const steps = (await client.call('GET', `/api/rule/${spoofed.uuid}/trace`)).trace as {
+        actions: { outcome: { result: string; error?: string } }[];
+      }[];
+      return steps[0]?.actions[0]?.outcome;
+    },
+    (found) => found?.result === 'failed',
+    "the spoofed call action's failure in the trace",
+  );
   assert.deepEqual(outcome, {
     result: 'failed',
     attempts: 1,
