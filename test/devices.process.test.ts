@@ -12,7 +12,7 @@ import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import { freeTcpPort } from '../src/platform/ports.js';
 import { createLogger } from '../src/platform/server.js';
-import { testEnv } from './helper.js';
+import { eventually, testEnv } from './helper.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 const KEY = 'firmware-key';
@@ -228,18 +228,19 @@ describe('device firmware process', () => {
     assert.equal(created.status, 'ok');
     await receiving.waitFor('ipquality_destination');
     await sending.waitFor('ipquality_source');
-    for (;;) {
-      const answer = await call(node.url, 'GET', `/api/ipquality/${created.uuid}/result`, sid);
-      const results = Object.values(answer.result as Record<string, Record<string, unknown>>);
-      if (results.length === 0) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        continue;
-      }
-      const [first] = results as [{ error?: string; source: { rfac: number }; destination: { p_r: number } }];
-      assert.equal(first.error, undefined);
-      assert.equal(first.source.rfac, 93.2);
-      assert.equal(first.destination.p_r, 500);
-      break;
-    }
+    const results = await eventually(
+      async () => {
+        const answer = await call(node.url, 'GET', `/api/ipquality/${created.uuid}/result`, sid);
+        return Object.values(answer.result as Record<string, Record<string, unknown>>);
+      },
+      (found) => found.length > 0,
+      'the measurement result',
+      30_000,
+      100,
+    );
+    const [first] = results as [{ error?: string; source: { rfac: number }; destination: { p_r: number } }];
+    assert.equal(first.error, undefined);
+    assert.equal(first.source.rfac, 93.2);
+    assert.equal(first.destination.p_r, 500);
   });
 });

@@ -145,6 +145,7 @@ while (!stopping) {
   try {
     polled = await call('GET', `/api/device/task?next=${next}`);
   } catch {
+    // A device's pause before it polls again (the node is restarting): its behaviour, not a test's wait.
     await new Promise((resolve) => setTimeout(resolve, 200));
     continue;
   }

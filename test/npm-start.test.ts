@@ -70,6 +70,7 @@ for (const dialect of ['sqlite', 'postgres'] as const)
     socket.write(
       'POST /api/session HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"a":',
     );
+    // The server is another process: nothing shows it has read the headers but a moment's wait.
     await new Promise((resolve) => setTimeout(resolve, 200));
     const closed = new Promise((resolve) => socket.on('close', resolve));
 

@@ -79,9 +79,9 @@ describe('server processes', () => {
     // Each node knows only its own sessions.
     assert.equal((await call(nodeA, 'DELETE', '/api/session', onB.sid as string)).status, 'no-session');
 
-    const pollA = call(nodeA, 'GET', '/api/event?timeout=20', onA.sid as string);
-    const pollB = call(nodeB, 'GET', '/api/event?timeout=20', onB.sid as string);
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    // From id 0: the events are read whether they arrive before the poll is held or after.
+    const pollA = call(nodeA, 'GET', '/api/event?next=0&timeout=20', onA.sid as string);
+    const pollB = call(nodeB, 'GET', '/api/event?next=0&timeout=20', onB.sid as string);
     services.hub.emit({ users: [user.uuid] }, 'user_modify');
     // A payload larger than a NOTIFY can carry goes through the database too.
     services.hub.emit({ users: [user.uuid] }, 'object_metadata', {
@@ -299,6 +299,8 @@ describe('server processes', () => {
       password: 'secret-pw',
     });
     const poll = call(node, 'GET', '/api/event?timeout=300', session.sid as string);
+    // The node is another process: nothing shows the poll held but a moment's wait (the poll
+    // being held when SIGTERM comes is the subject).
     await new Promise((resolve) => setTimeout(resolve, 300));
     node.process.kill('SIGTERM');
     const answer = await poll;

@@ -16,6 +16,7 @@ import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
 import { writeWav } from '../src/platform/content/wav.js';
 import { newUuid } from '../src/platform/ids.js';
 import { sipDigests } from '../src/telephony/index.js';
+import { until } from './helper.js';
 
 /** A port free for both UDP and TCP on 127.0.0.1 (even, so RTP/RTCP pairs fit). */
 export async function freePort(): Promise<number> {
@@ -229,17 +230,21 @@ async function startBaresipOnce(t: TestContext, options: BaresipOptions): Promis
 }
 
 async function connectWithRetry(port: number, log: () => string): Promise<net.Socket> {
-  for (let attempt = 0; attempt < 100; attempt++) {
-    const socket = await new Promise<net.Socket | undefined>((resolve) => {
+  let socket: net.Socket | undefined;
+  const connects = async () => {
+    socket = await new Promise<net.Socket | undefined>((resolve) => {
       const s = net.connect(port, '127.0.0.1');
       s.once('connect', () => resolve(s));
       s.once('error', () => resolve(undefined));
     });
-    if (socket) return socket;
-    if (log().includes('Address already in use')) throw new PortTaken(log());
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`baresip did not open ctrl_tcp; log:\n${log()}`);
+    if (!socket && log().includes('Address already in use')) throw new PortTaken(log());
+    return socket !== undefined;
+  };
+  await until(connects, 'baresip opened ctrl_tcp', 10_000, 50).catch((error: unknown) => {
+    if (error instanceof PortTaken) throw error;
+    throw new Error(`baresip did not open ctrl_tcp; log:\n${log()}`);
+  });
+  return socket!;
 }
 
 export interface TestSipAccount {

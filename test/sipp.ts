@@ -229,6 +229,7 @@ export async function guessUntilRefused(options: {
         probe.retryAfter >= 1 && probe.retryAfter <= 2,
         `a short hold, got Retry-After ${probe.retryAfter}`,
       );
+      // Kamailio's hold runs on its own clock: the guesser waits it out as a phone would.
       await sleep(probe.retryAfter * 1000);
       continue;
     }

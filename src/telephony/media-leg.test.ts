@@ -102,15 +102,24 @@ test('hangup while it rings: CANCEL from the caller, 480 from the callee; no com
 
 test('SIPp calls in and echoes our media (-rtp_echo): we hear back the 1000 Hz we play', async (t) => {
   const { engine, callee } = await setup(t);
-  const heard = new Promise<Int16Array>((resolve) => {
+  const heard = new Promise<Int16Array>((resolve, reject) => {
     callee.onInvite(async (call) => {
-      const leg = await MediaLeg.accept(call, engine);
-      assert.ok(leg);
-      await leg.answer();
-      const recorder = leg.endpoint.record(5);
-      await leg.endpoint.tone(1000, { durationMs: 1000 });
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      resolve(recorder.stop().samples);
+      try {
+        const leg = await MediaLeg.accept(call, engine);
+        assert.ok(leg);
+        await leg.answer();
+        const recorder = leg.endpoint.record(5);
+        let echoed = 0;
+        leg.endpoint.onAudio((samples) => {
+          echoed += samples.length;
+        });
+        await leg.endpoint.tone(1000, { durationMs: 1000 });
+        // Most of the second came back (a packet lost on the way may never come).
+        await until(() => echoed >= 7200, 'the echo of the tone');
+        resolve(recorder.stop().samples);
+      } catch (error) {
+        reject(error);
+      }
     });
   });
   const run = runSipp(path.join(FIXTURES, 'uac-echo.xml'), `127.0.0.1:${callee.port}`, [

@@ -12,7 +12,6 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DEVICE_KEY, FirmwareClient, type PolledTask, waitEvent } from '../../../test/devices.js';
 import {
   build,
@@ -22,6 +21,7 @@ import {
   createPostgresDatabase,
   DIALECTS,
   type Dialect,
+  eventually,
   loggedInClient,
   testEnv,
 } from '../../../test/helper.js';
@@ -70,13 +70,9 @@ async function csp(firmware: FirmwareClient, base64: string): Promise<void> {
   assert.equal(answer.status, 'ok', JSON.stringify(answer));
 }
 
-async function until<T>(what: string, get: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 600; i += 1) {
-    const value = await get();
-    if (check(value)) return value;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** The first value of `get` that `check` accepts (the engine runs in the background). */
+function until<T>(what: string, get: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  return eventually(get, check, what, 20_000, 25);
 }
 
 async function trace(client: Client, uuid: string): Promise<Step[]> {

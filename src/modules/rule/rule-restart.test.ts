@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { testEnv } from '../../../test/helper.js';
+import { eventually, testEnv, until } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
 import { type NodeProcess as Node, startNode } from '../../../test/node-process.js';
 import { createServices, openStorage } from '../../app.js';
@@ -74,25 +74,38 @@ describe('rule engine across kill -9', () => {
 
     node = await startNode(t, env, port);
     sid = await login();
-    const settledTrace = async () => {
-      for (let i = 0; i < 400; i += 1) {
-        const answer = await call(node, 'GET', `/api/rule/${uuid}/trace`, sid);
-        const steps = answer.trace as { actions: { outcome: { result: string } }[] }[];
-        if (steps.length > 0 && steps.every((s) => s.actions.every((a) => a.outcome.result === 'done')))
-          return steps;
-        await sleep(25);
-      }
-      throw new Error('the missed timeout did not fire');
-    };
-    const steps = await settledTrace();
+    const steps = await eventually(
+      async () =>
+        (await call(node, 'GET', `/api/rule/${uuid}/trace`, sid)).trace as {
+          actions: { outcome: { result: string } }[];
+        }[],
+      (trace) => trace.length > 0 && trace.every((s) => s.actions.every((a) => a.outcome.result === 'done')),
+      'the missed timeout fired',
+      20_000,
+      25,
+    );
     assert.equal(steps.length, 1);
     assert.equal(mailbox.to('kill@example.com').length, 1);
 
     await kill(node);
     node = await startNode(t, env, port);
     sid = await login();
-    // Give the fresh node's first passes time to run (nothing is due: nothing may happen).
-    await sleep(1000);
+    // Nothing is due, so nothing may happen. That the fresh node's passes run shows in a rule
+    // created now, whose start look sends a mail: a pass that took it looked at every due rule.
+    const marker = await call(node, 'POST', '/api/rule', sid, {
+      name: 'Marker',
+      initial_state: 'x',
+      edges: [
+        {
+          from: 'x',
+          to: 'y',
+          conditions: [],
+          actions: [{ type: 'email', recipients: ['marker@example.com'], subject: 'ran', text: 'pass' }],
+        },
+      ],
+    });
+    assert.equal(marker.status, 'ok', JSON.stringify(marker));
+    await until(() => mailbox.to('marker@example.com').length === 1, "the fresh node's pass ran", 20_000);
     const again = (await call(node, 'GET', `/api/rule/${uuid}/trace`, sid)).trace as {
       cause: string;
       to: string;

@@ -7,12 +7,12 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import {
   build,
   type Client,
   createPostgresDatabase,
   DIALECTS,
+  eventually,
   loggedInClient,
 } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
@@ -46,14 +46,9 @@ async function trace(client: Client, uuid: string): Promise<Step[]> {
   return answer.trace as Step[];
 }
 
-/** Polls until `check` holds (the engine runs in the background); fails after many tries. */
-async function until<T>(what: string, get: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
-  for (let i = 0; i < 400; i += 1) {
-    const value = await get();
-    if (check(value)) return value;
-    await sleep(25);
-  }
-  throw new Error(`timed out waiting for ${what}`);
+/** The first value of `get` that `check` accepts (the engine runs in the background). */
+function until<T>(what: string, get: () => Promise<T>, check: (value: T) => boolean): Promise<T> {
+  return eventually(get, check, what, 20_000, 25);
 }
 
 /** Every action of the trace has an outcome other than pending/running. */

@@ -17,7 +17,7 @@ import {
   textPdf,
   wavFile,
 } from '../../../test/content-inputs.js';
-import { createPostgresDatabase, DIALECTS, type Dialect } from '../../../test/helper.js';
+import { createPostgresDatabase, DIALECTS, type Dialect, until } from '../../../test/helper.js';
 import { FaxContent } from '../../modules/fax/fax.content.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../database/database.js';
 import { ApiError } from '../errors.js';
@@ -568,11 +568,14 @@ describe('superseded jobs, worker deaths, crash-safe order, orphans', () => {
 
   /** Waits until the pool runs a task in a worker other than those given; answers its pid. */
   async function runningWorker(service: ContentService, not: number[] = []): Promise<number> {
-    for (;;) {
-      const pid = service.pool.workerPids.find((each) => !not.includes(each));
-      if (pid !== undefined && service.pool.load > 0) return pid;
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const pid = () => service.pool.workerPids.find((each) => !not.includes(each));
+    await until(
+      () => pid() !== undefined && service.pool.load > 0,
+      'a task running in a new worker',
+      30_000,
+      20,
+    );
+    return pid()!;
   }
 
   test('a newer upload stops the running conversion of the same object', async () => {

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { test } from 'node:test';
+import { until } from '../../../test/helper.js';
 import { DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711 } from './g711.js';
 import { dominantFrequencies, goertzelPower } from './goertzel.js';
@@ -127,6 +128,10 @@ test('one endpoint plays a tone and sends DTMF, the other records the tone and r
 test('a recording of silence is empty; foreign payload types and garbage are ignored', async (t) => {
   const { a, b } = await endpointPair(t);
   const recorder = b.record(5);
+  let arrived = 0;
+  b.onAudio((samples) => {
+    arrived += samples.length;
+  });
   const socket = dgram.createSocket('udp4');
   t.after(() => socket.close());
   const foreign = Buffer.alloc(172, 0x55);
@@ -134,7 +139,7 @@ test('a recording of silence is empty; foreign payload types and garbage are ign
   socket.send(foreign, b.port, '127.0.0.1');
   socket.send(Buffer.from('garbage'), b.port, '127.0.0.1');
   await a.playPcm(new Int16Array(1600));
-  await new Promise((resolve) => setTimeout(resolve, 60));
+  await until(() => arrived >= 1600 && b.stats.ignored >= 2, 'the silence and both foreign packets arrived');
   const recording = recorder.stop();
   assert.ok(recording.samples.length >= 1600);
   assert.equal(recording.empty, true);
@@ -186,10 +191,7 @@ test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both wa
   l1.onDtmf((event) => here.push(event.digit));
   await l1.sendDtmf('5*');
   await w1.sendDtmf('7');
-  for (let waited = 0; inWorker.length < 2 || here.length < 1; waited += 10) {
-    assert.ok(waited < 10_000, `digits: ${inWorker} / ${here}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  await until(() => inWorker.length >= 2 && here.length >= 1, `the digits both ways: ${inWorker} / ${here}`);
   assert.deepEqual(inWorker, ['5/rfc4733', '*/rfc4733']);
   assert.deepEqual(here, ['7']);
 
@@ -204,9 +206,13 @@ test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both wa
   // Relay inside the worker: what l2 plays into w2 comes out of w1 towards l1.
   const off = w1.connect(w2);
   const relayed = l1.record(5);
-  await new Promise((resolve) => setTimeout(resolve, 100));
+  let relayedSamples = 0;
+  l1.onAudio((samples) => {
+    relayedSamples += samples.length;
+  });
   await l2.tone(800, { durationMs: 400 });
-  await new Promise((resolve) => setTimeout(resolve, 200));
+  // Half the tone came back out of w1: the relay runs (it lags the tone by the worker's queue).
+  await until(() => relayedSamples >= 1600, 'the tone relayed through the worker');
   off();
   const relayedWindows = loud(relayed.stop().samples, [425, 800, 1000]);
   assert.ok(relayedWindows.length >= 4 && relayedWindows.every((w) => w.frequency === 800));

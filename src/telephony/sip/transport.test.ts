@@ -39,6 +39,7 @@ test('TCP: pipelined and split messages are framed by Content-Length and answere
   await new Promise((resolve) => socket.once('connect', resolve));
   const second = options('b');
   socket.write(Buffer.concat([options('a'), Buffer.from('\r\n\r\n'), second.subarray(0, 30)]));
+  // Apart in time, so that the two halves arrive as two reads: the split is the subject.
   await new Promise((resolve) => setTimeout(resolve, 20));
   socket.write(second.subarray(30));
   await until(() => (answers.match(/SIP\/2\.0 200/g) ?? []).length >= 2, 'both requests answered');
