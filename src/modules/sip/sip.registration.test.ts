@@ -5,7 +5,14 @@
  */
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { build, type Client, DIALECTS, type Dialect, loggedInClient } from '../../../test/helper.js';
+import {
+  build,
+  type Client,
+  DIALECTS,
+  type Dialect,
+  eventually,
+  loggedInClient,
+} from '../../../test/helper.js';
 import { freePort } from '../../../test/sip-peers.js';
 import { freePortRange, requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
@@ -118,11 +125,13 @@ for (const dialect of DIALECTS) {
 
       await sippRegister({ ...phone, expires: 600, localPort: port, expect: 200 });
       // SQLite: the expiry shows once usrloc has written it back (one write-back interval).
-      let after = Number(await expire());
-      for (let tries = 0; tries < 150 && after < before + 599; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        after = Number(await expire());
-      }
+      const after = await eventually(
+        async () => Number(await expire()),
+        (value) => value >= before + 599,
+        'the refreshed expire in GET /api/sip',
+        15_000,
+        100,
+      ).catch(async () => Number(await expire()));
       assert.ok(after >= before + 599 && after <= before + 602, String(after));
       const answer = await client.call('GET', `/api/event?next=${cursor.get(client) ?? 0}&timeout=1`);
       const names = (answer.event as { event: string }[]).map((event) => event.event);

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { heard, phone, sipAccount, telephonyNode, tone, windowsOf } from '../../../test/calls.js';
+import { heard, hears, phone, sipAccount, telephonyNode, tone, windowsOf } from '../../../test/calls.js';
 import { startBaresip } from '../../../test/sip-peers.js';
 import {
   challenge,
@@ -47,7 +47,7 @@ test('one phone with a wrong password is refused alone: the other phones at its 
   const established = a.waitFor('CALL_ESTABLISHED', 20_000);
   a.command('dial', 'bob_01');
   await established;
-  await sleep(1500); // audio flows for a while: what each side heard is the subject
+  await Promise.all([hears(a, 1000, 20), hears(b, 600, 20)]);
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   a.command('hangup');
   await Promise.all(closed);

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
-import { build, buildUser, DIALECTS } from '../../../test/helper.js';
+import { build, buildUser, DIALECTS, eventually } from '../../../test/helper.js';
 import { addSipAccount, freePort } from '../../../test/sip-peers.js';
 import {
   challenge,
@@ -111,16 +111,23 @@ for (const dialect of DIALECTS) {
       await sippRegister({ ...phone, expires: 120, localPort: port, expect: 200 });
       const refreshed = Date.now();
       // The refreshed expiry shows once usrloc has written it back (SQLite: one write-back interval).
-      let registrations = await app.services.telephony.registrations(account.username);
-      for (let tries = 0; tries < 150 && (registrations[0]?.expires ?? 0) < before + 119; tries++) {
-        await new Promise((resolve) => setTimeout(resolve, 100));
-        registrations = await app.services.telephony.registrations(account.username);
-      }
+      const registrations = await eventually(
+        () => app.services.telephony.registrations(account.username),
+        (rows) => (rows[0]?.expires ?? 0) >= before + 119,
+        'the refreshed expiry',
+        15_000,
+        100,
+      ).catch(async (error: Error) => {
+        throw new Error(
+          `${error.message}: ${JSON.stringify(await app.services.telephony.registrations(account.username))}`,
+        );
+      });
       assert.equal(registrations.length, 1);
       assert.equal(registrations[0]?.contact, `127.0.0.1:${port}`);
       assert.ok((registrations[0]?.expires ?? 0) >= before + 119, JSON.stringify(registrations));
       // Past the first expiry (30 s) and the watch's wake-up after it: still registered, never
-      // reported as gone, and the refresh itself was not reported.
+      // reported as gone, and the refresh itself was not reported. A real wait: the expiry runs on
+      // Kamailio's clock, in another process.
       await new Promise((resolve) =>
         setTimeout(resolve, Math.max(0, (before + 30) * 1000 + 7000 - Date.now())),
       );
@@ -245,16 +252,20 @@ for (const dialect of DIALECTS) {
       for (const username of users)
         assert.equal((await app.services.telephony.registrations(username)).length, 1, username);
       // All of them reach the location table (write-back on SQLite: within seconds).
-      let stored = 0;
-      for (let tries = 0; tries < 200 && stored < users.length; tries++) {
-        if (tries > 0) await new Promise((resolve) => setTimeout(resolve, 100));
-        const row = await app.database.db
-          .selectFrom('location')
-          .select((eb) => eb.fn.countAll<number>().as('count'))
-          .where('username', 'like', 'burst%')
-          .executeTakeFirstOrThrow();
-        stored = Number(row.count);
-      }
+      const stored = await eventually(
+        async () => {
+          const row = await app.database.db
+            .selectFrom('location')
+            .select((eb) => eb.fn.countAll<number>().as('count'))
+            .where('username', 'like', 'burst%')
+            .executeTakeFirstOrThrow();
+          return Number(row.count);
+        },
+        (count) => count >= users.length,
+        'every registration of the burst written back',
+        20_000,
+        100,
+      );
       assert.equal(stored, users.length, 'every registration in the location table');
     });
   });
