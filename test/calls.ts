@@ -177,6 +177,15 @@ export function windowsOf(windows: { frequency: number; share: number }[], frequ
   return windows.filter((w) => w.frequency === frequency && w.share > 0.7).length;
 }
 
+/** Whether `first` was heard only before `then` began (two steps of a call, in this order). */
+export function heardBefore(windows: { frequency: number; share: number }[], first: number, then: number) {
+  const at = (frequency: number) =>
+    windows.flatMap((w, index) => (w.frequency === frequency && w.share > 0.7 ? [index] : []));
+  const firsts = at(first);
+  const thens = at(then);
+  return firsts.length > 0 && thens.length > 0 && firsts[firsts.length - 1]! < thens[0]!;
+}
+
 /** `number` added to `owner` with dialplan_enable on (it answers as its owner configured). */
 export async function enabledNumber(app: App, owner: string, number: string): Promise<void> {
   await app.services.phones.addNumber(number, { userUuid: owner });

@@ -15,6 +15,7 @@ import {
   enabledNumber,
   hangUp,
   heard,
+  heardBefore,
   hears,
   nextEvent,
   numberOwner,
@@ -90,6 +91,7 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
     `the IVR announcement: 1400 Hz in ${windowsOf(windows, 1400)} windows`,
   );
   assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
+  assert.ok(heardBefore(windows, 1400, 1000), 'the announcement, then (after key 1) bob');
 
   // Key 2: the nested IVR's announcement (600 Hz) plays.
   const c = await phone(t, node, await sipAccount(app, 'carol_01'), { answerMode: 'manual' });
@@ -102,6 +104,7 @@ test('an IVR answers: its announcement, key 1 redirects to a number that rings a
   assert.ok(windowsOf(windows, 1400) >= 20, `the main announcement: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 600) >= 30, `the nested announcement: ${windowsOf(windows, 600)} windows`);
   assert.equal(windowsOf(windows, 1000), 0, 'not connected to bob');
+  assert.ok(heardBefore(windows, 1400, 600), 'key 2 cut the main announcement short for the nested one');
 });
 
 test('a legacy dialplan: sip rings the account (bridged); with the account unregistered, the unavailable action records a voicemail', async (t) => {
@@ -182,6 +185,7 @@ test('a dialplan pin: onStart plays, the right digits run onSuccess (ringing a S
   const windows = heard(a);
   assert.ok(windowsOf(windows, 1400) >= 40, `the onStart announcement: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 1000) >= 30, `bob's 1000 Hz in ${windowsOf(windows, 1000)} windows`);
+  assert.ok(heardBefore(windows, 1400, 1000), 'onStart, then (after the right digits) onSuccess');
 });
 
 test("an IVR's timeout: without a key, timeout.announcement plays and Zentrale hangs up", async (t) => {
@@ -208,6 +212,7 @@ test("an IVR's timeout: without a key, timeout.announcement plays and Zentrale h
   const windows = heard(a);
   assert.ok(windowsOf(windows, 1400) >= 20, `the menu: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 600) >= 40, `the timeout announcement: ${windowsOf(windows, 600)} windows`);
+  assert.ok(heardBefore(windows, 1400, 600), 'the menu, then the timeout announcement');
 });
 
 test('a dialplan pin: a wrong code runs onFail (its announcement, then reject: Zentrale hangs up), never onSuccess', async (t) => {
@@ -247,4 +252,5 @@ test('a dialplan pin: a wrong code runs onFail (its announcement, then reject: Z
   assert.ok(windowsOf(windows, 1400) >= 20, `the onStart announcement: ${windowsOf(windows, 1400)} windows`);
   assert.ok(windowsOf(windows, 600) >= 40, `the onFail announcement: ${windowsOf(windows, 600)} windows`);
   assert.equal(windowsOf(windows, 1000), 0, 'onSuccess never ran');
+  assert.ok(heardBefore(windows, 1400, 600), 'the prompt, then (after the keys) the onFail announcement');
 });
