@@ -50,8 +50,9 @@ test('a SIP account calls another by name: ringing, answer, audio both ways rela
     a.events.some((event) => event.type === 'CALL_RINGING'),
     'the caller heard ringing',
   );
-  // Each side hears the other's tone as it flows (the audio relayed by rtpengine both ways).
-  await hears(a, 1000, 30);
+  // Each side hears the other's tone as it flows (the audio relayed by rtpengine both ways), for
+  // well over the second of talk the CDR must show (40 windows: 1.2 s).
+  await hears(a, 1000, 40);
   await hears(b, 600, 30);
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   a.command('hangup');

@@ -80,7 +80,8 @@ test("to the carrier: dial_prefix completes a short number, clip_number is the c
 
   await dial(a, '123456');
   const call = await carrier.callTo('+4940123456');
-  await Promise.all([hears(a, 1000, 30), carrier.hears(call, 600, 30)]);
+  // Well over the second of talk the CDR must show (40 windows: 1.2 s).
+  await Promise.all([hears(a, 1000, 40), carrier.hears(call, 600, 30)]);
   await hangUp(a);
   await call.ended;
   assert.match(call.headers.get('from') ?? '', /<sip:\+4930777001@/);
@@ -312,7 +313,8 @@ test('callback: cti_via is called first, then `to`, bridged; `from` is the calle
   const via = await carrier.callTo('+4940100');
   const to = await carrier.callTo('+4940200');
   assert.ok(carrier.calls.indexOf(via) < carrier.calls.indexOf(to), 'cti_via first');
-  await Promise.all([carrier.hears(via, 1000, 30), carrier.hears(to, 600, 30)]);
+  // Well over the second of talk the CDRs must show (40 windows: 1.2 s).
+  await Promise.all([carrier.hears(via, 1000, 40), carrier.hears(to, 600, 40)]);
   await via.leg!.hangup();
   await to.ended;
   assert.match(via.headers.get('from') ?? '', /<sip:\+4930777004@/);
@@ -402,8 +404,10 @@ test("dialplan v2 linear and cyclic: a target's own clip_number is the caller id
   await dial(a, '+4930777005');
   const busy = await carrier.callTo('+4940601');
   const second = await carrier.callTo('+4940602');
+  await hears(a, 1000, 10); // bridged to the second target
   await hangUp(a);
   await second.ended;
+  assert.equal(busy.leg, undefined, 'the busy target never answered');
   assert.match(busy.headers.get('from') ?? '', /<sip:\+4930777011@/);
   assert.match(second.headers.get('from') ?? '', /<sip:\+4930777010@/);
 
