@@ -5,7 +5,6 @@
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { until } from '../../../test/helper.js';
 import { freeTcpPort } from '../../platform/ports.js';
 import { EvapiClient } from './evapi-client.js';
@@ -35,11 +34,12 @@ function closeServer(server: net.Server): Promise<void> {
 test('a refused connect is retried until evapi listens, and a lost connection is made again', async (t) => {
   const port = await freeTcpPort();
   const events: unknown[] = [];
+  const errors: string[] = [];
   let connects = 0;
   const client = new EvapiClient(
     port,
     (event) => events.push(event),
-    () => {},
+    (message) => errors.push(message),
     () => {
       connects += 1;
     },
@@ -47,8 +47,8 @@ test('a refused connect is retried until evapi listens, and a lost connection is
   t.after(() => client.close());
 
   const connected = client.connect(); // nothing listens yet: refused
-  // A real wait is the subject: the client keeps retrying while nothing listens.
-  await sleep(300);
+  // The client keeps retrying while nothing listens: refused, and refused again.
+  await until(() => errors.length >= 2, 'the refused connect tried again');
   assert.equal(connects, 0);
   const first = await listen(port, { event: 'registration', user: 'first_01' });
   await connected;
@@ -57,8 +57,10 @@ test('a refused connect is retried until evapi listens, and a lost connection is
 
   // Kamailio restarted: the connection drops, evapi listens again a moment later.
   await closeServer(first);
-  // A real gap is the subject: nothing listens for a while, as during Kamailio's restart.
-  await sleep(300);
+  // Nothing listens for a while, as during Kamailio's restart: the loss is noticed and the
+  // reconnect refused before evapi listens again.
+  const before = errors.length;
+  await until(() => errors.length >= before + 2, 'the lost connection noticed and a reconnect refused');
   const second = await listen(port, { event: 'registration', user: 'second_01' });
   t.after(() => closeServer(second));
   await until(() => events.length >= 2, 'the second event');
