@@ -12,7 +12,7 @@ import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/server.js';
 import { textPdf } from './content-inputs.js';
-import { testEnv, until } from './helper.js';
+import { eventually, testEnv, until } from './helper.js';
 import { type NodeProcess as Node, startNode } from './node-process.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -263,12 +263,13 @@ describe('server processes', () => {
 
       // Every conversion finishes with the right page count; the cut-off upload changed nothing.
       for (const fax of faxes) {
-        let shown: Record<string, unknown> = {};
-        for (let i = 0; i < 600; i++) {
-          shown = (await call(again, 'GET', `/api/fax/${fax.uuid}`, sid)).fax as Record<string, unknown>;
-          if (shown.status !== 'convert') break;
-          await new Promise((r) => setTimeout(r, 200));
-        }
+        const shown = await eventually(
+          async () => (await call(again, 'GET', `/api/fax/${fax.uuid}`, sid)).fax as Record<string, unknown>,
+          (found) => found.status !== 'convert',
+          `${fax.uuid} converted`,
+          120_000,
+          200,
+        );
         assert.deepEqual([shown.status, shown.page_count], ['ok', fax.pages], fax.uuid);
       }
       // No orphan: each fax keeps one content version, without its upload or .partial files.
@@ -278,11 +279,13 @@ describe('server processes', () => {
         const versions = fs.readdirSync(path.join(content, fax.uuid));
         assert.equal(versions.length, 1, `${fax.uuid}: ${versions}`);
         const dir = path.join(content, fax.uuid, versions[0]!);
-        let files = fs.readdirSync(dir).sort();
-        for (let i = 0; i < 100 && files.length > 2; i++) {
-          await new Promise((r) => setTimeout(r, 100));
-          files = fs.readdirSync(dir).sort();
-        }
+        const files = await eventually(
+          () => fs.readdirSync(dir).sort(),
+          (found) => found.length <= 2,
+          `${fax.uuid}: the upload deleted`,
+          10_000,
+          100,
+        );
         assert.deepEqual(files, ['fax.json', 'fax.tif'], `${fax.uuid}: ${files}`);
       }
       assert.deepEqual(fs.readdirSync(content).sort(), faxes.map((fax) => fax.uuid).sort());
