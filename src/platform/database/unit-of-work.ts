@@ -138,8 +138,9 @@ export class Writer {
   /**
    * Runs `fn`, which runs exactly one statement through `w.trx`, as a unit of work without a
    * transaction around it (the statement commits by itself), then the hooks it registered. A
-   * second statement fails the write. For writes of one statement on paths every request or
-   * login takes; anything that reads before it writes, or writes twice, uses `write`.
+   * second statement fails the write. For every write of one statement (a session row, a
+   * throttle counter, a claim by one conditional update); anything that reads before it writes,
+   * or writes twice, uses `write`.
    */
   async writeStatement<T>(fn: (w: UnitOfWork) => Promise<T>): Promise<T> {
     const w = new UnitOfWork(this.db.withPlugin(oneStatement()), this.events);
