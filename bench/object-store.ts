@@ -72,7 +72,8 @@ interface BenchUser {
 async function createUsers(store: ObjectStore): Promise<BenchUser[]> {
   const now = Math.floor(Date.now() / 1000);
   const users: BenchUser[] = [];
-  await store.write(async ({ trx }) => {
+  await store.write(async (w) => {
+    const { trx } = w;
     for (let i = 0; i < USERS; i++) {
       const uuid = v1();
       // Inserted directly: hashing 1000 passwords would only time argon2.
@@ -80,7 +81,7 @@ async function createUsers(store: ObjectStore): Promise<BenchUser[]> {
         display_name, language, country_code, newsletter, disabled, created)
         VALUES (${uuid}, ${`bench${i}`}, ${`bench${i}`}, ${'x'}, ${'B'}, ${'U'}, ${'B U'}, ${'de'}, ${'+49'}, 0, 0,
         ${now})`.execute(trx);
-      await store.createUserTags(trx, uuid);
+      await store.createUserTags(w, uuid);
       users.push({ uuid, tags: await store.userTags(trx, uuid) });
     }
   });

@@ -148,7 +148,7 @@ export function createServices(
     events,
     hub,
     writer,
-    throttle: new Throttle(db),
+    throttle: new Throttle(writer),
     mailer: new Mailer(config, log),
     store: new ObjectStore({
       writer,

@@ -431,7 +431,7 @@ for (const dialect of DIALECTS) {
       // The codes work for sign-up verifications in the server.
       const app = await appFor(t, env);
       assert.equal(
-        (await app.services.hardwareCodes.useHardwareCode(app.database.db, code)).label,
+        (await app.services.writer.write((w) => app.services.hardwareCodes.useHardwareCode(w, code))).label,
         'batch 1',
       );
       await app.close();

@@ -248,7 +248,7 @@ export class ChatService {
     const sent = await this.store.write(async (w) => {
       const { found } = await this.requireParticipant(w.trx, user, chat);
       // Messages count against the volume quota of the chat's creator (its object's owner).
-      await this.store.attachVolume(w.trx, found.row, Buffer.byteLength(body.text, 'utf8'));
+      await this.store.attachVolume(w, found.row, Buffer.byteLength(body.text, 'utf8'));
       const uuid = newUuid();
       const row: repo.MessageRow = {
         uuid,
@@ -310,7 +310,7 @@ export class ChatService {
     return this.store.write(async (w) => {
       const { row, object } = await this.ownMessage(w.trx, user, chat, message);
       const delta = Buffer.byteLength(body.text, 'utf8') - Buffer.byteLength(row.text, 'utf8');
-      await this.store.attachVolume(w.trx, object, delta);
+      await this.store.attachVolume(w, object, delta);
       const modified = nowSeconds();
       await repo.updateMessage(w.trx, row.uuid, body.text, modified);
       const participants = (await repo.listParticipants(w.trx, chat)).map((entry) => entry.user_uuid);
@@ -331,7 +331,7 @@ export class ChatService {
     return this.store.write(async (w) => {
       const { row, object } = await this.ownMessage(w.trx, user, chat, message);
       await repo.deleteMessage(w.trx, row.uuid);
-      await this.store.attachVolume(w.trx, object, -Buffer.byteLength(row.text, 'utf8'));
+      await this.store.attachVolume(w, object, -Buffer.byteLength(row.text, 'utf8'));
       const participants = (await repo.listParticipants(w.trx, chat)).map((entry) => entry.user_uuid);
       w.emit(participants, 'chat_message_delete', { chat, uuid: row.uuid, user: row.user_uuid });
     });

@@ -21,6 +21,7 @@ import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SessionContext } from '../../platform/access.js';
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError, isApiStatus } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { nowSeconds } from '../../platform/ids.js';
@@ -119,7 +120,7 @@ export type OnlineListener = (connection: DeviceConnection) => void;
 export type OfflineListener = (device: string) => void;
 
 export interface DeviceProtocolDeps {
-  db: Db;
+  writer: Writer;
   hub: EventHub;
   sessions: SessionService;
   devices: DeviceService;
@@ -149,6 +150,10 @@ export class DeviceProtocolService {
   private readonly offlineListeners: OfflineListener[] = [];
   private idleTimer: NodeJS.Timeout | undefined;
 
+  private get db(): Db {
+    return this.deps.writer.db;
+  }
+
   constructor(private readonly deps: DeviceProtocolDeps) {
     deps.hub.onControl((name, payload) => this.control(name, payload));
     deps.sessions.onSessionClosed((session) => this.sessionClosed(session));
@@ -166,7 +171,7 @@ export class DeviceProtocolService {
 
   /** Takes over the device sessions this node restored; drops the rows of those that ended. */
   async start(): Promise<void> {
-    for (const row of await repo.listServerConnections(this.deps.db, this.deps.publicUrl)) {
+    for (const row of await repo.listServerConnections(this.db, this.deps.publicUrl)) {
       const session = this.deps.sessions.findByDid(row.did);
       if (session?.kind === 'device' && session.deviceUuid === row.device_uuid) {
         this.links.set(row.device_uuid, {
@@ -246,7 +251,7 @@ export class DeviceProtocolService {
     input: Omit<DeviceLogin, 'device' | 'key'>,
     from: SessionOrigin,
   ): Promise<{ session: SessionContext; timeout: number }> {
-    const { sessions, db } = this.deps;
+    const { sessions, writer } = this.deps;
     const session = await sessions.createSession(from);
     await sessions.authenticateDevice(session, deviceUuid);
     await sessions.closeDeviceSessions(deviceUuid, session.did);
@@ -263,9 +268,12 @@ export class DeviceProtocolService {
       since: nowSeconds(),
       next_task: 0,
     };
-    const previous = await repo.findConnection(db, deviceUuid);
-    if (previous && (await repo.deleteConnection(db, deviceUuid, previous.did))) this.emitOffline(deviceUuid);
-    await repo.putConnection(db, row);
+    await writer.write(async (w) => {
+      const previous = await repo.findConnection(w.trx, deviceUuid);
+      if (previous && (await repo.deleteConnection(w.trx, deviceUuid, previous.did)))
+        w.afterCommit(() => this.emitOffline(deviceUuid));
+      await repo.putConnection(w.trx, row);
+    });
     this.links.set(deviceUuid, {
       device: deviceUuid,
       did: session.did,
@@ -290,13 +298,13 @@ export class DeviceProtocolService {
 
   /** The connection of a device, or undefined while it is offline. */
   async connection(device: string): Promise<DeviceConnection | undefined> {
-    const row = await repo.findConnection(this.deps.db, device);
+    const row = await repo.findConnection(this.db, device);
     return row && toConnection(row);
   }
 
   /** The connections of those of these devices that are online. */
   async connections(devices: readonly string[]): Promise<Map<string, DeviceConnection>> {
-    const rows = await repo.listConnections(this.deps.db, devices);
+    const rows = await repo.listConnections(this.db, devices);
     return new Map(rows.map((row) => [row.device_uuid, toConnection(row)]));
   }
 
@@ -374,7 +382,7 @@ export class DeviceProtocolService {
     options: TaskOptions = {},
   ): Promise<TaskAnswer> {
     // A session this node holds needs no look-up; else the connection row tells whether any node does.
-    if (!this.links.has(device) && !(await repo.findConnection(this.deps.db, device)))
+    if (!this.links.has(device) && !(await repo.findConnection(this.db, device)))
       throw new ApiError('box-offline');
     const ref = randomUUID();
     const timeout = options.timeout ?? DEFAULT_ANSWER_TIMEOUT;
@@ -432,8 +440,9 @@ export class DeviceProtocolService {
     link.nextTask += 1;
     const view: DeviceTask = { ...(isRecord(fields) ? fields : {}), id, task, time: nowSeconds() };
     link.tasks.push({ id, ref, answered: payload.answered !== false, view });
-    repo
-      .setNextTask(this.deps.db, link.did, link.nextTask)
+    const nextTask = link.nextTask;
+    this.deps.writer
+      .writeStatement((w) => repo.setNextTask(w.trx, link.did, nextTask))
       .catch((error: unknown) => this.deps.log.warn({ err: error }, 'task counter not stored'));
     const waiter = link.waiter;
     if (waiter && id >= waiter.next) {
@@ -518,7 +527,8 @@ export class DeviceProtocolService {
   }
 
   private async dropConnection(device: string, did: string): Promise<void> {
-    if (await repo.deleteConnection(this.deps.db, device, did)) this.emitOffline(device);
+    if (await this.deps.writer.writeStatement((w) => repo.deleteConnection(w.trx, device, did)))
+      this.emitOffline(device);
   }
 
   private emitOffline(device: string): void {

@@ -90,7 +90,7 @@ export class DeviceService {
   async setLicense(uuid: string, license: string | null): Promise<Device> {
     if (license !== null && (license.length === 0 || license.length > LICENSE_MAX))
       throw new ApiError('wrong-syntax', `bad license: 1 to ${LICENSE_MAX} characters`);
-    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { license })))
+    if (!(await this.writer.writeStatement((w) => repo.updateDevice(w.trx, uuid.toLowerCase(), { license }))))
       throw new ApiError('wrong-device', `no device ${uuid}`);
     const device = (await this.findDevice(uuid))!;
     for (const listener of this.licenseListeners) await listener(device);
@@ -140,7 +140,12 @@ export class DeviceService {
 
   async setKey(uuid: string, key: string): Promise<void> {
     checkKey(key);
-    if (!(await repo.updateDevice(this.db, uuid.toLowerCase(), { key_hash: await hashSecret(key) })))
+    const keyHash = await hashSecret(key);
+    if (
+      !(await this.writer.writeStatement((w) =>
+        repo.updateDevice(w.trx, uuid.toLowerCase(), { key_hash: keyHash }),
+      ))
+    )
       throw new ApiError('wrong-device', `no device ${uuid}`);
   }
 

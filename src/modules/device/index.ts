@@ -22,10 +22,10 @@ declare module '../../platform/area.js' {
 
 export const deviceArea = defineArea({
   name: 'device',
-  create: (s, { config, database, log }) => {
+  create: (s, { config, log }) => {
     const devices = new Devices(s.writer, s.users);
     const deviceProtocol = new DeviceProtocol({
-      db: database.db,
+      writer: s.writer,
       hub: s.hub,
       sessions: s.sessions,
       devices,

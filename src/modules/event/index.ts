@@ -14,7 +14,7 @@ declare module '../../platform/area.js' {
 /** Spec "Events": the GET /api/event long-poll and the session's event filter. */
 export const eventArea = defineArea({
   name: 'event',
-  create: (s, { database }) => ({ eventFilters: new Events(database.db, s.hub) }),
+  create: (s) => ({ eventFilters: new Events(s.writer, s.hub) }),
   routes: (app, s, { isClosing }) => routes(app, s.hub, s.eventFilters, isClosing),
   start: (s) => s.eventFilters.start(),
 });

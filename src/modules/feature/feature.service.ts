@@ -4,7 +4,7 @@
  * on when any of them turns it on. Packs marked default are given to every new user.
  */
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
 import * as repo from './feature.repository.js';
@@ -209,19 +209,19 @@ export class FeatureService {
    * (holding one already or not holding one taken is no error); wrong-pack for an unknown name.
    * True when anything changed.
    */
-  async changePacks(trx: Db, userUuid: string, add: string[], remove: string[]): Promise<boolean> {
+  async changePacks(w: UnitOfWork, userUuid: string, add: string[], remove: string[]): Promise<boolean> {
     for (const name of [...add, ...remove])
-      if (!(await repo.findPack(trx, name))) throw new ApiError('wrong-pack', `no pack ${name}`);
-    const held = new Set((await repo.listPacksOfUser(trx, userUuid)).map((pack) => pack.name));
+      if (!(await repo.findPack(w.trx, name))) throw new ApiError('wrong-pack', `no pack ${name}`);
+    const held = new Set((await repo.listPacksOfUser(w.trx, userUuid)).map((pack) => pack.name));
     const adding = [...new Set(add)].filter((name) => !held.has(name) && !remove.includes(name));
     if (adding.length > 0)
       await repo.insertUserPacks(
-        trx,
+        w.trx,
         adding.map((pack) => ({ user_uuid: userUuid, pack })),
       );
     let changed = adding.length > 0;
     for (const name of new Set(remove))
-      if (held.has(name)) changed = (await repo.deleteUserPack(trx, userUuid, name)) || changed;
+      if (held.has(name)) changed = (await repo.deleteUserPack(w.trx, userUuid, name)) || changed;
     return changed;
   }
 
@@ -243,11 +243,11 @@ export class FeatureService {
   }
 
   /** The user-created hook: a new user gets every pack marked default, in the same transaction. */
-  async giveDefaultPacks(trx: Db, userUuid: string): Promise<void> {
-    const names = await repo.listDefaultPackNames(trx);
+  async giveDefaultPacks(w: UnitOfWork, userUuid: string): Promise<void> {
+    const names = await repo.listDefaultPackNames(w.trx);
     if (names.length > 0)
       await repo.insertUserPacks(
-        trx,
+        w.trx,
         names.map((pack) => ({ user_uuid: userUuid, pack })),
       );
   }

@@ -26,7 +26,7 @@ export const featureArea = defineArea({
   create: (s) => {
     const features = new Features(s.writer, s.users);
     // decisions.md "Feature packs": every new user gets the packs marked default.
-    s.users.onUserCreated((w, user) => features.giveDefaultPacks(w.trx, user.uuid));
+    s.users.onUserCreated((w, user) => features.giveDefaultPacks(w, user.uuid));
     return { features };
   },
 });

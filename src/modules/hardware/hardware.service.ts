@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { HARDWARE_CODE, LABEL } from '../../platform/formats.js';
 import { isUuidV1, newUuid, nowSeconds, randomToken } from '../../platform/ids.js';
@@ -85,13 +85,13 @@ export class HardwareCodeService {
   }
 
   /**
-   * Counts one verification against a code, in the caller's transaction so that a sign-up that
+   * Counts one verification against a code, in the caller's write so that a sign-up that
    * fails later does not use it up. wrong-code when unknown, exceeded-limit after 5 uses.
    */
-  async useHardwareCode(db: Db, code: string): Promise<HardwareCode> {
+  async useHardwareCode(w: UnitOfWork, code: string): Promise<HardwareCode> {
     const codeHash = hashCode(code);
-    const counted = await repo.countCodeUse(db, codeHash, HARDWARE_CODE_LIMIT);
-    const row = await repo.findCodeByHash(db, codeHash);
+    const counted = await repo.countCodeUse(w.trx, codeHash, HARDWARE_CODE_LIMIT);
+    const row = await repo.findCodeByHash(w.trx, codeHash);
     if (!row) throw new ApiError('wrong-code', 'unknown hardware code');
     if (!counted)
       throw new ApiError(

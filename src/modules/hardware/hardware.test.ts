@@ -12,13 +12,13 @@ for (const dialect of DIALECTS) {
     test('a code serves 5 verifications, then exceeded-limit; an unknown code is wrong-code', async (t) => {
       const app = await build(t, { dialect });
       const codes = app.services.hardwareCodes;
-      const { db } = app.database;
+      const use = (code: string) => app.services.writer.write((w) => codes.useHardwareCode(w, code));
       await codes.registerCode('box-0001-secret', 'box 1');
-      for (let use = 1; use <= 5; use++) {
-        assert.equal((await codes.useHardwareCode(db, 'box-0001-secret')).uses, use);
+      for (let uses = 1; uses <= 5; uses++) {
+        assert.equal((await use('box-0001-secret')).uses, uses);
       }
-      await rejectsWith(codes.useHardwareCode(db, 'box-0001-secret'), 'exceeded-limit');
-      await rejectsWith(codes.useHardwareCode(db, 'box-0002-secret'), 'wrong-code');
+      await rejectsWith(use('box-0001-secret'), 'exceeded-limit');
+      await rejectsWith(use('box-0002-secret'), 'wrong-code');
       const [listed] = await codes.listCodes();
       assert.equal(listed?.uses, 5);
       assert.equal(listed?.remaining, 0);
@@ -29,8 +29,8 @@ for (const dialect of DIALECTS) {
       const codes = app.services.hardwareCodes;
       await codes.registerCode('box-0001-secret', 'box 1');
       await assert.rejects(
-        app.services.writer.write(async ({ trx }) => {
-          await codes.useHardwareCode(trx, 'box-0001-secret');
+        app.services.writer.write(async (w) => {
+          await codes.useHardwareCode(w, 'box-0001-secret');
           throw new Error('sign-up failed later');
         }),
         /sign-up failed later/,
@@ -53,11 +53,12 @@ for (const dialect of DIALECTS) {
     test('generateCode makes a random usable code; already-exist; wrong-syntax; delete by uuid or code', async (t) => {
       const app = await build(t, { dialect });
       const codes = app.services.hardwareCodes;
+      const use = (code: string) => app.services.writer.write((w) => codes.useHardwareCode(w, code));
       const a = await codes.generateCode('batch a');
       const b = await codes.generateCode('batch b');
       assert.match(a.code, /^[A-Za-z0-9_-]{32}$/);
       assert.notEqual(a.code, b.code);
-      assert.equal((await codes.useHardwareCode(app.database.db, a.code)).uuid, a.uuid);
+      assert.equal((await use(a.code)).uuid, a.uuid);
       await rejectsWith(codes.registerCode(a.code, 'again'), 'already-exist');
       await rejectsWith(codes.registerCode('short', 'x'), 'wrong-syntax');
       await rejectsWith(codes.registerCode('x'.repeat(51), 'x'), 'wrong-syntax');
@@ -66,7 +67,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await codes.deleteCode(a.uuid)).label, 'batch a');
       assert.equal((await codes.deleteCode(b.code)).uuid, b.uuid);
       assert.deepEqual(await codes.listCodes(), []);
-      await rejectsWith(codes.useHardwareCode(app.database.db, a.code), 'wrong-code');
+      await rejectsWith(use(a.code), 'wrong-code');
       await rejectsWith(codes.deleteCode(a.uuid), 'wrong-code');
     });
   });

@@ -23,7 +23,7 @@ import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, randomToken, uuidSortKey } from '../../platform/ids.js';
 import { PassLoop } from '../../platform/pass-loop.js';
@@ -154,7 +154,8 @@ export class IpqualityRunner {
       if (this.stopped) return;
       const lease = randomToken(12);
       const until = now + (this.timeouts.setup + row.duration + 2 * this.timeouts.margin) * 1000;
-      if (!(await repo.claim(this.deps.db, row, lease, now, until))) continue;
+      if (!(await this.deps.writer.writeStatement((w) => repo.claim(w.trx, row, lease, now, until))))
+        continue;
       const run: Run = { row, lease, start: now, abandoned: false, done: Promise.resolve() };
       run.done = this.measure(run)
         .then((outcome) => (run.abandoned ? undefined : this.finish(run, outcome)))
@@ -247,7 +248,7 @@ export class IpqualityRunner {
     await this.deps.writer.write(async (w) => {
       const row = await repo.lockIpquality(w.trx, run.row.uuid);
       if (!row || row.lease !== run.lease) return;
-      await this.store(w.trx, row, run.start, run.row.duration, outcome);
+      await this.store(w, row, run.start, run.row.duration, outcome);
       await repo.finishRun(w.trx, row.uuid, nextRun(row, end));
     });
   }
@@ -258,20 +259,20 @@ export class IpqualityRunner {
       const row = await repo.lockIpquality(w.trx, expired.uuid);
       if (!row || row.lease === null || row.lease !== expired.lease || Number(row.lease_until) >= now) return;
       const start = row.run_start === null ? now : Number(row.run_start);
-      await this.store(w.trx, row, start, row.duration, failed('the node running the measurement stopped'));
+      await this.store(w, row, start, row.duration, failed('the node running the measurement stopped'));
       await repo.finishRun(w.trx, row.uuid, nextRun(row, now));
     });
   }
 
   private async store(
-    db: Db,
+    w: UnitOfWork,
     row: repo.IpqualityTable,
     start: number,
     duration: number,
     outcome: Outcome,
   ): Promise<void> {
     const uuid = newUuid();
-    await repo.insertResult(db, {
+    await repo.insertResult(w.trx, {
       uuid,
       ipquality: row.uuid,
       time: Math.floor(start / 1000),
@@ -281,8 +282,8 @@ export class IpqualityRunner {
       destination: JSON.stringify(outcome.destination),
       error: outcome.error ?? null,
     });
-    const floor = await repo.keepFloor(db, row.uuid, MAX_RESULTS);
-    if (floor !== undefined) await repo.deleteResultsBefore(db, row.uuid, floor);
+    const floor = await repo.keepFloor(w.trx, row.uuid, MAX_RESULTS);
+    if (floor !== undefined) await repo.deleteResultsBefore(w.trx, row.uuid, floor);
   }
 }
 

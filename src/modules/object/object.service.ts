@@ -87,7 +87,7 @@ export class ObjectService {
   createComment(user: string, object: string, text: string): Promise<string> {
     return this.store.write(async (w) => {
       const { row } = await this.store.getForRead(w.trx, user, object);
-      await this.store.attachVolume(w.trx, row, Buffer.byteLength(text, 'utf8'));
+      await this.store.attachVolume(w, row, Buffer.byteLength(text, 'utf8'));
       const uuid = newUuid();
       const now = nowSeconds();
       await repo.insertComment(w.trx, {
@@ -111,7 +111,7 @@ export class ObjectService {
       const { comment, object } = await this.findComment(w.trx, user, uuid);
       if (comment.owner !== user) throw new ApiError('access-denied', 'not your comment');
       const delta = Buffer.byteLength(text, 'utf8') - Buffer.byteLength(comment.text, 'utf8');
-      await this.store.attachVolume(w.trx, object, delta);
+      await this.store.attachVolume(w, object, delta);
       await repo.updateComment(w.trx, uuid, text, nowSeconds());
       const readers = await this.store.readers(w.trx, object);
       w.emit(readers, 'comment_modify', {
@@ -131,7 +131,7 @@ export class ObjectService {
         throw new ApiError('access-denied', 'neither your comment nor your object');
       const readers = await this.store.readers(w.trx, object);
       await repo.deleteComment(w.trx, uuid);
-      await this.store.attachVolume(w.trx, object, -Buffer.byteLength(comment.text, 'utf8'));
+      await this.store.attachVolume(w, object, -Buffer.byteLength(comment.text, 'utf8'));
       w.emit(readers, 'comment_delete', { comment: uuid, owner: comment.owner, object: objectRef(object) });
     });
   }
@@ -231,7 +231,7 @@ export class ObjectService {
         const old =
           touched.length === 0 ? [] : await repo.listObjectMetadata(w.trx, object, { keys: touched });
         const delta = metadataBytes(update) - metadataBytes(old.map((entry) => [entry.key, entry.value]));
-        await this.store.attachVolume(w.trx, row, delta);
+        await this.store.attachVolume(w, row, delta);
         await repo.upsertObjectMetadata(
           w.trx,
           update.map(([key, value]) => ({ object, key, value })),

@@ -19,7 +19,7 @@ declare module '../../platform/area.js' {
 
 export const partnerArea = defineArea({
   name: 'partner',
-  create: (_s, { database }) => ({ partners: new Partners(database.db) }),
+  create: (s) => ({ partners: new Partners(s.writer) }),
 });
 
 /**

@@ -123,7 +123,7 @@ export class PartnerApiService {
       const { country_code, ignore_ip_whitelisting, disabled } = body;
       await users.updatePartnerSettings(w, user.uuid, { country_code, ignore_ip_whitelisting, disabled });
       const pack = body.feature?.pack;
-      const packsChanged = await features.changePacks(w.trx, user.uuid, pack?.add ?? [], pack?.delete ?? []);
+      const packsChanged = await features.changePacks(w, user.uuid, pack?.add ?? [], pack?.delete ?? []);
       const changed =
         packsChanged ||
         (country_code !== undefined && country_code !== user.country_code) ||

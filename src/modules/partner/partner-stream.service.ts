@@ -260,7 +260,7 @@ export class PartnerStreamService {
     stream: StreamKind,
     events: readonly { name: string; payload: Record<string, unknown> }[],
   ): Promise<void> {
-    const { db, hub } = this.deps;
+    const { db, hub, writer } = this.deps;
     const now = this.clock.now();
     if (!(await repo.hasSubscriber(db, partner, stream, now))) return;
     const rows = events.map(({ name, payload }) => {
@@ -275,7 +275,7 @@ export class PartnerStreamService {
         created: now,
       };
     });
-    await repo.insertStreamEvents(db, rows);
+    await writer.writeStatement((w) => repo.insertStreamEvents(w.trx, rows));
     await hub.control(CLAIM_CONTROL, { partner });
   }
 
@@ -341,7 +341,7 @@ export class PartnerStreamService {
     const target: EventQueue | undefined = this.deps.hub.queueOf(did);
     if (!target) {
       // The session ended during the claim: the events go back for the others.
-      await repo.insertStreamEvents(this.deps.db, claimed);
+      await this.deps.writer.writeStatement((w) => repo.insertStreamEvents(w.trx, claimed));
       return;
     }
     for (const row of claimed) this.deps.hub.emitLocal(did, row.name, JSON.parse(row.payload));
@@ -349,14 +349,15 @@ export class PartnerStreamService {
 
   /** Drops what nobody claimed within the retention, crowded streams' oldest, ended subscriptions. */
   async prune(): Promise<void> {
-    const { db } = this.deps;
     const now = this.clock.now();
-    await repo.deleteOldStreamEvents(db, now - EVENT_RETAIN_SECONDS * 1000);
-    for (const { partner, stream } of await repo.listCrowdedStreams(db, STREAM_PENDING_MAX)) {
-      const from = await repo.keepFrom(db, partner, stream, STREAM_PENDING_MAX);
-      if (from) await repo.deleteStreamEventsBefore(db, partner, stream, from);
-    }
-    await repo.deleteEndedSubscriptions(db, now);
+    await this.deps.writer.write(async (w) => {
+      await repo.deleteOldStreamEvents(w.trx, now - EVENT_RETAIN_SECONDS * 1000);
+      for (const { partner, stream } of await repo.listCrowdedStreams(w.trx, STREAM_PENDING_MAX)) {
+        const from = await repo.keepFrom(w.trx, partner, stream, STREAM_PENDING_MAX);
+        if (from) await repo.deleteStreamEventsBefore(w.trx, partner, stream, from);
+      }
+      await repo.deleteEndedSubscriptions(w.trx, now);
+    });
     for (const [did, streams] of this.local) {
       for (const [stream, s] of streams) if (s.expires <= now) streams.delete(stream);
       if (streams.size === 0 || !this.deps.hub.queueOf(did)) this.local.delete(did);

@@ -3,6 +3,7 @@
  * rights. Partner routes build on this service.
  */
 import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import * as repo from './partner.repository.js';
@@ -36,7 +37,11 @@ function toPartner(row: repo.PartnerTable): Partner {
 }
 
 export class PartnerService {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly writer: Writer) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   async createPartner(name: string, key: string, rights: PartnerRight[]): Promise<Partner> {
     const row = {
@@ -46,7 +51,7 @@ export class PartnerService {
       rights: JSON.stringify(rights),
       created: nowSeconds(),
     };
-    await repo.insertPartner(this.db, row);
+    await this.writer.writeStatement((w) => repo.insertPartner(w.trx, row));
     return toPartner(row);
   }
 
@@ -72,14 +77,17 @@ export class PartnerService {
   }
 
   async setKey(uuid: string, key: string): Promise<void> {
-    await repo.updatePartner(this.db, uuid, { key_hash: await hashSecret(key) });
+    const keyHash = await hashSecret(key);
+    await this.writer.writeStatement((w) => repo.updatePartner(w.trx, uuid, { key_hash: keyHash }));
   }
 
   async setRights(uuid: string, rights: PartnerRight[]): Promise<void> {
-    await repo.updatePartner(this.db, uuid, { rights: JSON.stringify(rights) });
+    await this.writer.writeStatement((w) =>
+      repo.updatePartner(w.trx, uuid, { rights: JSON.stringify(rights) }),
+    );
   }
 
   deletePartner(uuid: string): Promise<boolean> {
-    return repo.deletePartner(this.db, uuid);
+    return this.writer.writeStatement((w) => repo.deletePartner(w.trx, uuid));
   }
 }

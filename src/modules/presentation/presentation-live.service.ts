@@ -158,7 +158,7 @@ export class PresentationLiveService {
   async unsubscribe(user: string, did: string, presentation: string): Promise<void> {
     const { store } = this.deps;
     await store.getForRead(store.db, user, presentation, PRESENTATION);
-    await repo.deleteSubscriber(store.db, presentation, did);
+    await store.writeStatement((w) => repo.deleteSubscriber(w.trx, presentation, did));
   }
 
   // ---------------------------------------------------------------- control
@@ -171,9 +171,11 @@ export class PresentationLiveService {
       throw new ApiError('missing-element', 'missing moderator');
     const { store } = this.deps;
     if (body.control === 'keepalive') {
-      // The most frequent control: no transaction and no lock, presence is the member's own row.
+      // The most frequent control: no transaction and no lock, presence is the member's own row
+      // (one statement, a write of its own).
       await store.getForRead(store.db, user, presentation, PRESENTATION);
-      if ((await repo.touchMember(store.db, presentation, user, this.now())) === 0) {
+      const now = this.now();
+      if ((await store.writeStatement((w) => repo.touchMember(w.trx, presentation, user, now))) === 0) {
         throw new ApiError('illegal-state', 'not a member of a started presentation');
       }
       return;
@@ -192,8 +194,8 @@ export class PresentationLiveService {
         }
         const change =
           body.control === 'start'
-            ? await this.startPresentation(w.trx, found, user, did, now)
-            : await this.changeStarted(w.trx, found, user, did, body, now);
+            ? await this.startPresentation(w, found, user, did, now)
+            : await this.changeStarted(w, found, user, did, body, now);
         if (change === 'none') throw new NothingChanged();
         await this.announce(w, presentation, change);
       });
@@ -203,16 +205,16 @@ export class PresentationLiveService {
   }
 
   private async startPresentation(
-    trx: Db,
+    w: UnitOfWork,
     found: AccessedObject,
     user: string,
     did: string,
     now: number,
   ): Promise<Change> {
     const presentation = found.row.uuid;
-    await repo.insertIdleState(trx, presentation);
+    await repo.insertIdleState(w.trx, presentation);
     const started = await repo.startState(
-      trx,
+      w.trx,
       presentation,
       user,
       JSON.stringify(INITIAL_POINTER),
@@ -221,8 +223,8 @@ export class PresentationLiveService {
     if (started === 0) throw new ApiError('illegal-state', 'presentation already started');
     // Presenting is a use of the object beyond reading it.
     if (found.level < Level.write) throw new ApiError('access-denied', 'starting needs write access');
-    await repo.deleteAllMembers(trx, presentation);
-    await repo.upsertMember(trx, {
+    await repo.deleteAllMembers(w.trx, presentation);
+    await repo.upsertMember(w.trx, {
       presentation,
       user_uuid: user,
       did,
@@ -234,7 +236,7 @@ export class PresentationLiveService {
   }
 
   private async changeStarted(
-    trx: Db,
+    w: UnitOfWork,
     found: AccessedObject,
     user: string,
     did: string,
@@ -242,13 +244,13 @@ export class PresentationLiveService {
     now: number,
   ): Promise<Change> {
     const presentation = found.row.uuid;
-    if ((await repo.bumpStartedState(trx, presentation)) === 0) {
+    if ((await repo.bumpStartedState(w.trx, presentation)) === 0) {
       throw new ApiError('illegal-state', 'presentation not started');
     }
-    const state = (await repo.findState(trx, presentation))!;
-    const member = await repo.findMember(trx, presentation, user);
+    const state = (await repo.findState(w.trx, presentation))!;
+    const member = await repo.findMember(w.trx, presentation, user);
     if (body.control === 'join') {
-      await repo.upsertMember(trx, {
+      await repo.upsertMember(w.trx, {
         presentation,
         user_uuid: user,
         did,
@@ -260,24 +262,24 @@ export class PresentationLiveService {
     }
     if (!member) throw new ApiError('illegal-state', 'not a member of the presentation');
     if (body.control === 'leave') {
-      await repo.deleteMember(trx, presentation, user);
-      return this.afterMembersLeft(trx, state);
+      await repo.deleteMember(w.trx, presentation, user);
+      return this.afterMembersLeft(w, state);
     }
     // The remaining controls are the moderator's (the caller's choice of status: access-denied).
     if (state.moderator !== user) throw new ApiError('access-denied', 'only the moderator may do this');
-    await repo.touchMember(trx, presentation, user, now);
+    await repo.touchMember(w.trx, presentation, user, now);
     switch (body.control) {
       case 'stop':
-        await repo.deleteAllMembers(trx, presentation);
-        await repo.updateState(trx, presentation, { busy: 0, moderator: null, started: null });
+        await repo.deleteAllMembers(w.trx, presentation);
+        await repo.updateState(w.trx, presentation, { busy: 0, moderator: null, started: null });
         return 'both';
       case 'moderator': {
         const target = body.moderator!.toLowerCase();
-        if (!(await repo.findMember(trx, presentation, target))) {
+        if (!(await repo.findMember(w.trx, presentation, target))) {
           throw new ApiError('illegal-state', 'the new moderator is not a member');
         }
         if (target === state.moderator) return 'none';
-        await repo.updateState(trx, presentation, { moderator: target });
+        await repo.updateState(w.trx, presentation, { moderator: target });
         return 'state';
       }
       case 'page': {
@@ -286,7 +288,7 @@ export class PresentationLiveService {
         if (page > pageCount)
           throw new ApiError('wrong-syntax', `page outside the document (1..${pageCount})`);
         if (page === state.page) return 'none';
-        await repo.updateState(trx, presentation, { page });
+        await repo.updateState(w.trx, presentation, { page });
         return 'state';
       }
       case 'pointer': {
@@ -297,7 +299,7 @@ export class PresentationLiveService {
           visible: body.visible ?? before.visible,
         };
         if (after.x === before.x && after.y === before.y && after.visible === before.visible) return 'none';
-        await repo.updateState(trx, presentation, { pointer: JSON.stringify(after) });
+        await repo.updateState(w.trx, presentation, { pointer: JSON.stringify(after) });
         return 'state';
       }
       default:
@@ -306,14 +308,14 @@ export class PresentationLiveService {
   }
 
   /** After members left: a new moderator when the moderator went, or the end when nobody is left. */
-  private async afterMembersLeft(trx: Db, state: repo.StateRow): Promise<'members' | 'both'> {
+  private async afterMembersLeft(w: UnitOfWork, state: repo.StateRow): Promise<'members' | 'both'> {
     const presentation = state.presentation;
-    if (state.moderator && (await repo.findMember(trx, presentation, state.moderator))) return 'members';
-    const next = await repo.findFirstMember(trx, presentation);
+    if (state.moderator && (await repo.findMember(w.trx, presentation, state.moderator))) return 'members';
+    const next = await repo.findFirstMember(w.trx, presentation);
     if (!next) {
-      await repo.updateState(trx, presentation, { busy: 0, moderator: null, started: null });
+      await repo.updateState(w.trx, presentation, { busy: 0, moderator: null, started: null });
     } else {
-      await repo.updateState(trx, presentation, { moderator: next.user_uuid });
+      await repo.updateState(w.trx, presentation, { moderator: next.user_uuid });
     }
     return 'both';
   }
@@ -363,7 +365,8 @@ export class PresentationLiveService {
     const { sessions, node } = this.deps;
     const subscribers = await repo.listNodeSubscriberDids(db, node);
     const ended = subscribers.filter((did) => !sessions.findByDid(did));
-    for (const part of chunks(ended, 500)) await repo.deleteSubscriptionsOf(db, part);
+    for (const part of chunks(ended, 500))
+      await this.deps.store.writeStatement((w) => repo.deleteSubscriptionsOf(w.trx, part));
 
     const members = await repo.listNodeMembers(db, node);
     const alive = new Map<string, string[]>();
@@ -375,11 +378,11 @@ export class PresentationLiveService {
       into.set(member.presentation, list);
     }
     for (const [presentation, dids] of gone) {
-      await this.dropMembers(presentation, (trx) => repo.deleteMembersInSessions(trx, presentation, dids));
+      await this.dropMembers(presentation, (w) => repo.deleteMembersInSessions(w.trx, presentation, dids));
     }
     const cutoff = now - DROP_AFTER_MS;
     for (const presentation of await repo.listPresentationsWithStaleMembers(db, cutoff)) {
-      await this.dropMembers(presentation, (trx) => repo.deleteStaleMembers(trx, presentation, cutoff));
+      await this.dropMembers(presentation, (w) => repo.deleteStaleMembers(w.trx, presentation, cutoff));
     }
     // Members that vanished with their account leave no moderator behind.
     for (const presentation of await repo.listPresentationsWithoutModerator(db)) {
@@ -408,7 +411,7 @@ export class PresentationLiveService {
     });
   }
 
-  private async dropMembers(presentation: string, drop: (trx: Db) => Promise<number>): Promise<void> {
+  private async dropMembers(presentation: string, drop: (w: UnitOfWork) => Promise<number>): Promise<void> {
     const { store } = this.deps;
     try {
       await store.write(async (w) => {
@@ -418,8 +421,8 @@ export class PresentationLiveService {
           throw new NothingChanged();
         }
         const state = (await repo.findState(w.trx, presentation))!;
-        if ((await drop(w.trx)) === 0) throw new NothingChanged();
-        await this.announce(w, presentation, await this.afterMembersLeft(w.trx, state));
+        if ((await drop(w)) === 0) throw new NothingChanged();
+        await this.announce(w, presentation, await this.afterMembersLeft(w, state));
       });
     } catch (error) {
       if (!(error instanceof NothingChanged)) throw error;

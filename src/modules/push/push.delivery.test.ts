@@ -110,8 +110,11 @@ for (const dialect of DIALECTS) {
       const push = app.services.push;
       assert.equal(await push.faxNew(owner, { fax: 'f-uuid', phone: '+4930111', page_count: 3 }), 3);
       await push.recordingNew(owner, { recording: 'r-uuid', phone: '+4930222' });
-      await push.callReverse(owner, 'start', { phone_from: '+4930333', phone_to: '+4930444' });
-      await push.callReverse(owner, 'stop', { phone_from: '+4930333', phone_to: '+4930444' });
+      // Call-reverse pushes join the write that records the process (the call directory's).
+      for (const phase of ['start', 'stop'] as const)
+        await app.services.writer.write((w) =>
+          push.callReverse(owner, phase, { phone_from: '+4930333', phone_to: '+4930444' }, w),
+        );
       await push.ruleEngineNotification(owner, 'rule-uuid', { text: 'door open', level: 2 });
       // chat_message through the chat API: another participant writes.
       const { client: other, user: otherUser } = await loggedInClient(app, {

@@ -1,8 +1,8 @@
 /**
  * Push registration (spec "Push registration") and the push messages of spec "Events" (push
  * events for registered devices): areas hand a message for users here; it becomes one row per
- * registered device in the durable queue (push_delivery), in the caller's write when it gives
- * one, and the delivery worker (push.delivery.ts) sends it after the commit.
+ * registered device in the durable queue (push_delivery), in the caller's write or in one of
+ * its own, and the delivery worker (push.delivery.ts) sends it after the commit.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -128,33 +128,32 @@ export class PushService {
 
   // ---------------------------------------------------------------- messages
 
-  /** fax_new to the owner's devices (incoming faxes call it: fax service). */
-  faxNew(owner: string, fax: { fax: string; phone: string; page_count: number }, w?: UnitOfWork) {
-    return this.send([owner], () => ({ message: 'fax_new', owner, ...fax }), w);
+  /** fax_new to the owner's devices, in a write of its own (incoming faxes call it: fax service). */
+  faxNew(owner: string, fax: { fax: string; phone: string; page_count: number }) {
+    return this.send([owner], () => ({ message: 'fax_new', owner, ...fax }));
   }
 
-  /** recording_new to the owner's devices (a new voicemail). */
-  recordingNew(owner: string, recording: { recording: string; phone: string }, w?: UnitOfWork) {
-    return this.send([owner], () => ({ message: 'recording_new', owner, ...recording }), w);
+  /** recording_new to the owner's devices (a new voicemail), in a write of its own. */
+  recordingNew(owner: string, recording: { recording: string; phone: string }) {
+    return this.send([owner], () => ({ message: 'recording_new', owner, ...recording }));
   }
 
-  /** dialplan_callreverse_start or _stop to the owner's devices (the call engine's call-reverse). */
+  /**
+   * dialplan_callreverse_start or _stop to the owner's devices (the call engine's call-reverse),
+   * in the caller's write `w`, the one that records the process.
+   */
   callReverse(
     owner: string,
     phase: 'start' | 'stop',
     call: { phone_from: string; phone_to: string },
-    w?: UnitOfWork,
+    w: UnitOfWork,
   ) {
-    return this.send(
-      [owner],
-      () => ({
-        message: phase === 'start' ? 'dialplan_callreverse_start' : 'dialplan_callreverse_stop',
-        owner,
-        phone_from: call.phone_from,
-        phone_to: call.phone_to,
-      }),
-      w,
-    );
+    return this.queue(w, [owner], () => ({
+      message: phase === 'start' ? 'dialplan_callreverse_start' : 'dialplan_callreverse_stop',
+      owner,
+      phone_from: call.phone_from,
+      phone_to: call.phone_to,
+    }));
   }
 
   /** chat_message to every recipient's devices (each with themselves as owner). */
@@ -163,45 +162,50 @@ export class PushService {
   }
 
   /**
-   * rule_engine_notification (the rule action push_notification) to the owner's devices;
-   * too-large, and nothing queued, when the message exceeds 2048 bytes.
+   * rule_engine_notification (the rule action push_notification) to the owner's devices, in a
+   * write of its own; too-large, and nothing queued, when the message exceeds 2048 bytes.
    */
-  ruleEngineNotification(owner: string, rule: string, content: unknown, w?: UnitOfWork) {
+  ruleEngineNotification(owner: string, rule: string, content: unknown) {
     const message = ruleNotification(rule, content);
-    return this.send([owner], () => message, w);
+    return this.send([owner], () => message);
+  }
+
+  /** `queue` in a write of its own. Answers how many were queued. */
+  send(
+    users: readonly string[],
+    build: (owner: string, system: repo.PushSystem) => PushMessage | Record<string, unknown>,
+  ): Promise<number> {
+    return this.writer.write((w) => this.queue(w, users, build));
   }
 
   /**
    * Queues `build(owner, system)` for every device registered by `users` (each user's fields
-   * built for them); joins the caller's write `w` when given. Answers how many were queued.
+   * built for them), in the caller's write `w`. Answers how many were queued.
    */
-  async send(
+  async queue(
+    w: UnitOfWork,
     users: readonly string[],
     build: (owner: string, system: repo.PushSystem) => PushMessage | Record<string, unknown>,
-    w?: UnitOfWork,
   ): Promise<number> {
-    const queue = async (unit: UnitOfWork) => {
-      const registrations = await repo.listRegistrationsOf(unit.trx, [...new Set(users)]);
-      const now = this.now();
-      const rows = registrations.map(
-        (registration): repo.PushDeliveryTable => ({
-          id: randomUUID(),
-          user_uuid: registration.user_uuid,
-          system: registration.system,
-          device_token: registration.device_token,
-          payload: JSON.stringify(
-            pushPayload(build(registration.user_uuid, registration.system), registration.system),
-          ),
-          attempts: 0,
-          due: now,
-          lease_until: 0,
-          created: now,
-        }),
-      );
-      await repo.insertDeliveries(unit.trx, rows);
-      if (rows.length > 0) unit.afterCommit(() => this.queued());
-      return rows.length;
-    };
-    return w ? queue(w) : this.writer.write(queue);
+    const registrations = await repo.listRegistrationsOf(w.trx, [...new Set(users)]);
+    const now = this.now();
+    const rows = registrations.map(
+      (registration): repo.PushDeliveryTable => ({
+        id: randomUUID(),
+        user_uuid: registration.user_uuid,
+        system: registration.system,
+        device_token: registration.device_token,
+        payload: JSON.stringify(
+          pushPayload(build(registration.user_uuid, registration.system), registration.system),
+        ),
+        attempts: 0,
+        due: now,
+        lease_until: 0,
+        created: now,
+      }),
+    );
+    await repo.insertDeliveries(w.trx, rows);
+    if (rows.length > 0) w.afterCommit(() => this.queued());
+    return rows.length;
   }
 }

@@ -283,7 +283,8 @@ export class RuleRunner {
       const now = this.now();
       const due = await repo.dueActions(this.deps.db, now, BATCH);
       for (const row of due) {
-        if (!(await repo.claimAction(this.deps.db, row, now, LEASE_MS))) continue;
+        if (!(await this.deps.writer.writeStatement((w) => repo.claimAction(w.trx, row, now, LEASE_MS))))
+          continue;
         const action = (JSON.parse(row.actions) as Action[])[row.position];
         await this.runOne(row, action, row.attempts + 1);
         await nextTurn();
@@ -298,7 +299,7 @@ export class RuleRunner {
     attempt: number,
   ): Promise<void> {
     const finish = (changes: Pick<repo.RuleActionTable, 'result' | 'next_try' | 'error'>) =>
-      repo.finishAction(this.deps.db, row.trace, row.position, changes);
+      this.deps.writer.writeStatement((w) => repo.finishAction(w.trx, row.trace, row.position, changes));
     try {
       if (!action) throw new ActionRefused('the action is gone');
       await this.hand(row, action);

@@ -121,7 +121,7 @@ export class SessionService implements SessionResolver {
     this.secret = this.loadSecret();
     const { db, config } = this.deps;
     const cutoff = Date.now() - config.sessionIdleTimeout * 1000;
-    await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
+    await this.deps.writer.writeStatement((w) => repo.deleteIdleSessions(w.trx, config.publicUrl, cutoff));
     await this.pruneEvents();
     const rows = await repo.listLiveSessions(db, config.publicUrl, cutoff);
     const stored = await this.deps.events.load(
@@ -167,9 +167,9 @@ export class SessionService implements SessionResolver {
     await this.deps.events.idle();
     this.releaseWaiters();
     const sessions = [...this.bySid.values()];
-    await this.deps.writer.write(async ({ trx }) => {
+    await this.deps.writer.write(async (w) => {
       for (const session of sessions) {
-        await repo.updateSession(trx, session.did, {
+        await repo.updateSession(w.trx, session.did, {
           last_seen: session.lastSeen,
           next_event: session.queue.nextVisible,
         });
@@ -227,20 +227,22 @@ export class SessionService implements SessionResolver {
       created: now,
       address: from.address,
     };
-    await repo.insertSession(this.deps.db, {
-      did,
-      server: this.deps.config.publicUrl,
-      kind: session.kind,
-      user_uuid: null,
-      partner_uuid: null,
-      device_uuid: null,
-      language: session.language,
-      origin: session.origin,
-      address: session.address,
-      created: now,
-      last_seen: now,
-      next_event: 0,
-    });
+    await this.deps.writer.writeStatement((w) =>
+      repo.insertSession(w.trx, {
+        did,
+        server: this.deps.config.publicUrl,
+        kind: session.kind,
+        user_uuid: null,
+        partner_uuid: null,
+        device_uuid: null,
+        language: session.language,
+        origin: session.origin,
+        address: session.address,
+        created: now,
+        last_seen: now,
+        next_event: 0,
+      }),
+    );
     this.register(session);
     return session;
   }
@@ -248,7 +250,7 @@ export class SessionService implements SessionResolver {
   async setLanguage(session: SessionContext, language: string): Promise<void> {
     if (session.language === language) return;
     session.language = language;
-    await repo.updateSession(this.deps.db, session.did, { language });
+    await this.deps.writer.writeStatement((w) => repo.updateSession(w.trx, session.did, { language }));
   }
 
   /**
@@ -297,16 +299,20 @@ export class SessionService implements SessionResolver {
    * Moves a session to a new sid (and did); the old sid stops working at once. Used when a
    * session whose sid came as a cookie becomes authenticated: whoever planted that sid in a
    * browser (GET /api/session?sid=S sets the cookie) does not own the account afterwards.
-   * The copy comes first, so that a crash between the two leaves a working session.
+   * The copy comes first, so that a crash between the two leaves a working session; the events
+   * in flight are stored before they move (the event store writes on its own, after the copy).
    */
   async renewSid(session: SessionContext): Promise<SessionContext> {
     const old = session as LiveSession;
     const did = randomToken(24);
     const renewed: LiveSession = { ...old, did, sid: this.sidFor(did) };
-    await repo.copySession(this.deps.db, old.did, did);
+    const { writer } = this.deps;
+    await writer.writeStatement((w) => repo.copySession(w.trx, old.did, did));
     await this.deps.events.idle();
-    await repo.moveSessionEvents(this.deps.db, old.did, did);
-    await repo.deleteSession(this.deps.db, old.did);
+    await writer.write(async (w) => {
+      await repo.moveSessionEvents(w.trx, old.did, did);
+      await repo.deleteSession(w.trx, old.did);
+    });
     this.unregister(old);
     this.register(renewed);
     return renewed;
@@ -316,7 +322,7 @@ export class SessionService implements SessionResolver {
   async closeSession(session: SessionContext): Promise<void> {
     this.unregister(session);
     session.queue.releaseWaiters();
-    await repo.deleteSession(this.deps.db, session.did);
+    await this.deps.writer.writeStatement((w) => repo.deleteSession(w.trx, session.did));
   }
 
   /**
@@ -329,7 +335,7 @@ export class SessionService implements SessionResolver {
       CLOSE_USER_SESSIONS,
       keepDid ? { user: userUuid, keep: keepDid } : { user: userUuid },
     );
-    await repo.deleteUserSessions(this.deps.db, userUuid, keepDid);
+    await this.deps.writer.writeStatement((w) => repo.deleteUserSessions(w.trx, userUuid, keepDid));
   }
 
   /**
@@ -338,8 +344,10 @@ export class SessionService implements SessionResolver {
    */
   async closeDeviceSessions(deviceUuid: string, keepDid: string): Promise<void> {
     await this.deps.hub.control(CLOSE_DEVICE_SESSIONS, { device: deviceUuid, keep: keepDid });
-    for (const row of await repo.listDeviceSessions(this.deps.db, deviceUuid))
-      if (row.did !== keepDid) await repo.deleteSession(this.deps.db, row.did);
+    await this.deps.writer.write(async (w) => {
+      for (const row of await repo.listDeviceSessions(w.trx, deviceUuid))
+        if (row.did !== keepDid) await repo.deleteSession(w.trx, row.did);
+    });
   }
 
   private closeLocalDeviceSessions(deviceUuid: string, keepDid?: string): void {
@@ -384,15 +392,15 @@ export class SessionService implements SessionResolver {
       else if (session.lastSeen > since) touched.push(session);
     }
     this.newSessions.clear();
-    const { db, config } = this.deps;
+    const { writer, config } = this.deps;
     // Activity first, so that a session used since its row was last written is not idle there.
     if (touched.length > 0) {
-      await this.deps.writer.write(async ({ trx }) => {
+      await writer.write(async (w) => {
         for (const session of touched)
-          await repo.updateSession(trx, session.did, { last_seen: session.lastSeen });
+          await repo.updateSession(w.trx, session.did, { last_seen: session.lastSeen });
       });
     }
-    await repo.deleteIdleSessions(db, config.publicUrl, cutoff);
+    await writer.writeStatement((w) => repo.deleteIdleSessions(w.trx, config.publicUrl, cutoff));
     await this.closeSessionsClosedElsewhere();
     await this.pruneEvents();
   }
@@ -499,12 +507,14 @@ export class SessionService implements SessionResolver {
       deviceUuid?: string | null;
     },
   ): Promise<void> {
-    await repo.updateSession(this.deps.db, session.did, {
-      kind: identity.kind,
-      user_uuid: identity.userUuid,
-      partner_uuid: identity.partnerUuid,
-      device_uuid: identity.deviceUuid ?? null,
-    });
+    await this.deps.writer.writeStatement((w) =>
+      repo.updateSession(w.trx, session.did, {
+        kind: identity.kind,
+        user_uuid: identity.userUuid,
+        partner_uuid: identity.partnerUuid,
+        device_uuid: identity.deviceUuid ?? null,
+      }),
+    );
     this.deps.hub.detach(session.did, session.queue, principals(session));
     session.kind = identity.kind;
     session.userUuid = identity.userUuid;

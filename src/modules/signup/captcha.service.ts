@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { SessionContext } from '../../platform/access.js';
 import { normaliseCaptchaAnswer, renderCaptcha } from '../../platform/captcha.js';
 import type { Config } from '../../platform/config.js';
-import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
 import type { Throttle } from '../../platform/throttle/throttle.js';
@@ -30,7 +30,7 @@ function hashAnswer(did: string, answer: string): string {
 
 export class CaptchaService {
   constructor(
-    private readonly db: Db,
+    private readonly writer: Writer,
     private readonly config: Pick<Config, 'captchaTestAnswer'>,
     private readonly throttle: Throttle,
     private readonly render: () => Promise<{ answer: string; png: Buffer }> = renderCaptcha,
@@ -41,17 +41,19 @@ export class CaptchaService {
     // A session that keeps answering wrong gets no new captchas for a while (HTTP 404).
     await this.throttle.check('captcha-session', session.did);
     const { answer, png } = await this.render();
-    await repo.saveCaptcha(this.db, {
-      session_did: session.did,
-      answer_hash: hashAnswer(session.did, answer),
-      expires: nowSeconds() + CAPTCHA_LIFETIME,
-    });
+    await this.writer.writeStatement((w) =>
+      repo.saveCaptcha(w.trx, {
+        session_did: session.did,
+        answer_hash: hashAnswer(session.did, answer),
+        expires: nowSeconds() + CAPTCHA_LIFETIME,
+      }),
+    );
     return png;
   }
 
   /** Takes the session's pending captcha away: every call that may answer one resets it. */
   take(session: SessionContext): Promise<PendingCaptcha> {
-    return repo.takeCaptcha(this.db, session.did);
+    return this.writer.writeStatement((w) => repo.takeCaptcha(w.trx, session.did));
   }
 
   /** wrong-captcha unless `answer` solves the captcha taken; resource-throttle after many wrong ones. */

@@ -21,7 +21,7 @@ declare module '../../platform/area.js' {
 export const signupArea = defineArea({
   name: 'signup',
   create: (s, { config, database }) => {
-    const captchas = new Captchas(database.db, config, s.throttle);
+    const captchas = new Captchas(s.writer, config, s.throttle);
     const signup = new Signup({
       db: database.db,
       writer: s.writer,

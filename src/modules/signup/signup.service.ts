@@ -11,7 +11,7 @@
 
 import type { SessionContext } from '../../platform/access.js';
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { Mailer } from '../../platform/mail.js';
@@ -95,7 +95,7 @@ export class SignupService {
       key,
       validDays: VERIFICATION_LIFETIME / 86_400,
     });
-    await this.store(this.deps.db, key, 'email', body.email, null, info);
+    await this.deps.writer.write((w) => this.store(w, key, 'email', body.email!, null, info));
     return {};
   }
 
@@ -112,7 +112,9 @@ export class SignupService {
     )
       throw new ApiError('exceeded-limit', `at most ${PARTNER_VERIFICATION_MAX} unused keys per partner`);
     const key = newSecret(KEY_LENGTH);
-    const row = await this.store(this.deps.db, key, 'partner', email ?? null, partner, info);
+    const row = await this.deps.writer.write((w) =>
+      this.store(w, key, 'partner', email ?? null, partner, info),
+    );
     const answer: VerificationAnswer = { verification: key, uuid: row.user_uuid };
     if (info !== null) answer.info = JSON.parse(info);
     return answer;
@@ -130,9 +132,9 @@ export class SignupService {
     const key = newSecret(KEY_LENGTH);
     try {
       // The use of the code counts only together with the key it bought.
-      await this.deps.writer.write(async ({ trx }) => {
-        await hardwareCodes.useHardwareCode(trx, code);
-        await this.store(trx, key, 'hardware', email, null, info);
+      await this.deps.writer.write(async (w) => {
+        await hardwareCodes.useHardwareCode(w, code);
+        await this.store(w, key, 'hardware', email, null, info);
       });
     } catch (error) {
       if (error instanceof ApiError && error.status === 'wrong-code')
@@ -148,7 +150,7 @@ export class SignupService {
   }
 
   private async store(
-    db: Db,
+    w: UnitOfWork,
     key: string,
     kind: repo.VerificationKind,
     email: string | null,
@@ -166,8 +168,8 @@ export class SignupService {
       created: now,
       expires: now + VERIFICATION_LIFETIME,
     };
-    await repo.deleteExpiredVerifications(db, now);
-    await repo.insertVerification(db, row);
+    await repo.deleteExpiredVerifications(w.trx, now);
+    await repo.insertVerification(w.trx, row);
     return row;
   }
 

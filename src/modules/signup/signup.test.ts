@@ -101,7 +101,7 @@ describe('captcha image', () => {
     const session = app.services.sessions.findBySid(client.sid!)!;
     // The image text is random; render one whose text the test knows to check the comparison.
     const captchas = new CaptchaService(
-      app.database.db,
+      app.services.writer,
       { captchaTestAnswer: undefined },
       app.services.throttle,
       async () => ({

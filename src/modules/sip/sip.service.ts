@@ -12,7 +12,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
-import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
@@ -240,7 +240,7 @@ export class SipService {
       const account = await this.requireOwn(owner, username, w.trx);
       if (changes.domain !== undefined) this.checkDomain(changes.domain);
       const before = this.deps.box.open(account.password);
-      await this.applyChanges(w.trx, account, before, changes);
+      await this.applyChanges(w, account, before, changes);
       const domain = changes.domain ?? account.domain;
       const description = changes.description ?? account.description;
       w.emit([owner], 'sip_modify', { user: username, domain, description });
@@ -251,14 +251,14 @@ export class SipService {
 
   /** `password` is the account's clear password before the change. */
   private async applyChanges(
-    trx: Db,
+    w: UnitOfWork,
     account: repo.SipAccountTable,
     password: string,
     changes: SipAccountChanges,
   ): Promise<void> {
     const domain = changes.domain ?? account.domain;
     const next = changes.password ?? password;
-    await repo.updateSipAccount(trx, account.uuid, {
+    await repo.updateSipAccount(w.trx, account.uuid, {
       domain,
       password: this.deps.box.seal(next),
       ...sipDigests(account.username, domain, next),

@@ -16,7 +16,7 @@ export const tagArea = defineArea({
   create: (s) => {
     const tags = new Tags(s.store);
     // decisions.md "Objects and tags": every user owns system and share tags from the start.
-    s.users.onUserCreated((w, user) => tags.createUserTags(w.trx, user.uuid));
+    s.users.onUserCreated((w, user) => tags.createUserTags(w, user.uuid));
     return { tags };
   },
   routes: (app, s) => routes(app, s.tags),

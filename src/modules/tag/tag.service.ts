@@ -5,6 +5,7 @@
  * may do what with a tag.
  */
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { Level, type ObjectStore, type TagView, type UserTags } from '../../platform/object-store/index.js';
 import type { CreateTagBody, ObjectTagBody, TagObjectsQuery, UpdateTagBody } from './tag.schema.js';
@@ -19,8 +20,8 @@ export class TagService {
   }
 
   /** Creates what every user owns from the start: system tags and share tags. */
-  createUserTags(trx: Db, userUuid: string): Promise<void> {
-    return this.store.createUserTags(trx, userUuid);
+  createUserTags(w: UnitOfWork, userUuid: string): Promise<void> {
+    return this.store.createUserTags(w, userUuid);
   }
 
   async listTags(user: string): Promise<Record<string, TagView>> {

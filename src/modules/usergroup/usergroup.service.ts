@@ -92,14 +92,9 @@ export class UsergroupService {
   }
 
   /** A prefix other than 0 must not be another group's of the partner (already-exist). */
-  private async requireFreePrefix(
-    trx: Db,
-    partnerUuid: string,
-    prefix: number,
-    self?: string,
-  ): Promise<void> {
+  private async requireFreePrefix(db: Db, partnerUuid: string, prefix: number, self?: string): Promise<void> {
     if (prefix === 0) return;
-    const holder = await repo.findUsergroupByPrefix(trx, partnerUuid, prefix);
+    const holder = await repo.findUsergroupByPrefix(db, partnerUuid, prefix);
     if (holder && holder.uuid !== self)
       throw new ApiError('already-exist', `prefix ${prefix} belongs to another usergroup of the partner`);
   }

@@ -345,7 +345,7 @@ export class VolumeService {
       );
       // The history counts against the storage volume too; the oldest records leave it.
       const charged = ENTRY_BYTES + Buffer.byteLength(message, 'utf8') + Buffer.byteLength(record, 'utf8');
-      await this.store.attachVolume(w.trx, row, charged);
+      await this.store.attachVolume(w, row, charged);
       await repo.insertCommit(w.trx, {
         uuid: commit,
         volume_uuid: volume,
@@ -359,7 +359,7 @@ export class VolumeService {
       const trimmed = await repo.sumTrimmable(w.trx, volume, this.commitsKept);
       if (trimmed > 0) {
         await repo.trimCommits(w.trx, volume, this.commitsKept);
-        await this.store.attachVolume(w.trx, row, -trimmed);
+        await this.store.attachVolume(w, row, -trimmed);
       }
       return { commit, file: ctx.results };
     });
@@ -430,7 +430,7 @@ export class VolumeService {
     const content = change.action === 'file' ? change.content : undefined;
     const size = content?.length ?? 0;
     const charged = charge(change.name, size);
-    await this.store.attachVolume(w.trx, volume, charged);
+    await this.store.attachVolume(w, volume, charged);
     const uuid = newUuid();
     const now = nowSeconds();
     const row: repo.VolumeFileTable = {
@@ -483,7 +483,7 @@ export class VolumeService {
     const row = await this.entry(ctx, change.file);
     if (row.type !== 'file') throw new ApiError('wrong-file', 'a folder has no content');
     const charged = charge(row.name, change.content.length);
-    await this.store.attachVolume(w.trx, ctx.volume, charged - Number(row.charged));
+    await this.store.attachVolume(w, ctx.volume, charged - Number(row.charged));
     const now = nowSeconds();
     const mime = change.mime_type?.toLowerCase() ?? row.mime_type ?? DEFAULT_MIME;
     const md5 = createHash('md5').update(change.content).digest('hex');
@@ -537,7 +537,7 @@ export class VolumeService {
       throw new ApiError('exceeded-limit', `folders nest at most ${MAX_DEPTH} deep`);
     }
     const charged = charge(name, Number(row.size));
-    await this.store.attachVolume(w.trx, volume, charged - Number(row.charged));
+    await this.store.attachVolume(w, volume, charged - Number(row.charged));
     const now = nowSeconds();
     await repo.updateFile(w.trx, row.uuid, {
       name,
@@ -582,7 +582,7 @@ export class VolumeService {
       await repo.deleteFile(w.trx, row.uuid);
       ctx.files -= 1;
     }
-    await this.store.attachVolume(w.trx, volume, -freed);
+    await this.store.attachVolume(w, volume, -freed);
     // One event for the whole subtree (spec: no per-element file_delete events).
     w.emit(ctx.readers, 'file_delete', { commit: ctx.commit, file: uuid, volume: volume.uuid });
     return uuid;

@@ -139,5 +139,32 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(attempt, 1);
     });
+
+    test('a one-statement write commits its statement, then runs its hooks; a second statement fails it', async (t) => {
+      const app = await build(t, { dialect });
+      const { db } = app.database;
+      await probeTable(db);
+      const seen: string[] = [];
+      const answer = await app.services.writer.writeStatement(async (w) => {
+        await insert(w, 1);
+        w.afterCommit(async () => {
+          seen.push(`hook ${(await rows(db)).join()}`);
+        });
+        return 'answer';
+      });
+      assert.equal(answer, 'answer');
+      assert.deepEqual(seen, ['hook 1']);
+      await assert.rejects(
+        app.services.writer.writeStatement(async (w) => {
+          await insert(w, 2);
+          await insert(w, 3);
+          w.afterCommit(() => {
+            seen.push('never');
+          });
+        }),
+        /a one-statement write ran a second statement/,
+      );
+      assert.deepEqual(seen, ['hook 1']);
+    });
   });
 }

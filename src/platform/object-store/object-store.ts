@@ -57,6 +57,11 @@ export class ObjectStore {
     return this.deps.writer.write(fn);
   }
 
+  /** Runs `fn`, which runs one statement, as a unit of work of its own (see Writer.writeStatement). */
+  writeStatement<T>(fn: (w: UnitOfWork) => Promise<T>): Promise<T> {
+    return this.deps.writer.writeStatement(fn);
+  }
+
   // access (access.ts)
   readonly accessLevel = access.accessLevel;
   readonly getForRead = access.getForRead;
@@ -109,8 +114,8 @@ export class ObjectStore {
    * Grows (or with a negative delta frees) the bytes stored with an object: metadata, comments,
    * chat messages. Growth beyond the owner's quota is quota-exceeded before anything changes.
    */
-  attachVolume(db: Db, object: { uuid: string; owner: string }, delta: number): Promise<void> {
-    return quota.attachVolume(db, this.deps.volumeQuota, object, delta);
+  attachVolume(w: UnitOfWork, object: { uuid: string; owner: string }, delta: number): Promise<void> {
+    return quota.attachVolume(w, this.deps.volumeQuota, object, delta);
   }
 
   /** Bytes of storage volume a user's objects take (`feature.used.volume`). */

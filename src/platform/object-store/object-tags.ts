@@ -26,9 +26,13 @@ export interface TagAttachment {
 }
 
 /** The one place that writes object_tag rows: `tags` on the object `row` (one query). */
-export function attachTags(trx: Db, row: repo.ObjectRow, tags: readonly TagAttachment[]): Promise<unknown> {
+export function attachTags(
+  w: UnitOfWork,
+  row: repo.ObjectRow,
+  tags: readonly TagAttachment[],
+): Promise<unknown> {
   return repo.insertObjectTags(
-    trx,
+    w.trx,
     tags.map(({ tag, attacher }) => ({
       object: row.uuid,
       tag,
@@ -123,7 +127,7 @@ export async function tagObject(
   if (toAdd.length > 0 || toRemove.length > 0) {
     const before = await levelsOf(w.trx, row);
     await attachTags(
-      w.trx,
+      w,
       row,
       toAdd.map((tag) => ({ tag, attacher: user })),
     );
@@ -148,7 +152,7 @@ export async function addOwnerTags(
   if (tags.length === 0) return;
   const before = await levelsOf(w.trx, row);
   await attachTags(
-    w.trx,
+    w,
     row,
     tags.map((tag) => ({ tag, attacher: row.owner })),
   );
@@ -178,7 +182,7 @@ export async function reconcile(
     const present = new Set(tags.map((tag) => tag.tag));
     const shared = await repo.findNamedTags(w.trx, sharedWith, ['tag_shared']);
     await attachTags(
-      w.trx,
+      w,
       row,
       shared.filter((tag) => !present.has(tag.uuid)).map((tag) => ({ tag: tag.uuid, attacher: tag.owner })),
     );

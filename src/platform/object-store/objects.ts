@@ -75,7 +75,7 @@ export async function createObject(
   await repo.insertObject(w.trx, row);
   const tags = [(await userTags(w.trx, input.owner)).tag_all, ...(input.tags ?? [])];
   await attachTags(
-    w.trx,
+    w,
     row,
     tags.map((tag) => ({ tag, attacher: input.owner })),
   );
@@ -148,7 +148,7 @@ export async function deleteObject(
     if (row.trashed === 1) return;
     const tags = await userTags(w.trx, row.owner);
     await repo.updateObject(w.trx, row.uuid, { trashed: 1, modified: nowSeconds() });
-    await attachTags(w.trx, row, [{ tag: tags.tag_trash, attacher: row.owner }]);
+    await attachTags(w, row, [{ tag: tags.tag_trash, attacher: row.owner }]);
   }
   w.emit(before, 'object_delete', { ...objectPayload(row), user, ...(purgeIt ? { purge: true } : {}) });
 }

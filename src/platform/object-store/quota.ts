@@ -1,5 +1,6 @@
 /** Storage volume accounting (spec "Feature packs" volume): what objects take against the quota. */
 import type { Db } from '../database/database.js';
+import type { UnitOfWork } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
 import * as repo from './object-store.repository.js';
 
@@ -16,14 +17,14 @@ export function rowBytes(description: string, data: string): number {
  * growth counts against the object owner's quota (quota-exceeded, before anything changes).
  */
 export async function attachVolume(
-  db: Db,
+  w: UnitOfWork,
   quota: VolumeQuota,
   object: { uuid: string; owner: string },
   delta: number,
 ): Promise<void> {
   if (delta === 0) return;
-  await checkQuota(db, quota, object.owner, delta);
-  await repo.addAttachedVolume(db, object.uuid, delta);
+  await checkQuota(w.trx, quota, object.owner, delta);
+  await repo.addAttachedVolume(w.trx, object.uuid, delta);
 }
 
 /** quota-exceeded when the owner's objects would take more than the quota. */

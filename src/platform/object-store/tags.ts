@@ -34,7 +34,7 @@ export type UserTags = Record<(typeof SYSTEM_TAGS)[number] | ShareTagName, strin
 const ALL_TAG_NAMES = [...SYSTEM_TAGS, ...(Object.keys(SHARE_TAGS) as ShareTagName[])];
 
 /** The system and share tags every user gets at creation (run in the creating transaction). */
-export async function createUserTags(trx: Db, user: string): Promise<void> {
+export async function createUserTags(w: UnitOfWork, user: string): Promise<void> {
   const now = nowSeconds();
   const rows: repo.TagRow[] = ALL_TAG_NAMES.map((name) => {
     const uuid = newUuid();
@@ -49,9 +49,9 @@ export async function createUserTags(trx: Db, user: string): Promise<void> {
       sort_key: uuidSortKey(uuid),
     };
   });
-  await repo.insertTags(trx, rows);
+  await repo.insertTags(w.trx, rows);
   await repo.insertPolicies(
-    trx,
+    w.trx,
     rows.map((row) => ({ tag: row.uuid, user_uuid: user, level: Level.owner, grant_level: 0 })),
   );
 }

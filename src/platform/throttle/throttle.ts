@@ -12,6 +12,7 @@
  * the account's back-off.
  */
 import type { Db } from '../database/database.js';
+import type { Writer } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
 import { nowSeconds } from '../ids.js';
 import * as repo from './throttle.repository.js';
@@ -57,7 +58,11 @@ function throttled(): ApiError {
 }
 
 export class Throttle {
-  constructor(private readonly db: Db) {}
+  constructor(private readonly writer: Writer) {}
+
+  private get db(): Db {
+    return this.writer.db;
+  }
 
   /** resource-throttle while the subject is over its limit. */
   async check(scope: ThrottleScope, subject: string): Promise<void> {
@@ -77,39 +82,38 @@ export class Throttle {
   }
 
   /**
-   * Counts one wrong answer. Call it outside any transaction: the count must stay. `sliding`
-   * restarts the window at every wrong answer (back-off scopes: the window is the time since
-   * the last one).
+   * Counts one wrong answer, in a write of its own. Call it outside any write: the count must
+   * stay when the caller's write rolls back. `sliding` restarts the window at every wrong answer
+   * (back-off scopes: the window is the time since the last one).
    */
   async fail(scope: ThrottleScope, subject: string, options: { sliding?: boolean } = {}): Promise<void> {
     const now = nowSeconds();
-    const row = await repo.findThrottle(this.db, scope, subject);
-    const fresh = !row || row.window_start <= now - THROTTLE_WINDOW;
-    await repo.saveThrottle(this.db, {
-      scope,
-      subject,
-      window_start: fresh || options.sliding ? now : row.window_start,
-      failures: fresh ? 1 : row.failures + 1,
+    await this.writer.write(async (w) => {
+      const row = await repo.findThrottle(w.trx, scope, subject);
+      const fresh = !row || row.window_start <= now - THROTTLE_WINDOW;
+      await repo.saveThrottle(w.trx, {
+        scope,
+        subject,
+        window_start: fresh || options.sliding ? now : row.window_start,
+        failures: fresh ? 1 : row.failures + 1,
+      });
+      if (fresh) {
+        await repo.deleteStaleThrottles(w.trx, now - THROTTLE_WINDOW, KNOWN);
+        await repo.deleteStaleScope(w.trx, KNOWN, now - KNOWN_CLIENT_LIFETIME);
+      }
     });
-    if (fresh) {
-      await repo.deleteStaleThrottles(this.db, now - THROTTLE_WINDOW, KNOWN);
-      await repo.deleteStaleScope(this.db, KNOWN, now - KNOWN_CLIENT_LIFETIME);
-    }
   }
 
-  /** Forgets the wrong answers of a subject that has just proved itself. */
+  /** Forgets the wrong answers of a subject that has just proved itself (every login: one statement). */
   async clear(scope: ThrottleScope, subject: string): Promise<void> {
-    await repo.deleteThrottle(this.db, scope, subject);
+    await this.writer.writeStatement((w) => repo.deleteThrottle(w.trx, scope, subject));
   }
 
   /** Remembers a client (e.g. account and address) that proved itself, for KNOWN_CLIENT_LIFETIME. */
   async rememberClient(client: string): Promise<void> {
-    await repo.saveThrottle(this.db, {
-      scope: KNOWN,
-      subject: client,
-      window_start: nowSeconds(),
-      failures: 0,
-    });
+    await this.writer.writeStatement((w) =>
+      repo.saveThrottle(w.trx, { scope: KNOWN, subject: client, window_start: nowSeconds(), failures: 0 }),
+    );
   }
 
   async isKnownClient(client: string): Promise<boolean> {
