@@ -4,8 +4,6 @@
  */
 export type { Direction, LocalAudio, NegotiatedAudio, SessionDescription } from './sdp.js';
 export { acceptAnswer, LocalSdp, negotiate, parseSdp } from './sdp.js';
-export type { TimerSettings } from './transaction.js';
-export type { Remote, TransportName } from './transport.js';
 export {
   type DtmfInfo,
   type EndReason,
@@ -15,6 +13,7 @@ export {
   OutgoingCall,
   parseDtmfInfo,
   SipCall,
-  SipUserAgent,
-  type SipUserAgentOptions,
-} from './user-agent.js';
+} from './sip-call.js';
+export type { TimerSettings } from './transaction.js';
+export type { Remote, TransportName } from './transport.js';
+export { SipUserAgent, type SipUserAgentOptions } from './user-agent.js';
