@@ -1,4 +1,5 @@
 /** The call engine subsystem: what the rest of Zentrale may use of it. */
+export { CallError, type CallErrorCode } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {
@@ -19,6 +20,8 @@ export type {
   CallAdmission,
   CallbackRequest,
   CallDirectory,
+  CallRecorder,
+  CallRouting,
   CallService,
   EmergencyRoute,
   FilterService,

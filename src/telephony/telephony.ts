@@ -22,10 +22,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
-import { ApiError } from '../platform/errors.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
 import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
+import { CallError } from './calls/errors.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import {
@@ -292,17 +292,17 @@ export class Telephony implements TelephonyEngine {
 
   async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
     if (!this.directory) return Object.fromEntries(numbers.map((number) => [number, 0]));
-    return this.directory.callsTo(numbers, Date.now() - ALIVE_MS);
+    return this.directory.recorder.callsTo(numbers, Date.now() - ALIVE_MS);
   }
 
-  /** The composition root hands over what the call engine asks the API areas (src/modules/call/). */
+  /** The composition root hands over what the call engine reads and where it records (src/modules/call/). */
   useDirectory(directory: CallDirectory): void {
     this.directory = directory;
   }
 
   async notify(sipUser: string, request: NotifyRequest): Promise<number> {
     if (!this.calls)
-      throw new ApiError('fail', `the call engine is not running: no NOTIFY sent to ${sipUser}`);
+      throw new CallError('not-running', `the call engine is not running: no NOTIFY sent to ${sipUser}`);
     return this.calls.notify(sipUser, request);
   }
 

@@ -168,11 +168,8 @@ const runningInsert = preparedQuery((db, a: RunningCallColumns) =>
 const runningAnswered = preparedQuery((db, a: { id: string; answered: number }) =>
   db.updateTable('running_call').set({ answered: a.answered }).where('id', '=', a.id),
 );
-const runningByIds = preparedQuery((db, a: { ids: readonly string[] }) =>
-  db.selectFrom('running_call').selectAll().where('id', 'in', a.ids),
-);
 const runningDelete = preparedQuery((db, a: { ids: readonly string[] }) =>
-  db.deleteFrom('running_call').where('id', 'in', a.ids),
+  db.deleteFrom('running_call').where('id', 'in', a.ids).returning('id'),
 );
 
 /** Several legs in one statement (rows of a batch: at most INSERT_BATCH). */
@@ -191,12 +188,9 @@ export function findRunningCall(db: Db, id: string): Promise<RunningCallTable | 
   return db.selectFrom('running_call').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function findRunningCalls(db: Db, ids: readonly string[]): Promise<RunningCallTable[]> {
-  return runningByIds.all(db, { ids });
-}
-
-export function deleteRunningCalls(db: Db, ids: readonly string[]): Promise<unknown> {
-  return runningDelete.run(db, { ids });
+/** Deletes the legs' running rows; resolves with the ids of those that were there. */
+export async function deleteRunningCalls(db: Db, ids: readonly string[]): Promise<string[]> {
+  return (await runningDelete.all(db, { ids })).map((row) => row.id);
 }
 
 export function deleteRunningCall(db: Db, id: string): Promise<unknown> {

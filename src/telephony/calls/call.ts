@@ -1,0 +1,250 @@
+/**
+ * A call as an object (STYLE.md "A call is an object"; jambonz feature-server's CallSession): it
+ * owns its SIP dialogs, Zentrale's media leg once Zentrale answered, its state, its CDR in
+ * progress and its timers, and runs an ordered list of steps one at a time (a dialplan, an IVR,
+ * a legacy dialplan, the commands of a rule call), each a Step with exec/kill as jambonz's
+ * tasks are. Its cleanup (timers, the running step, the admission to the quota) hangs off the
+ * call: `end` does all of it once, whichever path ends the call.
+ */
+import { newUuid } from '../../platform/ids.js';
+import type { MediaLeg } from '../media-leg.js';
+import type { SipCall } from '../sip/index.js';
+import type { CallService } from './directory.js';
+import type { TrackedLeg } from './record.js';
+
+/** Twilio's call statuses: queued before the first INVITE leaves, then ringing, in-progress once answered, and one final. */
+export type CallStatus =
+  | 'queued'
+  | 'ringing'
+  | 'in-progress'
+  | 'completed'
+  | 'busy'
+  | 'failed'
+  | 'no-answer'
+  | 'canceled';
+
+const FINAL: ReadonlySet<CallStatus> = new Set(['completed', 'busy', 'failed', 'no-answer', 'canceled']);
+
+/** What a call ended with, for its CDR. */
+export interface CallOutcome {
+  /** Seconds since the epoch when the caller's leg was answered; null: never. */
+  readonly answer: number | null;
+  /** Final SIP status of the call (200 when answered; 0: the caller gave up). */
+  readonly status: number;
+  readonly recording: string | null;
+}
+
+/**
+ * One thing a call does (a dialplan, an IVR, a legacy dialplan, a voicemail, a rule call's play).
+ * `exec` resolves with the call's outcome when the step ended the call, undefined when the next
+ * step follows; `kill` stops it early (the call ended under it, the engine stops).
+ */
+export interface Step {
+  readonly name: string;
+  exec(call: Call): Promise<CallOutcome | undefined>;
+  kill(): void;
+}
+
+/** The final status a call ended with: answered, the caller gave up, busy, nobody answered, else failed. */
+export function finalStatus(answered: boolean, sipStatus: number): CallStatus {
+  if (answered) return 'completed';
+  if (sipStatus === 0 || sipStatus === 487) return 'canceled';
+  if (sipStatus === 486 || sipStatus === 600) return 'busy';
+  if (sipStatus === 408 || sipStatus === 480) return 'no-answer';
+  return 'failed';
+}
+
+/** What the registry finds a call by (CallRegistry). */
+export interface CallKeys {
+  readonly users: readonly string[];
+  readonly numbers: readonly string[];
+}
+
+export interface CallInit {
+  readonly direction: 'in' | 'out';
+  readonly service: CallService;
+  /** Whose call it is (whose quota it counts against); null: nobody's (a carrier call to nobody). */
+  readonly owner: string | null;
+  /** Another user the call concerns (the called SIP account's owner). */
+  readonly party?: string;
+  /** The platform number involved (called, or calling out as). */
+  readonly number?: string;
+  /** The caller as the CDR names it. */
+  readonly from: string;
+  readonly status: CallStatus;
+}
+
+export class Call {
+  readonly uuid = newUuid();
+  readonly direction: 'in' | 'out';
+  readonly service: CallService;
+  readonly party: string | undefined;
+  readonly from: string;
+  /** ms since the epoch. */
+  readonly created = Date.now();
+  #owner: string | null;
+  #number: string | undefined;
+  #status: CallStatus;
+  /** The SIP dialogs of the call (the caller's first). */
+  readonly dialogs: SipCall[] = [];
+  /** Zentrale's own media leg, once Zentrale answered the caller (announcement, IVR, pin). */
+  leg: MediaLeg | undefined;
+  /** Seconds since the epoch when Zentrale answered the caller; null: not (yet). */
+  answered: number | null = null;
+  /** The CDR of the call's first leg while it runs (the parent of the legs it places). */
+  record: TrackedLeg | undefined;
+  readonly #steps: Step[] = [];
+  #current: Step | undefined;
+  readonly #timers = new Set<NodeJS.Timeout>();
+  readonly #cleanups: (() => void)[] = [];
+  #watchers: ((call: Call, before: CallKeys) => void)[] = [];
+  #ended = false;
+
+  constructor(init: CallInit) {
+    this.direction = init.direction;
+    this.service = init.service;
+    this.#owner = init.owner;
+    this.party = init.party;
+    this.#number = init.number;
+    this.from = init.from;
+    this.#status = init.status;
+  }
+
+  get owner(): string | null {
+    return this.#owner;
+  }
+
+  get number(): string | undefined {
+    return this.#number;
+  }
+
+  get status(): CallStatus {
+    return this.#status;
+  }
+
+  /** Over: a final status, its cleanup done. */
+  get ended(): boolean {
+    return this.#ended;
+  }
+
+  /** The users and numbers the registry finds this call by. */
+  get keys(): CallKeys {
+    const users = [this.#owner, this.party].filter((user): user is string => !!user);
+    return { users: [...new Set(users)], numbers: this.#number ? [this.#number] : [] };
+  }
+
+  /** Told of every change of keys or status (the registry keeps its maps with it). */
+  watch(watcher: (call: Call, before: CallKeys) => void): () => void {
+    this.#watchers.push(watcher);
+    return () => {
+      this.#watchers = this.#watchers.filter((other) => other !== watcher);
+    };
+  }
+
+  private changed(before: CallKeys): void {
+    for (const watcher of this.#watchers) watcher(this, before);
+  }
+
+  /** Another platform number answers now (an IVR's redirect): its owner's call from here on. */
+  moveTo(owner: string, number: string): void {
+    const before = this.keys;
+    this.#owner = owner;
+    this.#number = number;
+    this.changed(before);
+  }
+
+  /** A new state; a final one is kept (a later change is ignored). */
+  setStatus(status: CallStatus): void {
+    if (FINAL.has(this.#status) || this.#status === status) return;
+    const before = this.keys;
+    this.#status = status;
+    this.changed(before);
+  }
+
+  /** A dialog of the call: kept with it, its end noted by the call's owner of the dialog. */
+  adopt(dialog: SipCall): void {
+    this.dialogs.push(dialog);
+  }
+
+  /** Zentrale answered the caller with `leg`. */
+  answeredWith(leg: MediaLeg): void {
+    this.leg = leg;
+    this.answered = Math.floor(Date.now() / 1000);
+    this.setStatus('in-progress');
+  }
+
+  /** Runs once when the call ends (admission release, a process's stop). */
+  onCleanup(cleanup: () => void): void {
+    if (this.#ended) cleanup();
+    else this.#cleanups.push(cleanup);
+  }
+
+  /** A timer of the call: cleared when the call ends before it fires. */
+  setTimer(fire: () => void, ms: number): NodeJS.Timeout {
+    const timer = setTimeout(() => {
+      this.#timers.delete(timer);
+      fire();
+    }, ms);
+    this.#timers.add(timer);
+    return timer;
+  }
+
+  clearTimer(timer: NodeJS.Timeout): void {
+    clearTimeout(timer);
+    this.#timers.delete(timer);
+  }
+
+  /** Steps to run after the ones queued. */
+  push(...steps: Step[]): void {
+    this.#steps.push(...steps);
+  }
+
+  /** Steps to run next, before the ones queued (a redirect's new answer). */
+  next(...steps: Step[]): void {
+    this.#steps.unshift(...steps);
+  }
+
+  /** The step running now. */
+  get step(): Step | undefined {
+    return this.#current;
+  }
+
+  /**
+   * Runs the queued steps one at a time until one ends the call (its outcome) or none is left
+   * (undefined). Steps queued meanwhile (`next`, `push`) run in their turn.
+   */
+  async run(): Promise<CallOutcome | undefined> {
+    while (!this.#ended) {
+      const step = this.#steps.shift();
+      if (!step) return undefined;
+      this.#current = step;
+      try {
+        const outcome = await step.exec(this);
+        if (outcome) {
+          this.#steps.length = 0;
+          return outcome;
+        }
+      } finally {
+        this.#current = undefined;
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Ends the call once: its final status, the running step killed, its timers cleared, its
+   * cleanups run (the admission is released here).
+   */
+  end(status: CallStatus): void {
+    if (this.#ended) return;
+    this.setStatus(status);
+    this.#ended = true;
+    this.#steps.length = 0;
+    this.#current?.kill();
+    for (const timer of this.#timers) clearTimeout(timer);
+    this.#timers.clear();
+    for (const cleanup of this.#cleanups.splice(0)) cleanup();
+    const keys = this.keys;
+    for (const watcher of this.#watchers) watcher(this, keys);
+  }
+}
