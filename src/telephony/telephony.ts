@@ -43,6 +43,7 @@ import {
 } from './kamailio/location.repository.js';
 import {
   compareWithTable,
+  contactAddress,
   type Registration,
   type RegistrationChange,
   reportedContacts,
