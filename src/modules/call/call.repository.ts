@@ -155,7 +155,7 @@ const COLUMNS = [
   'heartbeat',
 ] as const satisfies readonly (keyof RunningCallTable)[];
 
-// Compiled once per batch size: the leg batches of every call (call-directory.ts).
+// Compiled once per batch size: the leg batches of every call (call-recorder.ts).
 const runningInsert = preparedQuery((db, a: RunningCallColumns) =>
   db.insertInto('running_call').values(
     a.id.map((_, i) => {

@@ -26,7 +26,7 @@ import { callback, type RuleCallAction, ruleCall } from './outbound.js';
 import { CallRegistry } from './registry.js';
 
 export { ALIVE_MS, type CallEngineOptions } from './context.js';
-export { MAX_VOICEMAIL_SECONDS } from './number-call.js';
+export { MAX_VOICEMAIL_SECONDS } from './number-run.js';
 export type { RuleCallAction } from './outbound.js';
 
 export interface NotifyRequest {

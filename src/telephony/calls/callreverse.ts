@@ -12,7 +12,7 @@ import { bridge } from './bridge.js';
 import type { CallOutcome } from './call.js';
 import { ALIVE_MS, callerId, type EngineContext, trackLeg } from './context.js';
 import type { ReverseHolder } from './directory.js';
-import { finish, type NumberRun } from './number-call.js';
+import { finish, type NumberRun } from './number-run.js';
 import { connectLegs } from './relay.js';
 
 /**

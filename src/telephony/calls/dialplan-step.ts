@@ -16,7 +16,7 @@ import type { BridgeTarget } from './bridge.js';
 import type { CallOutcome } from './call.js';
 import { DEFAULT_RING_SECONDS, MAX_RING_SECONDS, targetUri } from './context.js';
 import { DtmfInput } from './dtmf-input.js';
-import { answered, connect, finish, type NumberRun, play, voicemail } from './number-call.js';
+import { answered, connect, finish, type NumberRun, play, voicemail } from './number-run.js';
 
 /** An action's ring time: unset is the default; below 1 means until the network gives up (spec). */
 function ringSeconds(timeout: number | undefined): number {

@@ -22,7 +22,8 @@ import {
 } from './context.js';
 import { completeShort, parseDialled, uriUser } from './dial.js';
 import type { SipAccountInfo } from './directory.js';
-import { answerStep, finish, NumberRun } from './number-call.js';
+import { answerStep } from './number-call.js';
+import { finish, NumberRun } from './number-run.js';
 import type { TrackedLeg } from './record.js';
 
 /** 110 (police) and 112 (rescue): emergency calls (spec "Partner API" emergency data). */
@@ -179,6 +180,7 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
       call,
       { caller, instant: Date.now() },
       answer.announcementOnly === true,
+      answerStep,
     );
     numberCall.push(answerStep(run, answer));
     // Every step list ends with an outcome (a redirect queues the next number's answer).

@@ -2,7 +2,7 @@
 import { type IvrEvent, walkIvr } from '../decisions/index.js';
 import type { CallOutcome } from './call.js';
 import { DtmfInput } from './dtmf-input.js';
-import { answered, finish, type NumberRun, play, redirect } from './number-call.js';
+import { answered, finish, type NumberRun, play, redirect } from './number-run.js';
 
 /** Key presses and timeouts one IVR call reads at most before Zentrale hangs up. */
 const MAX_IVR_EVENTS = 100;

@@ -5,7 +5,7 @@ import type { BridgeOutcome, BridgeTarget } from './bridge.js';
 import type { CallOutcome } from './call.js';
 import { joinReverse, startCallReverse } from './callreverse.js';
 import { MAX_RING_SECONDS, targetUri } from './context.js';
-import { answered, connect, finish, type NumberRun, ring, voicemail, waitRinging } from './number-call.js';
+import { answered, connect, finish, type NumberRun, ring, voicemail, waitRinging } from './number-run.js';
 
 /**
  * The owner's legacy dialplan (decideLegacyDialplan): the call situation rings its targets for

@@ -6,9 +6,14 @@
 import { contactUri, Dialog, newTag, withoutTag } from './dialog.js';
 import { getTag, Headers, parseCSeq, parseNameAddr, type SipRequest, type SipResponse } from './message.js';
 import { parseSdp, type SessionDescription } from './sdp.js';
-import { type ClientTransaction, newBranch, type ServerTransaction } from './transaction.js';
-import type { Remote } from './transport.js';
-import type { SipUserAgent } from './user-agent.js';
+import {
+  type ClientTransaction,
+  newBranch,
+  type ServerTransaction,
+  type TimerSettings,
+  type TransactionLayer,
+} from './transaction.js';
+import type { Remote, SipTransport } from './transport.js';
 
 export type EndReason =
   | 'bye'
@@ -50,6 +55,32 @@ export function parseDtmfInfo(contentType: string, body: string): DtmfInfo | und
   return { digit, durationMs: Math.min(Math.max(duration, 0), 10_000) };
 }
 
+/** What a call asks of its user agent (user-agent.ts's SipUserAgent is one). */
+export interface CallHost {
+  readonly options: {
+    readonly inviteTimeoutSeconds: number;
+    readonly ringTimeoutSeconds: number;
+    readonly userAgent?: string;
+  };
+  readonly timers: TimerSettings;
+  readonly transport: Pick<SipTransport, 'host' | 'hostport' | 'send'>;
+  readonly layer: Pick<TransactionLayer, 'send'>;
+  /** Our Contact header value. */
+  contact(transport: 'udp' | 'tcp'): string;
+  /** Sends a request within `dialog`; resolves with its final response (408 on timeout). */
+  sendInDialog(
+    dialog: Dialog,
+    method: string,
+    body?: Buffer,
+    contentType?: string,
+    headers?: [string, string][],
+  ): Promise<SipResponse>;
+  /** The dialog is confirmed (2xx sent or received). */
+  confirm(call: SipCall): void;
+  /** The call ended: requests for its dialog are no longer its. */
+  forget(call: SipCall): void;
+}
+
 /** One call leg: a dialog with its events. */
 export abstract class SipCall {
   dialog: Dialog | undefined;
@@ -66,7 +97,7 @@ export abstract class SipCall {
   onReoffer: ((offer: SessionDescription) => string) | undefined;
 
   constructor(
-    protected readonly ua: SipUserAgent,
+    protected readonly ua: CallHost,
     readonly callId: string,
   ) {}
 
@@ -145,7 +176,7 @@ export class IncomingCall extends SipCall {
   private answerTimer: NodeJS.Timeout;
 
   constructor(
-    ua: SipUserAgent,
+    ua: CallHost,
     readonly request: SipRequest,
     private readonly transaction: ServerTransaction,
     readonly remote: Remote,
@@ -319,7 +350,7 @@ export class OutgoingCall extends SipCall {
   readonly request: SipRequest;
 
   constructor(
-    ua: SipUserAgent,
+    ua: CallHost,
     options: InviteOptions,
     private readonly target: Remote,
   ) {
