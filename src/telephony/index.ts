@@ -1,5 +1,5 @@
 /** The call engine subsystem: what the rest of Zentrale may use of it. */
-export { CallError, type CallErrorCode } from './calls/index.js';
+export { type Call, CallError, type CallErrorCode, type CallStatus } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {

@@ -23,6 +23,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
+import type { Call } from './calls/call.js';
 import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
 import { CallError } from './calls/errors.js';
@@ -241,6 +242,12 @@ export class Telephony implements TelephonyEngine {
     return this.calls.notify(sipUser, request);
   }
 
+  /** Told of every call of this node's engine as it starts (the call API follows its changes). */
+  onCall(listener: (call: Call) => void): () => void {
+    this.events.on('call', listener);
+    return () => this.events.off('call', listener);
+  }
+
   onRegistration(listener: (change: RegistrationChange) => void): () => void {
     this.events.on('registration', listener);
     return () => this.events.off('registration', listener);
@@ -321,6 +328,7 @@ export class Telephony implements TelephonyEngine {
         carrierUri: config.carrierUri,
         log: this.log,
       });
+      this.calls.calls.onAdd((call) => this.events.emit('call', call));
       app = this.calls.port;
     } else if (!app) app = await freeUdpTcpPort(config.sipHost, [config.kamailioEventPort]);
     let kamailioEvent = config.kamailioEventPort;

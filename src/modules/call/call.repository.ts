@@ -244,3 +244,48 @@ export function countCallsTo(
     .groupBy('phone')
     .execute();
 }
+
+/** A session subscribed to its user's call events (GET /api/call/event), until `expires` (ms). */
+export interface CallSubscriptionTable {
+  did: string;
+  expires: number;
+}
+
+declare module '../../platform/database/database.js' {
+  interface Tables {
+    call_subscription: CallSubscriptionTable;
+  }
+}
+
+export async function upsertCallSubscription(db: Db, row: CallSubscriptionTable): Promise<void> {
+  await db
+    .insertInto('call_subscription')
+    .values(row)
+    .onConflict((c) => c.column('did').doUpdateSet({ expires: row.expires }))
+    .execute();
+}
+
+export async function deleteCallSubscription(db: Db, did: string): Promise<void> {
+  await db.deleteFrom('call_subscription').where('did', '=', did).execute();
+}
+
+/** Subscriptions that ended, or whose session is gone. */
+export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise<void> {
+  await db
+    .deleteFrom('call_subscription')
+    .where((eb) =>
+      eb.or([
+        eb('expires', '<=', now),
+        eb.not(
+          eb.exists(
+            eb.selectFrom('session').select('did').whereRef('session.did', '=', 'call_subscription.did'),
+          ),
+        ),
+      ]),
+    )
+    .execute();
+}
+
+export function listCallSubscriptions(db: Db): Promise<CallSubscriptionTable[]> {
+  return db.selectFrom('call_subscription').selectAll().execute();
+}

@@ -1,9 +1,19 @@
 import { defineArea } from '../../platform/area.js';
+import { callRoutes } from './call.routes.js';
+import { CallApiService } from './call.service.js';
 import { CallAreaRecorder } from './call-recorder.js';
 import { CallAreaRouting } from './call-routing.js';
 
+export { CallApiService } from './call.service.js';
 export { CallAreaRecorder } from './call-recorder.js';
 export { CallAreaRouting } from './call-routing.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    /** Spec "Calls": the call API (GET /api/call, call events). */
+    readonly callApi: CallApiService;
+  }
+}
 
 /**
  * The call engine's view of the API areas: gives the engine (services.telephony) what it reads
@@ -12,7 +22,7 @@ export { CallAreaRouting } from './call-routing.js';
  */
 export const callArea = defineArea({
   name: 'call',
-  create: (s, { database, log }) => {
+  create: (s, { database, log, clock }) => {
     const callLog = log.child({ module: 'call' });
     s.telephony.useDirectory({
       routing: new CallAreaRouting(s, database.db, callLog),
@@ -29,6 +39,9 @@ export const callArea = defineArea({
         .callback(user)
         .catch((error: unknown) => callLog.error({ err: error, user }, 'callback failed'));
     });
-    return {};
+    return { callApi: new CallApiService(database.db, s.writer, s.hub, s.telephony, clock, callLog) };
   },
+  routes: (app, s) => callRoutes(app, s.callApi),
+  start: (s) => s.callApi.start(),
+  stop: (s) => s.callApi.stop(),
 });

@@ -9,6 +9,7 @@
 import { newUuid } from '../../platform/ids.js';
 import type { MediaLeg } from '../media-leg.js';
 import type { SipCall } from '../sip/index.js';
+import { uriUser } from './dial.js';
 import type { CallService } from './directory.js';
 import type { TrackedLeg } from './record.js';
 
@@ -125,6 +126,12 @@ export class Call {
   /** Over: a final status, its cleanup done. */
   get ended(): boolean {
     return this.#ended;
+  }
+
+  /** What the caller dialled or the call was placed to: the user part of the first dialog's Request-URI. */
+  get to(): string {
+    const first = this.dialogs[0] as { request?: { uri: string } } | undefined;
+    return first?.request ? uriUser(first.request.uri) : '';
   }
 
   /** The users and numbers the registry finds this call by. */

@@ -10,12 +10,19 @@ export class CallRegistry {
   readonly #byUser = new Map<string, Set<Call>>();
   readonly #byNumber = new Map<string, Set<Call>>();
   readonly #unwatch = new Map<Call, () => void>();
+  readonly #listeners: ((call: Call) => void)[] = [];
+
+  /** Told of every call added (it can `watch` the call from there). */
+  onAdd(listener: (call: Call) => void): void {
+    this.#listeners.push(listener);
+  }
 
   /** Registers a live call; it leaves by itself when it ends. */
   add(call: Call): void {
     if (call.ended || this.#byUuid.has(call.uuid)) return;
     this.#byUuid.set(call.uuid, call);
     this.index(call.keys, call);
+    for (const listener of this.#listeners) listener(call);
     this.#unwatch.set(
       call,
       call.watch((changed, before) => {

@@ -1,0 +1,69 @@
+/** Routes of spec "Calls": GET /api/call and GET/DELETE /api/call/event (docs/decisions.md "The call API"). */
+import { sessionOf, userOf } from '../../platform/access.js';
+import { Empty, SubscribeQuery } from '../../platform/schema.js';
+import type { AppInstance } from '../../platform/server.js';
+import { CallEventAnswer, ListCallsAnswer, ListCallsQuery } from './call.schema.js';
+import type { CallApiService } from './call.service.js';
+
+const CALL_UPDATE =
+  "call_update carries `{call}` as GET /api/call lists it, at the call's start and at every change of its " +
+  'state (the last one final: completed, busy, no-answer, canceled or failed), to the sessions of the users ' +
+  "it concerns (the caller's account owner, the called account's or number's owner).";
+
+export function callRoutes(app: AppInstance, calls: CallApiService): void {
+  app.get(
+    '/api/call',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "The user's live calls",
+        description:
+          'The calls in progress that the user places or receives (a SIP account of theirs calling, a call ' +
+          'to one of their accounts or numbers), paged by the time they began (conventions 8; `start` is a ' +
+          'call UUID). A call leaves the list once it reaches a final state; its CDR follows. Lists the calls ' +
+          'of the node that holds the session.',
+        tags: ['call'],
+        querystring: ListCallsQuery,
+        response: { 200: ListCallsAnswer },
+      },
+    },
+    async (request) => ({ call: calls.list(userOf(request), request.query) }),
+  );
+
+  app.get(
+    '/api/call/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "Subscribe the session to its user's call events",
+        description:
+          'From now on, until `timeout` seconds have passed (renewed by calling again), the session receives ' +
+          `call_update and call_dtmf (GET /api/event); without a subscription it receives neither. ${CALL_UPDATE} ` +
+          'The subscription lasts as long as the session at most, also across a restart of the node.',
+        tags: ['call'],
+        querystring: SubscribeQuery,
+        response: { 200: CallEventAnswer },
+      },
+    },
+    async (request) => ({
+      expires: await calls.subscribe(sessionOf(request), request.query.timeout ?? 3600),
+    }),
+  );
+
+  app.delete(
+    '/api/call/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'End the call event subscription',
+        description: 'The session receives no call events from now on (none subscribed: ok too).',
+        tags: ['call'],
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await calls.unsubscribe(sessionOf(request));
+      return {};
+    },
+  );
+}

@@ -1,0 +1,117 @@
+/**
+ * Spec "Calls": the call API (docs/decisions.md "The call API"). GET /api/call lists the user's
+ * live calls from this node's registry; GET/DELETE /api/call/event subscribe the session to its
+ * user's call events, which the hub then delivers to it (the `call` topic); every change of a live
+ * call's state is a call_update to the users the call concerns (its owner, the called account's
+ * owner) and, through the hub's observers, to their partner's user stream.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { SessionContext } from '../../platform/access.js';
+import type { Clock } from '../../platform/clock.js';
+import type { Db } from '../../platform/database/database.js';
+import type { Writer } from '../../platform/database/unit-of-work.js';
+import type { EventHub } from '../../platform/events/event-hub.js';
+import { uuidSortKey } from '../../platform/ids.js';
+import { pageItems } from '../../platform/paging.js';
+import type { Call, Telephony } from '../../telephony/index.js';
+import * as repo from './call.repository.js';
+import { CALL_PAGE, type CallView, type ListCallsQuery } from './call.schema.js';
+
+/** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
+export const CALL_EVENTS = ['call_update', 'call_dtmf'] as const;
+const TOPIC = 'call';
+/** How often subscriptions of ended sessions and ended subscriptions are dropped. */
+const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+
+/** A live call as the API shows it. */
+export function callView(call: Call): CallView {
+  return {
+    uuid: call.uuid,
+    direction: call.direction,
+    service: call.service,
+    from: call.from,
+    to: call.to,
+    ...(call.number === undefined ? {} : { phone: call.number }),
+    state: call.status,
+    ...(call.record === undefined ? {} : { parent: call.record.id }),
+    date: call.created,
+    answered: call.answered,
+  };
+}
+
+export class CallApiService {
+  private pruneTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly db: Db,
+    private readonly writer: Writer,
+    private readonly hub: EventHub,
+    private readonly telephony: Pick<Telephony, 'calls' | 'onCall'>,
+    private readonly clock: Clock,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    hub.topic(TOPIC, CALL_EVENTS);
+    telephony.onCall((call) => this.follow(call));
+  }
+
+  /** GET /api/call: the user's live calls on this node, paged by the time they began. */
+  list(user: string, query: ListCallsQuery): CallView[] {
+    const calls = this.telephony.calls?.calls.ofUser(user) ?? new Set<Call>();
+    const page = pageItems(
+      calls,
+      query,
+      { time: (call) => Math.floor(call.created / 1000), key: (call) => uuidSortKey(call.uuid) },
+      CALL_PAGE.default,
+    );
+    return page.map(callView);
+  }
+
+  /** GET /api/call/event: subscribes the session (or renews) for `timeout` seconds; the expiry in seconds. */
+  async subscribe(session: SessionContext, timeout: number): Promise<number> {
+    const expires = this.clock.now() + timeout * 1000;
+    await this.writer.write((w) => repo.upsertCallSubscription(w.trx, { did: session.did, expires }));
+    session.queue.topics.set(TOPIC, expires);
+    return Math.floor(expires / 1000);
+  }
+
+  /** DELETE /api/call/event: no more call events for the session (none subscribed: ok too). */
+  async unsubscribe(session: SessionContext): Promise<void> {
+    await this.writer.write((w) => repo.deleteCallSubscription(w.trx, session.did));
+    session.queue.topics.delete(TOPIC);
+  }
+
+  /** At start: this node's sessions get their subscriptions back; those of ended sessions go. */
+  async start(): Promise<void> {
+    await this.prune();
+    for (const row of await repo.listCallSubscriptions(this.db)) {
+      this.hub.queueOf(row.did)?.topics.set(TOPIC, row.expires);
+    }
+    this.pruneTimer = setInterval(() => {
+      this.prune().catch((error: unknown) => this.log.warn({ err: error }, 'call subscription prune failed'));
+    }, PRUNE_INTERVAL_MS);
+    this.pruneTimer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.pruneTimer);
+  }
+
+  private prune(): Promise<void> {
+    const now = this.clock.now();
+    return this.writer.write((w) => repo.deleteEndedCallSubscriptions(w.trx, now));
+  }
+
+  /** Sends call_update for the new call and for each change of its state, to whom it concerns. */
+  private follow(call: Call): void {
+    let last = '';
+    const update = (users: readonly string[]) => {
+      const view = callView(call);
+      const seen = `${view.state}|${view.phone ?? ''}|${users.join(',')}`;
+      if (seen === last || users.length === 0) return;
+      last = seen;
+      this.hub.emit({ users }, 'call_update', { call: view });
+    };
+    update(call.keys.users);
+    call.watch((changed, before) => update([...new Set([...before.users, ...changed.keys.users])]));
+  }
+}
