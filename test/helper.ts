@@ -180,3 +180,30 @@ export function secretFile(value: string): string {
   fs.writeFileSync(file, `${value}\n`, { mode: 0o600 });
   return file;
 }
+
+/**
+ * Resolves once `check` holds, looking again every few milliseconds; throws `what` after
+ * `timeoutMs`. For a state another part reaches on its own time (a file removed after a commit,
+ * a long-poll being held), where a fixed sleep would be too short on a busy machine or waste time.
+ */
+export async function until(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!(await check())) {
+    if (performance.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
+
+/** A long-poll of the client's session, once the node holds it (wrapped: not awaited here). */
+export async function heldLongPoll(client: Client, timeout = 60) {
+  const queue = client.app.services.sessions.findBySid(client.sid!)!.queue;
+  const before = queue.waiting;
+  const answer = client.call('GET', `/api/event?timeout=${timeout}`);
+  await until(() => queue.waiting > before, 'the long-poll is held');
+  // Wrapped: an async function returning the promise itself would wait for the answer.
+  return { answer };
+}

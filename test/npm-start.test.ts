@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { test } from 'node:test';
-import { testEnv } from './helper.js';
+import { testEnv, until } from './helper.js';
 
 const root = path.resolve(import.meta.dirname, '..');
 
@@ -75,8 +75,7 @@ for (const dialect of ['sqlite', 'postgres'] as const)
 
     npm.kill('SIGTERM');
     await closed;
-    for (let i = 0; i < 100 && alive(server); i++) await new Promise((resolve) => setTimeout(resolve, 100));
-    assert.equal(alive(server), false, `the server stopped:\n${output}`);
+    await until(() => !alive(server), `the server stopped:\n${output}`);
     assert.match(output, /SIGTERM: finishing calls in flight/);
     assert.match(output, /closing their connections/);
   });

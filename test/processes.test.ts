@@ -12,7 +12,7 @@ import { createServices, openStorage } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import { createLogger } from '../src/platform/server.js';
 import { textPdf } from './content-inputs.js';
-import { testEnv } from './helper.js';
+import { testEnv, until } from './helper.js';
 import { type NodeProcess as Node, startNode } from './node-process.js';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -228,7 +228,10 @@ describe('server processes', () => {
           }
         }
       })();
-      while (acknowledged.length < 20 || delivered.size < 10) await new Promise((r) => setTimeout(r, 50));
+      await until(
+        () => acknowledged.length >= 20 && delivered.size >= 10,
+        'events acknowledged and delivered',
+      );
 
       node.process.kill('SIGKILL');
       await node.exited;

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
+import { until } from '../../test/helper.js';
 import { FIXTURES, runSipp } from '../../test/sip-peers.js';
 import { type DtmfEvent, dominantFrequencies, type MediaEndpoint, MediaEngine } from './media/index.js';
 import { MediaLeg } from './media-leg.js';
@@ -40,10 +41,7 @@ test('media legs: early media, answer, tone, DTMF by RFC 4733 and SIP INFO throu
   await calleeLeg.endpoint.tone(1000, { durationMs: 300 });
   await callerLeg.endpoint.sendDtmf('12');
   // Give the RFC 4733 end packets time to land before the INFO overtakes them on another socket.
-  for (let waited = 0; events.length < 2; waited += 5) {
-    assert.ok(waited < 30_000, `digits heard: ${events.length}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+  await until(() => events.length >= 2, 'both digits heard', 30_000);
   await callerLeg.call.info('application/dtmf-relay', 'Signal=#\r\nDuration=100\r\n');
   await three;
   assert.deepEqual(
@@ -90,7 +88,7 @@ test('hangup while it rings: CANCEL from the caller, 480 from the callee; no com
   assert.equal(calleeLegs[0]?.call.ended, 'cancel');
 
   const refused = await MediaLeg.originate(caller, engine, { uri: `sip:ring@127.0.0.1:${callee.port}` });
-  while (calleeLegs.length < 2) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => calleeLegs.length >= 2, 'the second INVITE arrived');
   await calleeLegs[1]!.hangup();
   assert.equal((await refused.result).status, 480);
 

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
+import { until } from '../../../test/helper.js';
 import type { Tables } from '../../platform/database/database.js';
 import { Writer } from '../../platform/database/unit-of-work.js';
 import { openSqlite } from './sqlite.js';
@@ -90,10 +91,7 @@ test('WAL checkpoints run on a thread of their own once the WAL has grown, and s
   for (let i = 0; i < 64; i++)
     await sql`insert into t (x) values (${'x'.repeat(16 * 1024)})`.execute(handle.db);
   // The pages reach the database file only by a checkpoint.
-  const deadline = Date.now() + 20_000;
-  while (fs.statSync(file).size < before + 1024 * 1024 && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.ok(fs.statSync(file).size >= before + 1024 * 1024, 'the WAL was checkpointed');
+  await until(() => fs.statSync(file).size >= before + 1024 * 1024, 'the WAL was checkpointed', 20_000);
   const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(handle.db);
   assert.equal(Number(rows.rows[0]!.n), 64);
   await handle.close();

@@ -12,6 +12,7 @@ import {
   DIALECTS,
   download,
   loggedInClient,
+  until,
   upload,
 } from '../../../test/helper.js';
 import { linkUsers, newEvents } from '../../../test/object-store.js';
@@ -394,10 +395,7 @@ for (const dialect of DIALECTS) {
 
       assert.equal((await client.call('DELETE', `/api/announcement/${uuid}?purge`)).status, 'ok');
       const dir = path.join(app.config.dataDir, 'content', uuid);
-      for (let attempt = 0; attempt < 100 && fs.existsSync(dir); attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      assert.equal(fs.existsSync(dir), false);
+      await until(() => !fs.existsSync(dir), 'the content directory is removed');
     });
 
     test('quota: an upload beyond the free volume is quota-exceeded; spoken audio beyond it fails', async (t) => {

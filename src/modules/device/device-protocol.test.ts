@@ -158,7 +158,7 @@ for (const dialect of DIALECTS) {
         [0],
       );
       await next.client.call('POST', '/api/device/task/0', {});
-      await fresh;
+      assert.deepEqual(await fresh, {}, "the new session's task is answered");
     });
 
     test('a task nobody answers fails after its timeout and is withdrawn', async (t) => {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, Client, DIALECTS, heldLongPoll, loggedInClient, until } from '../../../test/helper.js';
 import {
   EVENT_MAX_BYTES,
   EVENT_RETAIN_BYTES,
@@ -48,8 +48,7 @@ for (const dialect of DIALECTS) {
     test('a long-poll waits for the next event and returns at once when it arrives', async (t) => {
       const app = await build(t, { dialect });
       const { client, user } = await loggedInClient(app);
-      const pending = client.call('GET', '/api/event?timeout=30');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      const pending = (await heldLongPoll(client, 30)).answer;
       app.services.hub.emit({ users: [user.uuid] }, 'user_modify');
       const answer = await pending;
       assert.equal(answer.status, 'ok');
@@ -235,7 +234,8 @@ describe('event channel bounds', () => {
     const others = Array.from({ length: EVENT_WAITERS_MAX - 1 }, () =>
       client.call('GET', '/api/event?timeout=300'),
     );
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const queue = app.services.sessions.findBySid(client.sid!)!.queue;
+    await until(() => queue.waiting === EVENT_WAITERS_MAX, 'every long-poll is held');
     const fifth = client.call('GET', '/api/event?timeout=300');
     assert.deepEqual(await first, { status: 'ok', event: [] });
     app.services.sessions.releaseWaiters();

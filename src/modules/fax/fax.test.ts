@@ -16,6 +16,7 @@ import {
   download,
   loggedInClient,
   testEnv,
+  until,
   upload,
 } from '../../../test/helper.js';
 import { linkUsers, newEvents } from '../../../test/object-store.js';
@@ -94,10 +95,8 @@ function versions(app: App, uuid: string): string[] {
 }
 
 /** Waits (bounded) until a purged object's content directory is gone. */
-async function waitUntilGone(dir: string): Promise<void> {
-  for (let attempt = 0; attempt < 100 && fs.existsSync(dir); attempt++) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+function waitUntilGone(dir: string): Promise<void> {
+  return until(() => !fs.existsSync(dir), `${dir} is removed`);
 }
 
 for (const dialect of DIALECTS) {

@@ -52,7 +52,7 @@ export const partnerApiArea = defineArea({
  */
 export const partnerStreamArea = defineArea({
   name: 'partner-stream',
-  create: (s, { database, log }) => ({
+  create: (s, { database, log, clock }) => ({
     partnerStreams: new PartnerStreamService({
       db: database.db,
       writer: s.writer,
@@ -62,6 +62,7 @@ export const partnerStreamArea = defineArea({
       phones: s.phones,
       cdrs: s.cdrs,
       log: log.child({ module: 'partner-stream' }),
+      clock,
     }),
   }),
   routes: (app, s) => partnerStreamRoutes(app, s.partnerStreams),

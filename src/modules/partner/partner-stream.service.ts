@@ -20,9 +20,11 @@
  * within the event retention (10 minutes) are dropped, and a stream keeps at most 10,000 waiting
  * events (the oldest go first); while no session of the partner is subscribed, nothing is kept.
  */
+
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SessionContext } from '../../platform/access.js';
+import { type Clock, systemClock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -48,6 +50,8 @@ export interface PartnerStreamDeps {
   phones: Pick<PhoneService, 'findNumber'>;
   cdrs: Pick<CdrService, 'onRecorded' | 'streamCdrs'>;
   log: FastifyBaseLogger;
+  /** The wall clock (tests set their own). */
+  clock?: Clock;
 }
 
 /** Spec "Partner API": the user events a partner observes (conference_* by prefix). */
@@ -107,7 +111,10 @@ export class PartnerStreamService {
   private rotation = 0;
   private pruneTimer: NodeJS.Timeout | undefined;
 
+  private readonly clock: Clock;
+
   constructor(private readonly deps: PartnerStreamDeps) {
+    this.clock = deps.clock ?? systemClock;
     deps.hub.observe((target, event, payload) => this.observe(target, event, payload));
     // Only this node's subscribers claim; every other poll passes at no cost.
     deps.hub.onPoll((queue) => (this.local.has(queue.did) ? this.claim(queue.did) : Promise.resolve()));
@@ -124,7 +131,7 @@ export class PartnerStreamService {
 
   /** Takes back this node's subscriptions after a restart and starts the pruning. */
   async start(): Promise<void> {
-    for (const row of await repo.listLiveSubscriptions(this.deps.db, Date.now())) {
+    for (const row of await repo.listLiveSubscriptions(this.deps.db, this.clock.now())) {
       if (this.deps.hub.queueOf(row.did))
         this.remember(row.did, row.stream as StreamKind, row.partner, row.expires);
     }
@@ -152,7 +159,7 @@ export class PartnerStreamService {
   /** GET /api/partner/{user,cdr}/event: subscribes or renews for `timeout` seconds. */
   async subscribe(session: SessionContext, stream: StreamKind, timeout: number): Promise<void> {
     const partner = await this.requireStreamAccess(session, stream);
-    const expires = Date.now() + timeout * 1000;
+    const expires = this.clock.now() + timeout * 1000;
     await this.deps.writer.write(({ trx }) =>
       repo.upsertSubscription(trx, { did: session.did, stream, partner, expires }),
     );
@@ -254,7 +261,7 @@ export class PartnerStreamService {
     events: readonly { name: string; payload: Record<string, unknown> }[],
   ): Promise<void> {
     const { db, hub } = this.deps;
-    const now = Date.now();
+    const now = this.clock.now();
     if (!(await repo.hasSubscriber(db, partner, stream, now))) return;
     const rows = events.map(({ name, payload }) => {
       const id = newUuid();
@@ -309,7 +316,7 @@ export class PartnerStreamService {
       this.local.delete(did);
       return;
     }
-    const now = Date.now();
+    const now = this.clock.now();
     const live = [...streams].filter(([, s]) => s.expires > now);
     const partner = live[0]?.[1].partner;
     if (!partner) return;
@@ -343,7 +350,7 @@ export class PartnerStreamService {
   /** Drops what nobody claimed within the retention, crowded streams' oldest, ended subscriptions. */
   async prune(): Promise<void> {
     const { db } = this.deps;
-    const now = Date.now();
+    const now = this.clock.now();
     await repo.deleteOldStreamEvents(db, now - EVENT_RETAIN_SECONDS * 1000);
     for (const { partner, stream } of await repo.listCrowdedStreams(db, STREAM_PENDING_MAX)) {
       const from = await repo.keepFrom(db, partner, stream, STREAM_PENDING_MAX);

@@ -11,10 +11,13 @@ import {
   Client,
   DIALECTS,
   type Dialect,
+  heldLongPoll,
   loggedInClient,
   testEnv,
+  until,
 } from '../../../test/helper.js';
 import { type App, buildApp } from '../../app.js';
+import { SettableClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 import { newUuid } from '../../platform/ids.js';
 
@@ -57,16 +60,6 @@ async function twoPartners(t: TestContext, dialect: Dialect) {
 function queueOf(client: Client) {
   const session = client.app.services.sessions.findBySid(client.sid!)!;
   return session.queue;
-}
-
-/** A long-poll that is held (its wait began) when this resolves. */
-async function heldPoll(client: Client, timeout = 30) {
-  const queue = queueOf(client);
-  const before = queue.waiting;
-  const answer = client.call('GET', `/api/event?timeout=${timeout}`);
-  while (queue.waiting === before) await new Promise((resolve) => setTimeout(resolve, 5));
-  // Wrapped: an async function returning the promise itself would wait for the answer.
-  return { answer };
 }
 
 const sipRegister = (app: App, user: string, account = 'ada_01') =>
@@ -112,7 +105,7 @@ for (const dialect of DIALECTS) {
       await register(app, user.uuid);
       assert.deepEqual(await client.call('GET', '/api/partner/user/event'), { status: 'ok' });
       assert.deepEqual((await client.call('GET', '/api/event?timeout=0')).event, []);
-      const held = (await heldPoll(client)).answer;
+      const held = (await heldLongPoll(client, 30)).answer;
       await register(app, user.uuid);
       const [event] = (await held).event as Ev[];
       assert.deepEqual(
@@ -176,17 +169,18 @@ for (const dialect of DIALECTS) {
     });
 
     test('several sessions split the stream; a dead one (closed, expired, not polling) gets nothing', async (t) => {
-      const app = await build(t, { dialect });
+      const clock = new SettableClock();
+      const app = await build(t, { dialect, clock });
       const { user, clients } = await subscribed(app, 3, '?timeout=600');
       const [a, b, c] = clients as [Client, Client, Client];
       // Whoever polls takes the event.
-      const heldA = (await heldPoll(a)).answer;
+      const heldA = (await heldLongPoll(a, 30)).answer;
       await register(app, user.uuid, 'one_01');
       assert.deepEqual(
         ((await heldA).event as Ev[]).map((e) => e.sip),
         ['one_01'],
       );
-      const heldB = (await heldPoll(b)).answer;
+      const heldB = (await heldLongPoll(b, 30)).answer;
       await register(app, user.uuid, 'two_01');
       assert.deepEqual(
         ((await heldB).event as Ev[]).map((e) => e.sip),
@@ -201,8 +195,8 @@ for (const dialect of DIALECTS) {
       // Dead sessions: b closed, c's subscription expires; a alone gets everything.
       await b.call('DELETE', '/api/session');
       await c.call('GET', '/api/partner/user/event?timeout=1');
-      await new Promise((resolve) => setTimeout(resolve, 1100));
-      const heldC = (await heldPoll(c, 2)).answer;
+      clock.advance(1100);
+      const heldC = (await heldLongPoll(c, 2)).answer;
       await register(app, user.uuid, 'd1_01', 'd2_01');
       assert.deepEqual((await heldC).event, []);
       assert.deepEqual(
@@ -428,7 +422,7 @@ describe('partner event streams on two nodes (postgres)', () => {
     await a.call('GET', '/api/partner/user/event');
     await b.call('GET', '/api/partner/user/event');
     // An event of node A reaches the session polling on node B.
-    const heldB = (await heldPoll(b)).answer;
+    const heldB = (await heldLongPoll(b, 30)).answer;
     await register(nodeA, user.uuid, 'x0_01');
     assert.deepEqual(
       ((await heldB).event as Ev[]).map((e) => [e.sip, e.user]),
@@ -445,7 +439,8 @@ describe('partner event streams on two nodes (postgres)', () => {
         if (events.length > 0) next = events.at(-1)!.id + 1;
       }
     });
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // Both pollers hold a long-poll before the first event.
+    await until(() => queueOf(a).waiting > 0 && queueOf(b).waiting > 0, 'both sessions poll');
     const sent: string[] = [];
     for (let i = 0; i < 40; i++) {
       const name = `e${i}_01`;
@@ -454,7 +449,7 @@ describe('partner event streams on two nodes (postgres)', () => {
       if (i % 5 === 4) await published(nodeA, nodeB);
     }
     await published(nodeA, nodeB);
-    while (seen[0]!.length + seen[1]!.length < 40) await new Promise((resolve) => setTimeout(resolve, 20));
+    await until(() => seen[0]!.length + seen[1]!.length >= 40, 'all 40 events were taken');
     stop = true;
     await Promise.all(pollers);
     const all = [...seen[0]!, ...seen[1]!];

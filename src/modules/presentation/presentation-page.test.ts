@@ -10,7 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
 import { chromium, type Page } from 'playwright-core';
-import { build, buildUser, Client } from '../../../test/helper.js';
+import { build, buildUser, Client, until } from '../../../test/helper.js';
 import { linkUsers } from '../../../test/object-store.js';
 import { makePdf, upload } from '../../../test/presentation.js';
 
@@ -95,11 +95,12 @@ describe('presentation web page', () => {
     assert.equal(await watcher.locator('#next').isVisible(), false);
     assert.equal(await watcher.locator('#pointer').isVisible(), false);
     const { presentationLive } = app.services;
-    for (let attempt = 0; attempt < 100; attempt++) {
-      const status = await presentationLive.statusPayload(app.database.db, uuid, true);
-      if (status.member?.includes(viewer.uuid)) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await until(
+      async () =>
+        (await presentationLive.statusPayload(app.database.db, uuid, true)).member?.includes(viewer.uuid) ===
+        true,
+      'the viewer is a member',
+    );
     assert.deepEqual((await presentationLive.statusPayload(app.database.db, uuid, true)).member, [
       presenter.uuid,
       viewer.uuid,
@@ -145,12 +146,7 @@ describe('presentation web page', () => {
       .where('user_uuid', '=', viewer.uuid)
       .execute();
     await presentationLive.tick();
-    let answered = false;
-    for (let attempt = 0; attempt < 100 && !answered; attempt++) {
-      answered = (await seen()) > marker;
-      if (!answered) await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    assert.ok(answered, 'the viewer page answered the keepalive request');
+    await until(async () => (await seen()) > marker, 'the viewer page answered the keepalive request');
 
     // Stop: the viewer sees it.
     await moderator.locator('#stop').click();

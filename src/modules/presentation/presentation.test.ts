@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { build, type Client, DIALECTS, loggedInClient, until } from '../../../test/helper.js';
 import { linkUsers } from '../../../test/object-store.js';
 import { EventReader, makePdf, upload } from '../../../test/presentation.js';
 import type { App } from '../../app.js';
@@ -237,10 +237,7 @@ for (const dialect of DIALECTS) {
       assert.equal((await client.call('DELETE', `/api/presentation/${uuid}?purge`)).status, 'ok');
       await app.services.content.idle();
       // The content goes once the purge committed.
-      for (let attempt = 0; attempt < 50 && (await storage.stat(pdfKey)); attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      assert.equal(await storage.stat(pdfKey), undefined);
+      await until(async () => (await storage.stat(pdfKey)) === undefined, 'the PDF is removed');
     });
   });
 }

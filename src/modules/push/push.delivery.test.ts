@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { describe, type TestContext, test } from 'node:test';
-import { type Client, DIALECTS, type Dialect, loggedInClient, testEnv } from '../../../test/helper.js';
+import { type Client, DIALECTS, type Dialect, loggedInClient, testEnv, until } from '../../../test/helper.js';
 import { linkUsers } from '../../../test/object-store.js';
 import { ANSWERS, PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
@@ -88,10 +88,6 @@ function wav8k(samples: number): Uint8Array {
   header.write('data', 36);
   header.writeUInt32LE(data, 40);
   return Buffer.concat([header, Buffer.alloc(data)]);
-}
-
-async function until(check: () => Promise<boolean>): Promise<void> {
-  while (!(await check())) await new Promise((resolve) => setTimeout(resolve, 20));
 }
 
 for (const dialect of DIALECTS) {
@@ -215,7 +211,7 @@ for (const dialect of DIALECTS) {
 
       // One connection per service and credential, reused.
       assert.deepEqual(services.connections, { oauth: 1, fcm: 1, apns: 1, 'apns-sandbox': 1 });
-      await until(async () => (await queueLength(app)) === 0);
+      await until(async () => (await queueLength(app)) === 0, 'the queue is empty');
       // The sender's own devices are not told of their own message.
       const otherTokens = await other.call('GET', '/api/push');
       assert.deepEqual(otherTokens.fcm, { device_tokens: [] });
@@ -266,7 +262,7 @@ for (const dialect of DIALECTS) {
       services.script.set('busy-2', [ANSWERS.fcmUnavailable]);
 
       await app.services.push.recordingNew(user.uuid, { recording: 'r', phone: '+4930111' });
-      await until(async () => (await queueLength(app)) === 0);
+      await until(async () => (await queueLength(app)) === 0, 'the queue is empty');
 
       const registrations = await client.call('GET', '/api/push');
       assert.deepEqual(registrations.fcm, { device_tokens: ['busy-1', 'busy-2'] });
@@ -308,7 +304,7 @@ for (const dialect of DIALECTS) {
       );
       assert.equal(services.delivered.fcm, 2);
       assert.equal(services.requests.filter((request) => request.service === 'oauth').length, 2);
-      await until(async () => (await queueLength(app)) === 0);
+      await until(async () => (await queueLength(app)) === 0, 'the queue is empty');
     });
 
     test('queued deliveries survive a restart', async (t) => {
@@ -323,12 +319,12 @@ for (const dialect of DIALECTS) {
       await until(async () => {
         const row = await first.database.db.selectFrom('push_delivery').select('attempts').executeTakeFirst();
         return (row?.attempts ?? 0) >= 1;
-      });
+      }, 'a first attempt failed');
       await first.close();
       const second = await node(t, env);
       const [delivered] = await services.waitFor('apns', 1);
       assert.equal((JSON.parse(delivered?.body ?? '{}') as { recording: string }).recording, 'kept');
-      await until(async () => (await queueLength(second)) === 0);
+      await until(async () => (await queueLength(second)) === 0, 'the queue is empty');
     });
 
     if (dialect === 'postgres') twoNodes(dialect);
@@ -367,7 +363,7 @@ function twoNodes(dialect: Dialect) {
     await a.database.db.insertInto('push_delivery').values(rows).execute();
     a.services.pushDelivery.kick();
     b.services.pushDelivery.kick();
-    await until(async () => (await queueLength(a)) === 0);
+    await until(async () => (await queueLength(a)) === 0, 'the queue is empty', 30_000);
     await Promise.all([a.services.pushDelivery.stop(), b.services.pushDelivery.stop()]);
     const recordings = services.requests
       .filter((request) => request.service === 'apns')

@@ -5,7 +5,15 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, test } from 'node:test';
 import { pcm16, speechLike, wavFile } from '../../../test/content-inputs.js';
-import { bearer, build, type Client, DIALECTS, download, loggedInClient } from '../../../test/helper.js';
+import {
+  bearer,
+  build,
+  type Client,
+  DIALECTS,
+  download,
+  loggedInClient,
+  until,
+} from '../../../test/helper.js';
 import { linkUsers, newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
 import { parseWav } from '../../platform/content/wav.js';
@@ -222,10 +230,7 @@ for (const dialect of DIALECTS) {
       const volume = await app.services.store.usedVolume(user.uuid);
       assert.equal((await client.call('DELETE', `/api/recording/${kept}?purge`)).status, 'ok');
       const dir = path.join(app.config.dataDir, 'content', kept);
-      for (let attempt = 0; attempt < 100 && fs.existsSync(dir); attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
-      assert.equal(fs.existsSync(dir), false);
+      await until(() => !fs.existsSync(dir), 'the content directory is removed');
       assert.ok((await app.services.store.usedVolume(user.uuid)) < volume - 16_000);
     });
   });

@@ -68,7 +68,7 @@ describe('rule engine across kill -9', () => {
     assert.equal(created.status, 'ok', JSON.stringify(created));
     const uuid = created.uuid as string;
     await kill(node);
-    // The timeout comes due while no node runs.
+    // The timeout comes due while no node runs (a real wait: the node is another process).
     await sleep(2500);
     assert.equal(mailbox.mails.length, 0);
 

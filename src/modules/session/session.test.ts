@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
-import { build, buildPartner, buildUser, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import {
+  build,
+  buildPartner,
+  buildUser,
+  Client,
+  DIALECTS,
+  heldLongPoll,
+  loggedInClient,
+} from '../../../test/helper.js';
 import { deleteUserSessions, listSessionIds, updateSession } from './session.repository.js';
-
-/** A long-poll of the client's session, once the node holds it (wrapped: not awaited here). */
-async function heldLongPoll(client: Client) {
-  const answer = client.call('GET', '/api/event?timeout=60');
-  const queue = client.app.services.sessions.findBySid(client.sid!)!.queue;
-  while (queue.waiting === 0) await new Promise((resolve) => setTimeout(resolve, 5));
-  return { answer };
-}
 
 for (const dialect of DIALECTS) {
   describe(`session (${dialect})`, () => {

@@ -79,6 +79,7 @@ describe('conversion worker pool', { concurrency: true }, () => {
       // CPU: the wall-clock backstop is 6 times it (15 s).
       const running = workers.run<{ samples: Uint8Array }>(SPEECH, { timeoutMs: 2500 });
       process.kill(pid, 'SIGSTOP');
+      // A real wait is the subject: wall-clock time passes while the worker uses no CPU.
       await sleep(2600);
       process.kill(pid, 'SIGCONT');
       assert.ok((await running).samples.length > 0);

@@ -3,6 +3,9 @@
  * carrier sends the filter number's call to node B, B hands it over to A's user agent with the
  * process's token and the two are joined on A. Two real nodes on one PostgreSQL, each with its
  * own Kamailio and rtpengine; the carrier stand-in (test/carrier.ts) on both ends.
+ *
+ * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
+ * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';

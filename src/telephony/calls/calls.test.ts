@@ -2,6 +2,9 @@
  * Calls for real (decisions.md "The call engine"): headless baresips register through the
  * Kamailio Zentrale starts and call each other, platform numbers and the carrier (SIPp); the
  * audio each side hears is checked with a Goertzel filter.
+ *
+ * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
+ * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -4,6 +4,9 @@
  * stand-in on its own loopback address (test/carrier.ts) that answers numbers with tones and
  * places calls from numbers. What each side hears is checked with a Goertzel filter, what
  * the carrier received (From, P-Asserted-Identity, Privacy) from its INVITEs, and the CDRs.
+ *
+ * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
+ * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

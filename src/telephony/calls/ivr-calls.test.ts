@@ -2,6 +2,9 @@
  * IVRs, legacy dialplans and dialplan pins on real calls: baresips register through the
  * Kamailio Zentrale starts, press keys as RFC 4733 events (ctrl_tcp `sndcode`), and what they
  * hear is checked with a Goertzel filter.
+ *
+ * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
+ * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -3,6 +3,9 @@
  * e-mail with the message attached, play_announcement_only, the dialplan ringtone mixed with
  * the ring tone, the legacy dialplan's pools, timeout and busy branches and redirects to
  * numbers outside, and call-reverse. Real baresips and the carrier stand-in (test/carrier.ts).
+ *
+ * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
+ * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';

@@ -4,6 +4,9 @@
  * owner's announcement after a silence and hangs up; the recipient hears the announcement's tone,
  * sees the owner's number and `from_name` as the caller, and the call has its CDR (service call,
  * direction out); a `from` that is not the owner's number fails the action and calls nobody.
+ *
+ * Fixed sleeps here are real waits on purpose: they let real audio play, and real peers send RTP
+ * in real time, so it is heard (and recorded) only for as long as the call lasts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -7,11 +7,10 @@
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { watch } from '../../../test/blf.js';
 import { type Account, numberWithDialplan, phone, sipAccount } from '../../../test/calls.js';
 import { sine } from '../../../test/content-inputs.js';
-import { build, DIALECTS, type Dialect } from '../../../test/helper.js';
+import { build, DIALECTS, type Dialect, until } from '../../../test/helper.js';
 import { freePort } from '../../../test/sip-peers.js';
 import { freePortRange, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
@@ -84,9 +83,8 @@ for (const dialect of DIALECTS) {
         quietMs: 5000,
       });
       t.after(() => watcher.process.kill('SIGKILL'));
-      for (let i = 0; i < 100 && watcher.notifies().length === 0; i++) await sleep(100);
-      const first = watcher.notifies()[0];
-      assert.ok(first, 'the subscription is answered with a NOTIFY');
+      await until(() => watcher.notifies().length > 0, 'the subscription is answered with a NOTIFY');
+      const first = watcher.notifies()[0]!;
       assert.match(first.subscriptionState, /^active/);
       assert.match(first.body, new RegExp(`entity="sip:\\${number}@${app.config.sipDomainCurrent}"`));
       assert.ok(!states(first.body).some((state) => state === 'early' || state === 'confirmed'), 'idle');
@@ -94,11 +92,12 @@ for (const dialect of DIALECTS) {
       const ringing = b.waitFor('CALL_INCOMING', 20_000);
       const established = a.waitFor('CALL_ESTABLISHED', 20_000);
       a.command('dial', number);
+      const told = () => watcher.notifies().flatMap((notify) => states(notify.body));
       await ringing;
-      await sleep(1000);
+      await until(() => told().includes('early'), 'the watcher is told the number rings');
       b.command('accept');
       await established;
-      await sleep(1000);
+      await until(() => told().includes('confirmed'), 'the watcher is told the call is up');
       const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
       a.command('hangup');
       await Promise.all(closed);

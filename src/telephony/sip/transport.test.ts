@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
 import net from 'node:net';
 import { type TestContext, test } from 'node:test';
+import { until } from '../../../test/helper.js';
 import { buildResponse, parseMessage, type SipRequest, serializeMessage } from './message.js';
 import { SipTransport } from './transport.js';
 import { SipUserAgent } from './user-agent.js';
@@ -40,8 +41,7 @@ test('TCP: pipelined and split messages are framed by Content-Length and answere
   socket.write(Buffer.concat([options('a'), Buffer.from('\r\n\r\n'), second.subarray(0, 30)]));
   await new Promise((resolve) => setTimeout(resolve, 20));
   socket.write(second.subarray(30));
-  while ((answers.match(/SIP\/2\.0 200/g) ?? []).length < 2)
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => (answers.match(/SIP\/2\.0 200/g) ?? []).length >= 2, 'both requests answered');
   assert.deepEqual(received, ['a', 'b']);
 });
 
@@ -102,7 +102,7 @@ test('UDP: a burst of datagrams is handled one message per turn of the event loo
   setImmediate(count);
   // Sent in one go: all five are in the socket's buffer when the loop next reads it.
   for (const id of ['a', 'b', 'c', 'd', 'e']) client.send(options(id), transport.port, '127.0.0.1');
-  while (seen.length < 5) await new Promise((resolve) => setTimeout(resolve, 5));
+  await until(() => seen.length >= 5, 'all five requests read');
   counting = false;
   assert.deepEqual(
     seen.map((entry) => entry.id),
