@@ -1,0 +1,99 @@
+/**
+ * The call API with real calls (docs/decisions.md "The call API"): baresips register through
+ * the Kamailio Zentrale starts and call each other; the users' sessions list the live call and
+ * hear its states as call_update while the phones hear each other.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { heard, phone, sipAccount, telephonyNode, tone, windowsOf } from '../../../test/calls.js';
+import { Client, loggedInClient, until } from '../../../test/helper.js';
+import { requireTelephonyPackages } from '../../../test/sipp.js';
+
+requireTelephonyPackages();
+
+interface Update {
+  id: number;
+  event: string;
+  call?: { uuid: string; state: string; from: string; to: string; direction: string };
+}
+
+/** Every event the client has from `next` on, without waiting. */
+async function eventsOf(client: Client, next = 0): Promise<Update[]> {
+  return (await client.call('GET', `/api/event?next=${next}&timeout=0`)).event as Update[];
+}
+
+test('a live call is listed for both users and its states reach the subscribed sessions as call_update', async (t) => {
+  const node = await telephonyNode(t);
+  const { client: aliceClient, user: aliceUser } = await loggedInClient(node.app);
+  const { client: bobClient, user: bobUser } = await loggedInClient(node.app);
+  const { client: stranger } = await loggedInClient(node.app);
+  const alice = await sipAccount(node.app, 'alice_01', aliceUser.uuid);
+  const bob = await sipAccount(node.app, 'bob_01', bobUser.uuid);
+  // Bob's session subscribes; a second session of bob's does not.
+  assert.equal((await bobClient.call('GET', '/api/call/event?timeout=600')).status, 'ok');
+  const bobOther = new Client(node.app);
+  await bobOther.login(bobUser.username, bobUser.password);
+  const a = await phone(t, node, alice, { answerMode: 'manual', microphone: tone(600) });
+  const b = await phone(t, node, bob, { answerMode: 'manual', microphone: tone(1000) });
+
+  const incoming = b.waitFor('CALL_INCOMING', 20_000);
+  a.command('dial', 'bob_01');
+  await incoming;
+  // While bob's phone rings, both users list the call; another user does not.
+  const ringing = (await bobClient.call('GET', '/api/call')).call as Update['call'][];
+  assert.equal(ringing.length, 1);
+  const uuid = ringing[0]!.uuid;
+  assert.deepEqual(
+    {
+      from: ringing[0]!.from,
+      to: ringing[0]!.to,
+      direction: ringing[0]!.direction,
+      state: ringing[0]!.state,
+    },
+    { from: 'alice_01', to: 'bob_01', direction: 'out', state: 'ringing' },
+  );
+  assert.deepEqual(
+    ((await aliceClient.call('GET', '/api/call')).call as Update['call'][]).map((call) => call!.uuid),
+    [uuid],
+  );
+  assert.deepEqual((await stranger.call('GET', '/api/call')).call, []);
+
+  const established = a.waitFor('CALL_ESTABLISHED', 20_000);
+  b.command('accept');
+  await established;
+  await until(
+    async () => (await eventsOf(bobClient)).some((event) => event.call?.state === 'in-progress'),
+    'call_update in-progress',
+  );
+  const answered = (await bobClient.call('GET', '/api/call')).call as Update['call'][];
+  assert.equal(answered[0]!.state, 'in-progress');
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
+  const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
+  a.command('hangup');
+  await Promise.all(closed);
+  await until(
+    async () => ((await bobClient.call('GET', '/api/call')).call as unknown[]).length === 0,
+    'the call left the list',
+  );
+
+  // The path: ringing, answered, completed, each once, for this call.
+  const updates = (await eventsOf(bobClient)).filter((event) => event.event === 'call_update');
+  assert.deepEqual(
+    updates.map((event) => [event.call!.uuid, event.call!.state]),
+    [
+      [uuid, 'ringing'],
+      [uuid, 'in-progress'],
+      [uuid, 'completed'],
+    ],
+  );
+  // Sessions that did not subscribe got none.
+  for (const unsubscribed of [aliceClient, bobOther]) {
+    assert.deepEqual(
+      (await eventsOf(unsubscribed)).filter((event) => event.event.startsWith('call_')),
+      [],
+    );
+  }
+  // And the phones talked: each heard the other's tone.
+  assert.ok(windowsOf(heard(a), 1000) >= 20, 'alice heard bob');
+  assert.ok(windowsOf(heard(b), 600) >= 20, 'bob heard alice');
+});
