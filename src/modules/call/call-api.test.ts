@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, loggedInClient, testEnv } from '../../../test/helper.js';
+import { build, buildUser, Client, DIALECTS, loggedInClient, testEnv } from '../../../test/helper.js';
+import { partnerClient } from '../../../test/security-telephony.js';
+import { addSipAccount } from '../../../test/sip-peers.js';
 import { buildApp } from '../../app.js';
 import { SettableClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
@@ -108,6 +110,52 @@ for (const dialect of DIALECTS) {
       ] as const) {
         assert.equal((await anonymous.call(method, url)).status, 'no-auth', `${method} ${url}`);
       }
+    });
+
+    test('POST /api/call/dial: every status in its order, each changing nothing', async (t) => {
+      const app = await build(t, { dialect });
+      const { client: partner, partner: p } = await partnerClient(app, ['callfilter']);
+      const user = await buildUser(app, { partnerUuid: p.uuid });
+      const client = new Client(app);
+      await client.login(user.username, user.password);
+      const someone = await buildUser(app);
+      await addSipAccount(app, 'mine_01', { owner: user.uuid });
+      await addSipAccount(app, 'theirs_01', { owner: someone.uuid });
+      await app.services.phones.addNumber('+4930111', { userUuid: user.uuid }, false);
+      await app.services.phones.addNumber('+4930333', { userUuid: user.uuid });
+      await app.services.phones.addNumber('+4930222', { userUuid: someone.uuid });
+      const dial = (body: unknown) => client.call('POST', '/api/call/dial', body);
+      for (const [body, status] of [
+        [{ to: '+4930999' }, 'missing-element'],
+        [{ via: 'mine_01' }, 'missing-element'],
+        [{ via: 'mine_01', to: '' }, 'wrong-syntax'],
+        [{ via: 'mine_01', to: '+4930999', timeout: 4 }, 'wrong-syntax'],
+        [{ via: 'mine_01', to: '+4930999', timeout: 181 }, 'wrong-syntax'],
+        [{ via: 'mine_01', to: '+4930999', from: 'nope' }, 'wrong-syntax'],
+        [{ via: 'mine_01', to: '+4930999', extra: 1 }, 'wrong-syntax'],
+        [{ via: 'theirs_01', to: '+4930999', from: 'nope' }, 'wrong-syntax'],
+        [{ via: 'theirs_01', to: '+4930999', from: '+4930222' }, 'wrong-sip'],
+        [{ via: 'mine_01', to: '+4930999', from: '+4930222' }, 'wrong-phone'],
+        [{ via: 'mine_01', to: '+4930999', from: '+4930333' }, 'access-denied'],
+        // Telephony is off in these tests: a valid request finds no engine.
+        [{ via: 'mine_01', to: '+4930999', from: '+4930111' }, 'illegal-state'],
+        [{ via: '+4930555', to: 'theirs_01' }, 'illegal-state'],
+      ] as const) {
+        assert.equal((await dial(body)).status, status, JSON.stringify(body));
+      }
+      // The partner's call filter refuses the call API to +49900...: access-denied before the engine.
+      const filter = [{ type: 'match', key: '^\\+49900', pass: false }];
+      const set = await partner.call('POST', `/api/partner/callfilter/${user.uuid}`, { callfilter: filter });
+      assert.equal(set.status, 'ok');
+      assert.equal((await dial({ via: 'mine_01', to: '+49900123' })).status, 'access-denied');
+      assert.equal((await dial({ via: 'mine_01', to: '+4930999' })).status, 'illegal-state');
+      assert.deepEqual(await client.call('GET', '/api/call'), { status: 'ok', call: [] });
+      const anonymous = new Client(app);
+      await anonymous.open();
+      assert.equal(
+        (await anonymous.call('POST', '/api/call/dial', { via: 'mine_01', to: '+1' })).status,
+        'no-auth',
+      );
     });
   });
 }

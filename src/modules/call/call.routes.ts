@@ -2,7 +2,7 @@
 import { sessionOf, userOf } from '../../platform/access.js';
 import { Empty, SubscribeQuery } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import { CallEventAnswer, ListCallsAnswer, ListCallsQuery } from './call.schema.js';
+import { CallEventAnswer, DialAnswer, DialBody, ListCallsAnswer, ListCallsQuery } from './call.schema.js';
 import type { CallApiService } from './call.service.js';
 
 const CALL_UPDATE =
@@ -28,6 +28,28 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
       },
     },
     async (request) => ({ call: calls.list(userOf(request), request.query) }),
+  );
+
+  app.post(
+    '/api/call/dial',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Click-to-dial: ring one of your phones, then the destination',
+        description:
+          "`via` rings first (one of the user's SIP accounts, or a number); once it answers, `to` is called and " +
+          "both are bridged, as a callback does. `from` (one of the user's numbers) is the caller id on both " +
+          "legs, default the user's clip_number; each leg rings `timeout` seconds. The answer is the call, " +
+          'queued: it exists before its first INVITE leaves, so a client subscribed to call events (GET ' +
+          "/api/call/event) follows it from there. The partner's call filter (service call_api) and the " +
+          "user's concurrent-call bound apply. Statuses wrong-sip, wrong-phone, access-denied (from locked, " +
+          'or the call filter refuses `to`), illegal-state (the call engine is not running), quota-exceeded.',
+        tags: ['call'],
+        body: DialBody,
+        response: { 200: DialAnswer },
+      },
+    },
+    async (request) => ({ call: await calls.dial(userOf(request), request.body) }),
   );
 
   app.get(

@@ -3,7 +3,7 @@
  * docs/decisions.md "The call API"): the live calls of the user and the call event subscription.
  */
 import { type Static, Type } from 'typebox';
-import { Uuid } from '../../platform/formats.js';
+import { Phone, Uuid } from '../../platform/formats.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -61,3 +61,27 @@ export const ListCallsAnswer = envelope({ call: Type.Array(CallView) });
 export const CallEventAnswer = envelope({
   expires: Type.Integer({ description: 'seconds since epoch when the subscription ends unless renewed' }),
 });
+
+export const DialBody = Type.Object(
+  {
+    via: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description:
+        "what rings first: one of the user's SIP accounts (its name) or a number (E.164, or short with dial_prefix)",
+    }),
+    to: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description: 'what is called once `via` answered: a SIP account by name or a number, as a phone dials',
+    }),
+    from: Type.Optional({ ...Phone, description: "the caller id on both legs: one of the user's numbers" }),
+    timeout: Type.Optional(
+      Type.Integer({ minimum: 5, maximum: 180, default: 60, description: 'seconds each leg rings (5..180)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DialBody = Static<typeof DialBody>;
+
+export const DialAnswer = envelope({ call: CallView });

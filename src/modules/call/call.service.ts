@@ -10,12 +10,17 @@ import type { SessionContext } from '../../platform/access.js';
 import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
+import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { uuidSortKey } from '../../platform/ids.js';
 import { pageItems } from '../../platform/paging.js';
-import type { Call, Telephony } from '../../telephony/index.js';
+import { decideCallFilter } from '../../telephony/decisions/index.js';
+import { type Call, parseDialled, type Telephony } from '../../telephony/index.js';
+import type { CallFilterService } from '../callfilter/index.js';
+import type { PhoneService } from '../phone/index.js';
+import type { SipService } from '../sip/index.js';
 import * as repo from './call.repository.js';
-import { CALL_PAGE, type CallView, type ListCallsQuery } from './call.schema.js';
+import { CALL_PAGE, type CallView, type DialBody, type ListCallsQuery } from './call.schema.js';
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
 export const CALL_EVENTS = ['call_update', 'call_dtmf'] as const;
@@ -39,24 +44,66 @@ export function callView(call: Call): CallView {
   };
 }
 
+/** What the call API asks of the other areas. */
+export interface CallApiDeps {
+  readonly db: Db;
+  readonly writer: Writer;
+  readonly hub: EventHub;
+  readonly telephony: Pick<Telephony, 'calls' | 'onCall'>;
+  readonly sip: Pick<SipService, 'listAccounts'>;
+  readonly phones: Pick<PhoneService, 'findOwnNumber'>;
+  readonly callFilters: Pick<CallFilterService, 'callFilterOf'>;
+  readonly clock: Clock;
+  readonly log: FastifyBaseLogger;
+}
+
 export class CallApiService {
   private pruneTimer: NodeJS.Timeout | undefined;
+  private readonly db: Db;
+  private readonly writer: Writer;
+  private readonly hub: EventHub;
+  private readonly clock: Clock;
+  private readonly log: FastifyBaseLogger;
 
-  constructor(
-    private readonly db: Db,
-    private readonly writer: Writer,
-    private readonly hub: EventHub,
-    private readonly telephony: Pick<Telephony, 'calls' | 'onCall'>,
-    private readonly clock: Clock,
-    private readonly log: FastifyBaseLogger,
-  ) {
-    hub.topic(TOPIC, CALL_EVENTS);
-    telephony.onCall((call) => this.follow(call));
+  constructor(private readonly deps: CallApiDeps) {
+    ({ db: this.db, writer: this.writer, hub: this.hub, clock: this.clock, log: this.log } = deps);
+    this.hub.topic(TOPIC, CALL_EVENTS);
+    deps.telephony.onCall((call) => this.follow(call));
+  }
+
+  /**
+   * POST /api/call/dial, judged in this order: wrong-sip (`via` names a SIP account that is not
+   * the user's), wrong-phone (`from` is not the user's number), access-denied (`from` is locked,
+   * or the partner's call filter refuses `to` for the call API), illegal-state (the call engine
+   * is not running), quota-exceeded (the user's concurrent calls are all taken). The call is
+   * answered queued: it exists before its first INVITE leaves.
+   */
+  async dial(user: string, body: DialBody): Promise<CallView> {
+    if (parseDialled(body.via).kind === 'sip' && !(body.via in (await this.deps.sip.listAccounts(user))))
+      throw new ApiError('wrong-sip', `no SIP account ${body.via}`);
+    if (body.from !== undefined) {
+      const number = await this.deps.phones.findOwnNumber(user, body.from);
+      if (number.locked) throw new ApiError('access-denied', `${body.from} is locked`);
+    }
+    const filter = await this.deps.callFilters.callFilterOf(user);
+    if (filter && !decideCallFilter(filter, body.to, 'call_api').allowed)
+      throw new ApiError('access-denied', `the call filter refuses a call to ${body.to}`);
+    const engine = this.deps.telephony.calls;
+    if (!engine) throw new ApiError('illegal-state', 'the call engine is not running');
+    const call = await engine.dial({
+      owner: user,
+      from: body.from,
+      via: body.via,
+      to: body.to,
+      ringSeconds: body.timeout ?? 60,
+    });
+    if (!call) throw new ApiError('quota-exceeded', 'all concurrent calls of the user are taken');
+    return callView(call);
   }
 
   /** GET /api/call: the user's live calls on this node, paged by the time they began. */
   list(user: string, query: ListCallsQuery): CallView[] {
-    const calls = this.telephony.calls?.calls.ofUser(user) ?? new Set<Call>();
+    const calls = this.deps.telephony.calls?.calls.ofUser(user) ?? new Set<Call>();
     const page = pageItems(
       calls,
       query,

@@ -39,7 +39,18 @@ export const callArea = defineArea({
         .callback(user)
         .catch((error: unknown) => callLog.error({ err: error, user }, 'callback failed'));
     });
-    return { callApi: new CallApiService(database.db, s.writer, s.hub, s.telephony, clock, callLog) };
+    const callApi = new CallApiService({
+      db: database.db,
+      writer: s.writer,
+      hub: s.hub,
+      telephony: s.telephony,
+      sip: s.sip,
+      phones: s.phones,
+      callFilters: s.callFilters,
+      clock,
+      log: callLog,
+    });
+    return { callApi };
   },
   routes: (app, s) => callRoutes(app, s.callApi),
   start: (s) => s.callApi.start(),

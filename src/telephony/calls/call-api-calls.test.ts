@@ -97,3 +97,57 @@ test('a live call is listed for both users and its states reach the subscribed s
   assert.ok(windowsOf(heard(a), 1000) >= 20, 'alice heard bob');
   assert.ok(windowsOf(heard(b), 600) >= 20, 'bob heard alice');
 });
+
+test("click-to-dial rings the user's own phone first, then the destination, and bridges them", async (t) => {
+  const node = await telephonyNode(t);
+  const { client, user } = await loggedInClient(node.app);
+  const mine = await sipAccount(node.app, 'mine_01', user.uuid);
+  const carol = await sipAccount(node.app, 'carol_01');
+  const own = await phone(t, node, mine, { answerMode: 'manual', microphone: tone(600) });
+  const far = await phone(t, node, carol, { answerMode: 'manual', microphone: tone(1000) });
+  assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
+
+  const ownRings = own.waitFor('CALL_INCOMING', 20_000);
+  const dialled = await client.call('POST', '/api/call/dial', {
+    via: 'mine_01',
+    to: 'carol_01',
+    timeout: 30,
+  });
+  assert.equal(dialled.status, 'ok');
+  const call = dialled.call as { uuid: string; state: string; direction: string };
+  assert.equal(call.state, 'queued', 'the call exists before its first INVITE leaves');
+  await ownRings;
+  // The destination is not called before the user's phone answered.
+  assert.equal(
+    far.events.some((event) => event.type === 'CALL_INCOMING'),
+    false,
+    'carol does not ring while the user is not there',
+  );
+  const farRings = far.waitFor('CALL_INCOMING', 20_000);
+  own.command('accept');
+  await farRings;
+  const talking = far.waitFor('CALL_ESTABLISHED', 20_000);
+  far.command('accept');
+  await talking;
+  await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
+  const closed = [own.waitFor('CALL_CLOSED', 20_000), far.waitFor('CALL_CLOSED', 20_000)];
+  far.command('hangup');
+  await Promise.all(closed);
+  await until(
+    async () => ((await client.call('GET', '/api/call')).call as unknown[]).length === 0,
+    'the call ended',
+  );
+
+  const updates = (await eventsOf(client)).filter((event) => event.event === 'call_update');
+  assert.deepEqual(
+    updates.map((event) => [event.call!.uuid, event.call!.state]),
+    [
+      [call.uuid, 'queued'],
+      [call.uuid, 'ringing'],
+      [call.uuid, 'in-progress'],
+      [call.uuid, 'completed'],
+    ],
+  );
+  assert.ok(windowsOf(heard(own), 1000) >= 20, 'the user heard carol');
+  assert.ok(windowsOf(heard(far), 600) >= 20, 'carol heard the user');
+});

@@ -22,7 +22,7 @@ import {
 } from './context.js';
 import type { CallDirectory, CallRecorder, CallRouting } from './directory.js';
 import { handle } from './incoming.js';
-import { callback, type RuleCallAction, ruleCall } from './outbound.js';
+import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
 import { CallRegistry } from './registry.js';
 
 export { ALIVE_MS, type CallEngineOptions } from './context.js';
@@ -156,6 +156,14 @@ export class CallEngine {
   /** Callback (POST /api/dialplan/callback; outbound.ts). Resolves when the callback ended. */
   callback(user: string): Promise<void> {
     return callback(this.context, user);
+  }
+
+  /**
+   * POST /api/call/dial (outbound.ts): the call, queued before its first INVITE leaves; it rings
+   * `via`, then `to`. Undefined beyond the owner's concurrent-call bound.
+   */
+  dial(request: Omit<ViaThenTo, 'service' | 'filter'>): Promise<Call | undefined> {
+    return clickToDial(this.context, request);
   }
 
   /** A rule's call action (outbound.ts). Resolves once every call was placed. */

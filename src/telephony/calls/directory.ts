@@ -95,7 +95,7 @@ export interface ReverseProcess {
 export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse';
 
 /** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
-export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr';
+export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr' | 'call_api';
 
 /**
  * One leg of a call as it starts: its CDR's id is fixed now, so that children (the second leg

@@ -15,6 +15,8 @@ import {
   outside,
   trackLeg,
 } from './context.js';
+import { parseDialled } from './dial.js';
+import type { FilterService, OutgoingIdentity } from './directory.js';
 import { relay } from './relay.js';
 
 /** How long a callback's legs ring before they are given up. */
@@ -43,11 +45,15 @@ async function placed(
   return call;
 }
 
-/** Originates `leg` for `call`, hung up when it rings longer than a callback's legs may. */
-async function originated(call: Call, leg: MediaLeg & { result: Promise<InviteResult> }): Promise<boolean> {
+/** Originates `leg` for `call`, hung up when it rings longer than `ringSeconds`. */
+async function originated(
+  call: Call,
+  leg: MediaLeg & { result: Promise<InviteResult> },
+  ringSeconds = CALLBACK_RING_SECONDS,
+): Promise<boolean> {
   call.adopt(leg.call);
   call.setStatus('ringing');
-  const timer = call.setTimer(() => void leg.hangup(), CALLBACK_RING_SECONDS * 1000);
+  const timer = call.setTimer(() => void leg.hangup(), ringSeconds * 1000);
   const result = await leg.result;
   call.clearTimer(timer);
   if (result.status < 200 || result.status >= 300 || leg.call.ended) {
@@ -56,6 +62,26 @@ async function originated(call: Call, leg: MediaLeg & { result: Promise<InviteRe
   }
   call.setStatus('in-progress');
   return true;
+}
+
+/** Two legs Zentrale places for `owner`: `via` first, then, once it answered, `to`, bridged. */
+export interface ViaThenTo {
+  readonly owner: string;
+  readonly service: 'call_back' | 'call';
+  readonly filter: FilterService;
+  /** The number shown on both legs (and the legs' CDR phone). */
+  readonly from: string | undefined;
+  readonly via: string;
+  readonly to: string;
+  /** Seconds each leg rings. */
+  readonly ringSeconds: number;
+  /** `via` and `to` may name SIP accounts too (click-to-dial); a callback's are numbers. */
+  readonly accounts?: boolean;
+}
+
+/** A leg's target as dialled: a SIP account by name (when allowed), else a number, short ones completed. */
+function legTarget(target: string, identity: OutgoingIdentity, accounts = false): string | undefined {
+  return accounts && parseDialled(target).kind === 'sip' ? target : featureNumber(target, identity);
 }
 
 /**
@@ -67,7 +93,6 @@ async function originated(call: Call, leg: MediaLeg & { result: Promise<InviteRe
 export async function callback(ctx: EngineContext, user: string): Promise<void> {
   const request = await ctx.routing.takeCallback(user);
   if (!request) return;
-  const identity = await ctx.routing.outgoingIdentity(user);
   const call = await placed(ctx, {
     direction: 'out',
     service: 'call_back',
@@ -80,13 +105,53 @@ export async function callback(ctx: EngineContext, user: string): Promise<void> 
     ctx.options.log.info({ user }, 'callback refused: concurrent call limit');
     return;
   }
+  await viaThenTo(ctx, call, {
+    owner: user,
+    service: 'call_back',
+    filter: 'callback',
+    from: request.from,
+    via: request.via,
+    to: request.to,
+    ringSeconds: CALLBACK_RING_SECONDS,
+  });
+}
+
+/**
+ * POST /api/call/dial (click-to-dial): a queued call of `owner`, admitted and registered before
+ * its first INVITE leaves, so that the API can answer with it; it rings `via` (the user's own
+ * phone), then `to`, as a callback does. Undefined beyond the owner's concurrent-call bound.
+ */
+export async function clickToDial(
+  ctx: EngineContext,
+  request: Omit<ViaThenTo, 'service' | 'filter'>,
+): Promise<Call | undefined> {
+  const call = await placed(ctx, {
+    direction: 'out',
+    service: 'call',
+    owner: request.owner,
+    number: request.from,
+    from: request.from ?? 'anonymous',
+    status: 'queued',
+  });
+  if (!call) return undefined;
+  void viaThenTo(ctx, call, { ...request, service: 'call', filter: 'call_api', accounts: true }).catch(
+    (error: unknown) => ctx.options.log.error({ err: error, owner: request.owner }, 'click-to-dial failed'),
+  );
+  return call;
+}
+
+/** Runs the two legs of `request` as `call`, which ends with them. */
+async function viaThenTo(ctx: EngineContext, call: Call, request: ViaThenTo): Promise<void> {
+  const { owner: user, service, filter } = request;
   let status: CallStatus = 'failed';
   try {
-    const via = await outside(ctx, user, request.via, 'callback');
-    const toNumber = featureNumber(request.to, identity);
+    const identity = await ctx.routing.outgoingIdentity(user);
+    const viaTarget = legTarget(request.via, identity, request.accounts);
+    const via = viaTarget && (await outside(ctx, user, viaTarget, filter));
+    const toNumber = legTarget(request.to, identity, request.accounts);
     const parent = trackLeg(ctx, {
       owner: user,
-      service: 'call_back',
+      service,
       direction: 'out',
       number: request.via,
       phone: request.from,
@@ -101,18 +166,18 @@ export async function callback(ctx: EngineContext, user: string): Promise<void> 
       uri: via.uri,
       ...identityFor(ctx, request.from, false, asserted),
     });
-    if (!(await originated(call, viaLeg))) {
+    if (!(await originated(call, viaLeg, request.ringSeconds))) {
       status = call.status;
       await parent.end();
       return;
     }
     parent.answered();
-    const to = await outside(ctx, user, toNumber, 'callback');
+    const to = await outside(ctx, user, toNumber, filter);
     const child = trackLeg(
       ctx,
       {
         owner: user,
-        service: 'call_back',
+        service,
         direction: 'out',
         number: to && to !== 'denied' ? to.number : toNumber,
         phone: request.from,
@@ -128,7 +193,7 @@ export async function callback(ctx: EngineContext, user: string): Promise<void> 
     }
     const outcome = await relay(ctx.ua, ctx.media, viaLeg, {
       groups: [[{ uri: to.uri }]],
-      timeout: CALLBACK_RING_SECONDS,
+      timeout: request.ringSeconds,
       ...identityFor(ctx, request.from, identity.clir, asserted),
     });
     if (outcome.status === 200) {
