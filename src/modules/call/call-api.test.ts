@@ -157,5 +157,22 @@ for (const dialect of DIALECTS) {
         'no-auth',
       );
     });
+
+    test('POST /api/call/{uuid}/control: unknown calls and bad commands get their status', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const control = (uuid: string, body: unknown) => client.call('POST', `/api/call/${uuid}/control`, body);
+      assert.equal((await control(UUID, { command: 'hangup' })).status, 'wrong-call');
+      assert.equal((await control(UUID, {})).status, 'missing-element');
+      assert.equal((await control(UUID, { command: 'explode' })).status, 'wrong-syntax');
+      assert.equal((await control(UUID, { command: 'hangup', extra: true })).status, 'wrong-syntax');
+      assert.equal((await control('not-a-uuid', { command: 'hangup' })).status, 'wrong-syntax');
+      const anonymous = new Client(app);
+      await anonymous.open();
+      assert.equal(
+        (await anonymous.call('POST', `/api/call/${UUID}/control`, { command: 'hangup' })).status,
+        'no-auth',
+      );
+    });
   });
 }

@@ -2,7 +2,15 @@
 import { sessionOf, userOf } from '../../platform/access.js';
 import { Empty, SubscribeQuery } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import { CallEventAnswer, DialAnswer, DialBody, ListCallsAnswer, ListCallsQuery } from './call.schema.js';
+import {
+  CallEventAnswer,
+  CallParams,
+  ControlBody,
+  DialAnswer,
+  DialBody,
+  ListCallsAnswer,
+  ListCallsQuery,
+} from './call.schema.js';
 import type { CallApiService } from './call.service.js';
 
 const CALL_UPDATE =
@@ -50,6 +58,30 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
       },
     },
     async (request) => ({ call: await calls.dial(userOf(request), request.body) }),
+  );
+
+  app.post(
+    '/api/call/:uuid/control',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Steer a live call',
+        description:
+          "`command` acts on one of the user's live calls: hangup ends it (BYE once answered, CANCEL while it " +
+          'rings out, 480 to a call not yet answered); its call_update with the final state follows. Statuses ' +
+          "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
+          '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
+          'wrong-call).',
+        tags: ['call'],
+        params: CallParams,
+        body: ControlBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await calls.control(userOf(request), request.params.uuid, request.body);
+      return {};
+    },
   );
 
   app.get(

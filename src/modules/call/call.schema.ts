@@ -85,3 +85,15 @@ export const DialBody = Type.Object(
 export type DialBody = Static<typeof DialBody>;
 
 export const DialAnswer = envelope({ call: CallView });
+
+export const CallParams = Type.Object({ uuid: Uuid });
+
+export const ControlBody = Type.Object(
+  {
+    command: Type.Union([Type.Literal('hangup')], {
+      description: 'hangup: ends the call (BYE once answered, CANCEL or 480 before)',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type ControlBody = Static<typeof ControlBody>;

@@ -20,11 +20,23 @@ import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
 import type { SipService } from '../sip/index.js';
 import * as repo from './call.repository.js';
-import { CALL_PAGE, type CallView, type DialBody, type ListCallsQuery } from './call.schema.js';
+import {
+  CALL_PAGE,
+  type CallView,
+  type ControlBody,
+  type DialBody,
+  type ListCallsQuery,
+} from './call.schema.js';
+
+/** States after which a call takes no more commands. */
+const FINAL_STATES: ReadonlySet<string> = new Set(['completed', 'busy', 'failed', 'no-answer', 'canceled']);
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
 export const CALL_EVENTS = ['call_update', 'call_dtmf'] as const;
 const TOPIC = 'call';
+/** How long, and how many, ended calls are remembered, so that a late command gets illegal-state. */
+const ENDED_KEEP_MS = 10 * 60 * 1000;
+const ENDED_KEEP_MAX = 10_000;
 /** How often subscriptions of ended sessions and ended subscriptions are dropped. */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
 
@@ -59,6 +71,8 @@ export interface CallApiDeps {
 
 export class CallApiService {
   private pruneTimer: NodeJS.Timeout | undefined;
+  /** Calls of this node that ended lately: the users they concerned, and when they ended. */
+  private readonly ended = new Map<string, { users: readonly string[]; at: number }>();
   private readonly db: Db;
   private readonly writer: Writer;
   private readonly hub: EventHub;
@@ -99,6 +113,27 @@ export class CallApiService {
     });
     if (!call) throw new ApiError('quota-exceeded', 'all concurrent calls of the user are taken');
     return callView(call);
+  }
+
+  /**
+   * POST /api/call/{uuid}/control: wrong-call (no such call, or not the user's), illegal-state
+   * (the call has ended or is ending); then the command.
+   */
+  async control(user: string, uuid: string, body: ControlBody): Promise<void> {
+    const call = this.deps.telephony.calls?.calls.get(uuid);
+    if (!call?.keys.users.includes(user)) {
+      const ended = this.ended.get(uuid);
+      if (ended?.users.includes(user) && this.clock.now() - ended.at < ENDED_KEEP_MS)
+        throw new ApiError('illegal-state', `call ${uuid} has ended`);
+      throw new ApiError('wrong-call', `no call ${uuid}`);
+    }
+    if (call.ended || FINAL_STATES.has(call.status))
+      throw new ApiError('illegal-state', `call ${uuid} is ending`);
+    switch (body.command) {
+      case 'hangup':
+        await call.hangup();
+        return;
+    }
   }
 
   /** GET /api/call: the user's live calls on this node, paged by the time they began. */
@@ -159,6 +194,18 @@ export class CallApiService {
       this.hub.emit({ users }, 'call_update', { call: view });
     };
     update(call.keys.users);
-    call.watch((changed, before) => update([...new Set([...before.users, ...changed.keys.users])]));
+    call.watch((changed, before) => {
+      const users = [...new Set([...before.users, ...changed.keys.users])];
+      update(users);
+      if (changed.ended) this.remember(changed.uuid, users);
+    });
+  }
+
+  private remember(uuid: string, users: readonly string[]): void {
+    this.ended.set(uuid, { users, at: this.clock.now() });
+    for (const [oldest, { at }] of this.ended) {
+      if (this.ended.size <= ENDED_KEEP_MAX && this.clock.now() - at < ENDED_KEEP_MS) break;
+      this.ended.delete(oldest);
+    }
   }
 }

@@ -98,7 +98,7 @@ test('a live call is listed for both users and its states reach the subscribed s
   assert.ok(windowsOf(heard(b), 600) >= 20, 'bob heard alice');
 });
 
-test("click-to-dial rings the user's own phone first, then the destination, and bridges them", async (t) => {
+test("click-to-dial rings the user's own phone first, then the destination, bridges them; the API hangs up", async (t) => {
   const node = await telephonyNode(t);
   const { client, user } = await loggedInClient(node.app);
   const mine = await sipAccount(node.app, 'mine_01', user.uuid);
@@ -130,13 +130,21 @@ test("click-to-dial rings the user's own phone first, then the destination, and 
   far.command('accept');
   await talking;
   await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
+  // Another user cannot touch the call; the user hangs it up through the API.
+  const { client: stranger } = await loggedInClient(node.app);
+  const control = (who: Client) => who.call('POST', `/api/call/${call.uuid}/control`, { command: 'hangup' });
+  assert.equal((await control(stranger)).status, 'wrong-call');
   const closed = [own.waitFor('CALL_CLOSED', 20_000), far.waitFor('CALL_CLOSED', 20_000)];
-  far.command('hangup');
+  assert.deepEqual(await control(client), { status: 'ok' });
   await Promise.all(closed);
   await until(
     async () => ((await client.call('GET', '/api/call')).call as unknown[]).length === 0,
     'the call ended',
   );
+  // A repeated hangup is answered the same way each time: the call has ended.
+  assert.equal((await control(client)).status, 'illegal-state');
+  assert.equal((await control(client)).status, 'illegal-state');
+  assert.equal((await control(stranger)).status, 'wrong-call');
 
   const updates = (await eventsOf(client)).filter((event) => event.event === 'call_update');
   assert.deepEqual(

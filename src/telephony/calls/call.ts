@@ -180,6 +180,15 @@ export class Call {
     this.setStatus('in-progress');
   }
 
+  /**
+   * Hangs the call up from outside (the call API): each dialog ends as its state allows (BYE
+   * once established, CANCEL while it rings out, 480 to an INVITE not answered yet); the steps
+   * and bridges that run the call see their dialogs end and end the call with its final state.
+   */
+  async hangup(): Promise<void> {
+    await Promise.all(this.dialogs.map((dialog) => dialog.bye().catch(() => {})));
+  }
+
   /** Runs once when the call ends (admission release, a process's stop). */
   onCleanup(cleanup: () => void): void {
     if (this.#ended) cleanup();
