@@ -4,13 +4,15 @@
  * progress and its timers, and runs an ordered list of steps one at a time (a dialplan, an IVR,
  * a legacy dialplan, the commands of a rule call), each a Step with exec/kill as jambonz's
  * tasks are. Its cleanup (timers, the running step, the admission to the quota) hangs off the
- * call: `end` does all of it once, whichever path ends the call.
+ * call: `end` does all of it once, whichever path ends the call. While it runs it can be
+ * steered: hold and resume, DTMF, transfer (blind or attended by REFER) through its dialogs.
  */
 import { newUuid } from '../../platform/ids.js';
-import type { MediaLeg } from '../media-leg.js';
+import type { HoldMode, MediaLeg } from '../media-leg.js';
 import type { SipCall } from '../sip/index.js';
 import { uriUser } from './dial.js';
 import type { CallService } from './directory.js';
+import { CallError } from './errors.js';
 import type { TrackedLeg } from './record.js';
 
 /** Twilio's call statuses: queued before the first INVITE leaves, then ringing, in-progress once answered, and one final. */
@@ -245,6 +247,75 @@ export class Call {
       }
     }
     return undefined;
+  }
+
+  /** Held by Zentrale: how (RFC 3264 8.4); undefined while not held. */
+  get held(): HoldMode | undefined {
+    return this.leg?.held;
+  }
+
+  /** The first dialog (the caller's), confirmed and not ended; else the command does not fit. */
+  private dialog(): SipCall {
+    const dialog = this.dialogs[0];
+    if (this.#ended || !dialog?.dialog || dialog.ended)
+      throw new CallError('illegal-state', `call ${this.uuid} has no confirmed dialog`);
+    return dialog;
+  }
+
+  /** Zentrale's media leg of the call (it answered the caller); else the command does not fit. */
+  private media(): MediaLeg {
+    if (this.#ended || !this.leg || this.leg.call.ended)
+      throw new CallError('illegal-state', `Zentrale carries no media of call ${this.uuid}`);
+    return this.leg;
+  }
+
+  /**
+   * Puts the caller on hold: a re-INVITE offering `inactive` (silence both ways) or `sendonly`
+   * (Zentrale may play music, the caller sends nothing). Holding a held call again does nothing.
+   */
+  async hold(mode: HoldMode = 'inactive'): Promise<void> {
+    const leg = this.media();
+    if (leg.held === mode) return;
+    const status = await leg.hold(mode);
+    if (status < 200 || status >= 300) throw new CallError('fail', `hold answered ${status}`);
+  }
+
+  /** Takes the caller off hold (a re-INVITE offering sendrecv); a call not held stays as it is. */
+  async resume(): Promise<void> {
+    const leg = this.media();
+    if (!leg.held) return;
+    const status = await leg.resume();
+    if (status < 200 || status >= 300) throw new CallError('fail', `resume answered ${status}`);
+  }
+
+  /** Sends DTMF to the caller: RFC 4733 events on Zentrale's media, or one SIP INFO per digit. */
+  async sendDtmf(digits: string, via: 'rfc4733' | 'info' = 'rfc4733'): Promise<void> {
+    if (!/^[0-9*#A-D]{1,32}$/i.test(digits))
+      throw new CallError('illegal-state', `not DTMF digits: ${digits}`);
+    if (via === 'rfc4733') {
+      await this.media().endpoint.sendDtmf(digits);
+      return;
+    }
+    const dialog = this.dialog();
+    for (const digit of digits) {
+      const response = await dialog.sendDtmf(digit);
+      if (response.status >= 300) throw new CallError('fail', `INFO answered ${response.status}`);
+    }
+  }
+
+  /**
+   * Transfers the caller (REFER, RFC 3515): blind to `target`, or attended with `consult`, a
+   * call of Zentrale with the transfer target whose dialog the caller's INVITE replaces there
+   * (RFC 3891). Resolves with the final status the caller reported for its call to the target
+   * (NOTIFY sipfrag); a refused REFER or a failed call is a CallError `fail`.
+   */
+  async transfer(target: string | { consult: Call }, timeoutMs?: number): Promise<number> {
+    const dialog = this.dialog();
+    const replacing = typeof target === 'string' ? undefined : target.consult.dialog();
+    const uri = replacing ? replacing.dialog!.state.remoteTarget : (target as string);
+    const status = await dialog.refer(uri, { replacing, timeoutMs });
+    if (status < 200 || status >= 300) throw new CallError('fail', `transfer ended with ${status}`);
+    return status;
   }
 
   /**

@@ -4,7 +4,11 @@
  */
 export type CallErrorCode =
   /** The call engine does not run (TELEPHONY off, Kamailio or rtpengine missing, stopped). */
-  'not-running';
+  | 'not-running'
+  /** The command does not fit the call's state (ended, no media at Zentrale, no dialog yet). */
+  | 'illegal-state'
+  /** The peer refused the request (a re-INVITE or REFER answered 4xx-6xx, a transfer that failed). */
+  | 'fail';
 
 export class CallError extends Error {
   constructor(

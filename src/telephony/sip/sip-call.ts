@@ -1,18 +1,15 @@
 /**
- * The calls of Zentrale's SIP user agent (user-agent.ts): an INVITE received (IncomingCall) or
- * sent (OutgoingCall), each with its dialog once confirmed, its end and the DTMF and SDP its
- * peer sends in the dialog. The user agent routes requests to them; they answer through it.
+ * The calls of Zentrale's SIP user agent (user-agent.ts): SipCall, one leg with its dialog once
+ * confirmed, its end, and the requests either side sends within it (in-dialog.ts: re-INVITE,
+ * UPDATE, REFER and its NOTIFYs, INFO); an INVITE received (IncomingCall, here) or sent
+ * (OutgoingCall, outgoing-call.ts). The user agent routes requests to them; they answer
+ * through it.
  */
 import { contactUri, Dialog, newTag, withoutTag } from './dialog.js';
-import { getTag, Headers, parseCSeq, parseNameAddr, type SipRequest, type SipResponse } from './message.js';
+import { ALLOW, type DialogPeer, type DtmfInfo, dtmfRelayBody, type Referral, referTo } from './in-dialog.js';
+import { getTag, parseCSeq, parseNameAddr, type SipRequest, type SipResponse } from './message.js';
 import { parseSdp, type SessionDescription } from './sdp.js';
-import {
-  type ClientTransaction,
-  newBranch,
-  type ServerTransaction,
-  type TimerSettings,
-  type TransactionLayer,
-} from './transaction.js';
+import type { ServerTransaction, TimerSettings, TransactionLayer } from './transaction.js';
 import type { Remote, SipTransport } from './transport.js';
 
 export type EndReason =
@@ -25,35 +22,7 @@ export type EndReason =
   | 'failed'
   | 'closed';
 
-export interface DtmfInfo {
-  digit: string;
-  durationMs: number;
-}
-
-export const ALLOW = 'INVITE, ACK, CANCEL, BYE, OPTIONS, INFO, NOTIFY';
-const DTMF_DIGITS = '0123456789*#ABCD';
-
-/** RFC 6086 INFO bodies used for DTMF: application/dtmf-relay ("Signal=5") and application/dtmf ("5"). */
-export function parseDtmfInfo(contentType: string, body: string): DtmfInfo | undefined {
-  const type = contentType.split(';')[0]!.trim().toLowerCase();
-  let signal: string | undefined;
-  let duration = 160;
-  if (type === 'application/dtmf-relay') {
-    for (const line of body.split(/\r?\n/)) {
-      const match = /^\s*(signal|duration)\s*=\s*(\S+)\s*$/i.exec(line);
-      if (!match) continue;
-      if (match[1]!.toLowerCase() === 'signal') signal = match[2];
-      else duration = Number(match[2]) || duration;
-    }
-  } else if (type === 'application/dtmf') {
-    signal = body.trim();
-  } else return undefined;
-  if (signal === undefined) return undefined;
-  // Some phones send the event number (10 = *, 11 = #) instead of the character.
-  const digit = /^\d{2}$/.test(signal) ? DTMF_DIGITS[Number(signal)] : signal.toUpperCase();
-  if (digit?.length !== 1 || !DTMF_DIGITS.includes(digit)) return undefined;
-  return { digit, durationMs: Math.min(Math.max(duration, 0), 10_000) };
-}
+export { ALLOW, type DtmfInfo, parseDtmfInfo } from './in-dialog.js';
 
 /** What a call asks of its user agent (user-agent.ts's SipUserAgent is one). */
 export interface CallHost {
@@ -81,8 +50,8 @@ export interface CallHost {
   forget(call: SipCall): void;
 }
 
-/** One call leg: a dialog with its events. */
-export abstract class SipCall {
+/** One call leg: a dialog with its events and the requests either side sends within it. */
+export abstract class SipCall implements DialogPeer {
   dialog: Dialog | undefined;
   ended: EndReason | undefined;
   remoteSdp: SessionDescription | undefined;
@@ -90,10 +59,16 @@ export abstract class SipCall {
   remoteSdpText: string | undefined;
   /** The SDP we last sent; re-INVITEs are answered with it unless `onReoffer` says otherwise. */
   localSdp = '';
+  /** A re-INVITE or UPDATE of ours with an offer awaits its answer. */
+  offering = false;
   private endHandlers: ((reason: EndReason) => void)[] = [];
   private dtmfHandlers: ((dtmf: DtmfInfo) => void)[] = [];
   private sdpHandlers: ((sdp: SessionDescription) => void)[] = [];
-  /** Answers a re-INVITE's offer (hold, resume); returns our answer SDP. */
+  private referHandler: ((referral: Referral) => void) | undefined;
+  /** REFERs we sent, by CSeq, waiting for the final sipfrag of the call they asked for. */
+  private readonly referrals = new Map<number, (status: number) => void>();
+  private ackWait: { resolve: () => void; reject: (error: Error) => void; timer: NodeJS.Timeout } | undefined;
+  /** Answers an offer in a re-INVITE or UPDATE (hold, resume, a move); returns our answer SDP. */
   onReoffer: ((offer: SessionDescription) => string) | undefined;
 
   constructor(
@@ -111,9 +86,18 @@ export abstract class SipCall {
     this.dtmfHandlers.push(handler);
   }
 
-  /** The peer's SDP changed in a re-INVITE (hold: sendonly or inactive). */
+  /** The peer's SDP changed in a re-INVITE or UPDATE (hold: sendonly or inactive). */
   onRemoteSdp(handler: (sdp: SessionDescription) => void): void {
     this.sdpHandlers.push(handler);
+  }
+
+  /** The peer asks the call to go elsewhere (REFER, accepted with 202); without a handler REFER gets 603. */
+  onRefer(handler: ((referral: Referral) => void) | undefined): void {
+    this.referHandler = handler;
+  }
+
+  get takesRefers(): boolean {
+    return this.referHandler !== undefined && !this.ended;
   }
 
   /** @internal */
@@ -121,9 +105,20 @@ export abstract class SipCall {
     if (this.ended) return;
     this.ended = reason;
     this.ua.forget(this);
+    const wait = this.ackWait;
+    this.ackWait = undefined;
+    if (wait) {
+      clearTimeout(wait.timer);
+      // A BYE before the ACK still means the call was set up; the caller learns it ended.
+      if (reason === 'bye') wait.resolve();
+      else wait.reject(new Error(`call ended: ${reason}`));
+    }
+    for (const settle of this.referrals.values()) settle(0);
+    this.referrals.clear();
     for (const handler of this.endHandlers.splice(0)) handler(reason);
     this.dtmfHandlers = [];
     this.sdpHandlers = [];
+    this.referHandler = undefined;
   }
 
   /** @internal */
@@ -132,9 +127,81 @@ export abstract class SipCall {
   }
 
   /** @internal */
-  emitRemoteSdp(sdp: SessionDescription): void {
+  emitRemoteSdp(sdp: SessionDescription, text: string): void {
     this.remoteSdp = sdp;
+    this.remoteSdpText = text;
     for (const handler of this.sdpHandlers) handler(sdp);
+  }
+
+  /** @internal */
+  emitRefer(referral: Referral): void {
+    this.referHandler?.(referral);
+  }
+
+  /** @internal our answer to the peer's offer, or our last SDP when it made none. */
+  answerOffer(offer: SessionDescription | undefined, text: string): string {
+    if (offer) {
+      this.localSdp = this.onReoffer ? this.onReoffer(offer) : this.localSdp;
+      this.emitRemoteSdp(offer, text);
+    }
+    return this.localSdp;
+  }
+
+  /** @internal a NOTIFY of a REFER we sent: settles it on a final status or the subscription's end. */
+  referProgress(id: number | undefined, status: number, terminated: boolean): void {
+    const key = id ?? this.referrals.keys().next().value;
+    const settle = key === undefined ? undefined : this.referrals.get(key);
+    if (!settle || (status < 200 && !terminated)) return;
+    this.referrals.delete(key!);
+    settle(status);
+  }
+
+  /**
+   * @internal our 2xx to an INVITE or re-INVITE: sent now and, over UDP, again until the ACK
+   * (13.3.1.4). Resolves on the ACK; after 64*T1 without one the call ends with BYE (14.2).
+   */
+  awaitAck(respond: () => void): Promise<void> {
+    respond();
+    this.acked();
+    const { t1, t2 } = this.ua.timers;
+    return new Promise<void>((resolve, reject) => {
+      let interval = t1;
+      const retransmit = () => {
+        if (!this.ackWait) return;
+        if (this.dialog?.state.transport !== 'tcp') respond();
+        interval = Math.min(interval * 2, t2);
+        this.ackWait.timer = setTimeout(retransmit, interval);
+      };
+      const giveUp = setTimeout(() => {
+        if (!this.ackWait) return;
+        clearTimeout(this.ackWait.timer);
+        this.ackWait = undefined;
+        reject(new Error('no ACK'));
+        const dialog = this.dialog;
+        this.finish('no-ack');
+        if (dialog) void this.ua.sendInDialog(dialog, 'BYE').catch(() => {});
+      }, 64 * t1);
+      this.ackWait = {
+        resolve: () => {
+          clearTimeout(giveUp);
+          resolve();
+        },
+        reject: (error) => {
+          clearTimeout(giveUp);
+          reject(error);
+        },
+        timer: setTimeout(retransmit, interval),
+      };
+    });
+  }
+
+  /** @internal the ACK for our 2xx. */
+  acked(): void {
+    const wait = this.ackWait;
+    if (!wait) return;
+    clearTimeout(wait.timer);
+    this.ackWait = undefined;
+    wait.resolve();
   }
 
   /** Ends the call: BYE once established (15.1.1), CANCEL or 480 before; resolves when answered or timed out. */
@@ -145,10 +212,78 @@ export abstract class SipCall {
     await this.ua.sendInDialog(dialog, 'BYE');
   }
 
+  private confirmed(): Dialog {
+    if (!this.dialog || this.ended) throw new Error('no dialog');
+    return this.dialog;
+  }
+
+  /**
+   * A new offer within the dialog: a re-INVITE (RFC 3261 14.1, acknowledged by the user agent)
+   * or an UPDATE (RFC 3311). On 2xx the peer's answer becomes `remoteSdp`; 491 means offers
+   * crossed and the caller may retry.
+   */
+  async reoffer(sdp: string, method: 'INVITE' | 'UPDATE' = 'INVITE'): Promise<SipResponse> {
+    const dialog = this.confirmed();
+    if (this.offering) throw new Error('an offer is pending');
+    this.offering = true;
+    try {
+      const response = await this.ua.sendInDialog(dialog, method, Buffer.from(sdp), 'application/sdp');
+      if (response.status >= 200 && response.status < 300) {
+        this.localSdp = sdp;
+        const text = response.body.toString();
+        const answer = text ? parseSdp(text) : undefined;
+        if (answer) {
+          this.remoteSdp = answer;
+          this.remoteSdpText = text;
+        }
+        const contact = contactUri(response.headers.get('contact'));
+        if (contact) dialog.state.remoteTarget = contact;
+      }
+      return response;
+    } finally {
+      this.offering = false;
+    }
+  }
+
+  /** An UPDATE without an offer: refreshes the session (RFC 3311 5.1, RFC 4028). */
+  refresh(): Promise<SipResponse> {
+    return this.ua.sendInDialog(this.confirmed(), 'UPDATE');
+  }
+
   /** Sends an INFO within the dialog (RFC 6086). */
   async info(contentType: string, body: string): Promise<SipResponse> {
-    if (!this.dialog || this.ended) throw new Error('no dialog');
-    return this.ua.sendInDialog(this.dialog, 'INFO', Buffer.from(body), contentType);
+    return this.ua.sendInDialog(this.confirmed(), 'INFO', Buffer.from(body), contentType);
+  }
+
+  /** A DTMF digit as an INFO (application/dtmf-relay). */
+  sendDtmf(digit: string, durationMs = 160): Promise<SipResponse> {
+    return this.info('application/dtmf-relay', dtmfRelayBody({ digit, durationMs }));
+  }
+
+  /**
+   * Asks the peer to call `target` (REFER, RFC 3515): with `replacing`, our dialog with the
+   * target is replaced there (attended transfer, RFC 3891). Resolves with the final status of
+   * the peer's call as its NOTIFY sipfrag says, the REFER's refusal (4xx-6xx), or 0 when the
+   * call ended or no final report came in `timeoutMs`.
+   */
+  async refer(target: string, options: { replacing?: SipCall; timeoutMs?: number } = {}): Promise<number> {
+    const dialog = this.confirmed();
+    if (options.replacing && !options.replacing.dialog) throw new Error('the replaced call has no dialog');
+    const seq = dialog.state.localSeq + 1;
+    let settle!: (status: number) => void;
+    const outcome = new Promise<number>((resolve) => {
+      settle = resolve;
+    });
+    this.referrals.set(seq, settle);
+    const timer = setTimeout(() => this.referProgress(seq, 0, true), options.timeoutMs ?? 64_000);
+    const response = await this.ua.sendInDialog(dialog, 'REFER', undefined, undefined, [
+      ['refer-to', referTo(target, options.replacing?.dialog)],
+      ['referred-by', `<${withoutTag(dialog.state.localUri).replace(/^<|>$/g, '')}>`],
+    ]);
+    if (response.status >= 300) this.referProgress(seq, response.status, true);
+    const status = await outcome;
+    clearTimeout(timer);
+    return status;
   }
 
   /** Sends a NOTIFY within the dialog (RFC 6665 4.2.2). */
@@ -158,11 +293,16 @@ export abstract class SipCall {
     contentType?: string,
     body?: string,
   ): Promise<SipResponse> {
-    if (!this.dialog || this.ended) throw new Error('no dialog');
-    return this.ua.sendInDialog(this.dialog, 'NOTIFY', body ? Buffer.from(body) : undefined, contentType, [
-      ['event', event],
-      ['subscription-state', subscriptionState],
-    ]);
+    return this.ua.sendInDialog(
+      this.confirmed(),
+      'NOTIFY',
+      body ? Buffer.from(body) : undefined,
+      contentType,
+      [
+        ['event', event],
+        ['subscription-state', subscriptionState],
+      ],
+    );
   }
 }
 
@@ -171,8 +311,12 @@ export class IncomingCall extends SipCall {
   readonly from: string;
   readonly to: string;
   readonly offer: SessionDescription | undefined;
+  /**
+   * The call this INVITE replaces (RFC 3891: its Replaces header named that dialog): answering
+   * it is the attended transfer's end, and the replaced call is then hung up by whoever answers.
+   */
+  replaces: SipCall | undefined;
   private readonly localTag = newTag();
-  private ackWait: { resolve: () => void; reject: (error: Error) => void; timer: NodeJS.Timeout } | undefined;
   private answerTimer: NodeJS.Timeout;
 
   constructor(
@@ -240,44 +384,9 @@ export class IncomingCall extends SipCall {
     clearTimeout(this.answerTimer);
     this.localSdp = sdp;
     const ok = this.response(200, sdp);
-    this.transaction.respond(ok);
+    const acked = this.awaitAck(() => this.transaction.respond(ok));
     this.ua.confirm(this);
-    const { t1, t2 } = this.ua.timers;
-    return new Promise<void>((resolve, reject) => {
-      let interval = t1;
-      const retransmit = () => {
-        if (!this.ackWait) return;
-        if (this.remote.transport === 'udp') this.transaction.respond(ok);
-        interval = Math.min(interval * 2, t2);
-        this.ackWait.timer = setTimeout(retransmit, interval);
-      };
-      const giveUp = setTimeout(() => {
-        if (!this.ackWait) return;
-        clearTimeout(this.ackWait.timer);
-        this.ackWait = undefined;
-        reject(new Error('no ACK'));
-        const dialog = this.dialog;
-        this.finish('no-ack');
-        if (dialog) void this.ua.sendInDialog(dialog, 'BYE').catch(() => {});
-      }, 64 * t1);
-      this.ackWait = {
-        resolve: () => {
-          clearTimeout(giveUp);
-          resolve();
-        },
-        reject,
-        timer: setTimeout(retransmit, interval),
-      };
-    });
-  }
-
-  /** @internal the ACK for our 2xx. */
-  acked(): void {
-    const wait = this.ackWait;
-    if (!wait) return;
-    clearTimeout(wait.timer);
-    this.ackWait = undefined;
-    wait.resolve();
+    return acked;
   }
 
   /** Before the answer a callee cannot send BYE (RFC 3261 15): it rejects with 480 instead. */
@@ -304,225 +413,6 @@ export class IncomingCall extends SipCall {
 
   override finish(reason: EndReason): void {
     clearTimeout(this.answerTimer);
-    if (this.ackWait) {
-      clearTimeout(this.ackWait.timer);
-      const wait = this.ackWait;
-      this.ackWait = undefined;
-      // A BYE before the ACK still means the call was set up; the caller learns it ended.
-      if (reason === 'bye') wait.resolve();
-      else wait.reject(new Error(`call ended: ${reason}`));
-    }
-    super.finish(reason);
-  }
-}
-
-export interface InviteOptions {
-  /** Request-URI and, unless `to` says otherwise, the To URI. */
-  uri: string;
-  to?: string;
-  /** Our From URI; default sip:zentrale@<host>. */
-  from?: string;
-  fromDisplay?: string;
-  sdp: string;
-  headers?: [string, string][];
-  /** Where to send; default the outbound proxy, else the Request-URI's host. */
-  target?: Remote;
-}
-
-export interface InviteResult {
-  status: number;
-  reason: string;
-}
-
-/** An INVITE we sent. `result` settles with the final status; 2xx means the call is up. */
-export class OutgoingCall extends SipCall {
-  readonly result: Promise<InviteResult>;
-  private settle!: (result: InviteResult) => void;
-  private progressHandlers: ((status: number, sdp: SessionDescription | undefined) => void)[] = [];
-  private readonly localTag = newTag();
-  /** The final status once one came (0 when the call ended without one). */
-  final: number | undefined;
-  private provisional = false;
-  private cancelRequested = false;
-  private ack: { request: SipRequest; remote: Remote } | undefined;
-  private ringTimer: NodeJS.Timeout | undefined;
-  private transaction: ClientTransaction | undefined;
-  readonly request: SipRequest;
-
-  constructor(
-    ua: CallHost,
-    options: InviteOptions,
-    private readonly target: Remote,
-  ) {
-    super(ua, `${newTag()}@zentrale`);
-    this.result = new Promise((resolve) => {
-      this.settle = resolve;
-    });
-    this.localSdp = options.sdp;
-    const from = options.from ?? `sip:zentrale@${ua.transport.host}`;
-    const headers = new Headers();
-    headers.add(
-      'via',
-      `SIP/2.0/${target.transport.toUpperCase()} ${ua.transport.hostport};branch=${newBranch()};rport`,
-    );
-    headers.add('max-forwards', '70');
-    headers.add(
-      'from',
-      `${options.fromDisplay ? `"${options.fromDisplay.replace(/"/g, '')}" ` : ''}<${from}>;tag=${this.localTag}`,
-    );
-    headers.add('to', `<${options.to ?? options.uri}>`);
-    headers.add('call-id', this.callId);
-    headers.add('cseq', '1 INVITE');
-    headers.add('contact', ua.contact(target.transport));
-    headers.add('allow', ALLOW);
-    if (ua.options.userAgent) headers.add('user-agent', ua.options.userAgent);
-    for (const [name, value] of options.headers ?? []) headers.add(name, value);
-    headers.add('content-type', 'application/sdp');
-    this.request = {
-      type: 'request',
-      method: 'INVITE',
-      uri: options.uri,
-      headers,
-      body: Buffer.from(options.sdp),
-    };
-  }
-
-  /** @internal */
-  start(): void {
-    this.transaction = this.ua.layer.send(this.request, this.target, {
-      onResponse: (response) => this.receive(response),
-      onTimeout: () => this.fail(408, 'Request Timeout'),
-    });
-    this.ringTimer = setTimeout(() => this.cancel(), this.ua.options.ringTimeoutSeconds * 1000);
-  }
-
-  onProgress(handler: (status: number, sdp: SessionDescription | undefined) => void): void {
-    this.progressHandlers.push(handler);
-  }
-
-  private fail(status: number, reason: string): void {
-    if (this.final !== undefined) return;
-    this.final = status;
-    clearTimeout(this.ringTimer);
-    this.settle({ status, reason });
-    this.finish(status === 487 ? 'cancel' : status === 408 ? 'timeout' : 'failed');
-  }
-
-  /** @internal every response of the INVITE transaction, and stray 2xx retransmissions. */
-  receive(response: SipResponse): void {
-    const sdp =
-      response.body.length > 0 && (response.headers.get('content-type') ?? '').startsWith('application/sdp')
-        ? parseSdp(response.body.toString())
-        : undefined;
-    if (response.status < 200) {
-      if (response.status > 100) this.provisional = true;
-      if (this.cancelRequested && response.status > 100) this.sendCancel();
-      for (const handler of this.progressHandlers) handler(response.status, sdp);
-      return;
-    }
-    if (response.status >= 300) {
-      this.fail(response.status, response.reason);
-      return;
-    }
-    const remoteTag = getTag(response.headers.get('to')) ?? '';
-    if (this.dialog && this.dialog.state.remoteTag !== remoteTag) {
-      // A second fork answered (13.2.2.4): acknowledge and hang it up.
-      this.acknowledgeFork(response, remoteTag);
-      return;
-    }
-    if (this.ack) {
-      // A retransmitted 2xx: our ACK got lost (13.2.2.4).
-      this.ua.transport.send(this.ack.request, this.ack.remote);
-      return;
-    }
-    this.dialog = this.dialogFrom(response, remoteTag);
-    this.ack = this.dialog.request(
-      'ACK',
-      this.ua.transport.hostport,
-      this.ua.contact(this.target.transport),
-      { seq: 1 },
-    );
-    this.ua.transport.send(this.ack.request, this.ack.remote);
-    this.final = response.status;
-    clearTimeout(this.ringTimer);
-    this.remoteSdp = sdp;
-    if (sdp) this.remoteSdpText = response.body.toString();
-    this.ua.confirm(this);
-    this.settle({ status: response.status, reason: response.reason });
-    // CANCEL crossed the 200 (9.1): the call is up, so end it properly.
-    if (this.cancelRequested) void this.bye();
-  }
-
-  private dialogFrom(response: SipResponse, remoteTag: string): Dialog {
-    return new Dialog({
-      callId: this.callId,
-      localTag: this.localTag,
-      remoteTag,
-      localUri: withoutTag(this.request.headers.get('from')!),
-      remoteUri: withoutTag(response.headers.get('to')!),
-      remoteTarget: contactUri(response.headers.get('contact')) ?? this.request.uri,
-      routeSet: response.headers.getAll('record-route').reverse(),
-      localSeq: 1,
-      remoteSeq: undefined,
-      transport: this.target.transport,
-    });
-  }
-
-  private acknowledgeFork(response: SipResponse, remoteTag: string): void {
-    const fork = this.dialogFrom(response, remoteTag);
-    const ack = fork.request('ACK', this.ua.transport.hostport, this.ua.contact(this.target.transport), {
-      seq: 1,
-    });
-    this.ua.transport.send(ack.request, ack.remote);
-    void this.ua.sendInDialog(fork, 'BYE').catch(() => {});
-  }
-
-  /** Before the answer a caller CANCELs (RFC 3261 15: BYE only on a confirmed dialog). */
-  override async bye(): Promise<void> {
-    if (this.final === undefined) this.cancel();
-    else await super.bye();
-  }
-
-  /** CANCEL before the answer (9.1); sent once a provisional response arrived. */
-  cancel(): void {
-    if (this.final !== undefined || this.cancelRequested) return;
-    this.cancelRequested = true;
-    clearTimeout(this.ringTimer);
-    if (this.provisional) this.sendCancel();
-    // A peer that never answers the CANCEL with 487 would hold the INVITE transaction in
-    // "proceeding" for ever (timer B stops there): give up after 64*T1 (RFC 3261 9.1).
-    this.ringTimer = setTimeout(() => {
-      this.transaction?.terminate();
-      this.fail(408, 'Request Timeout');
-    }, 64 * this.ua.timers.t1);
-  }
-
-  private sendCancel(): void {
-    if (this.final !== undefined) return;
-    const headers = new Headers();
-    headers.add('via', this.request.headers.get('via')!);
-    for (const route of this.request.headers.getAll('route')) headers.add('route', route);
-    headers.add('max-forwards', '70');
-    headers.add('from', this.request.headers.get('from')!);
-    headers.add('to', this.request.headers.get('to')!);
-    headers.add('call-id', this.callId);
-    headers.add('cseq', '1 CANCEL');
-    const cancel: SipRequest = {
-      type: 'request',
-      method: 'CANCEL',
-      uri: this.request.uri,
-      headers,
-      body: Buffer.alloc(0),
-    };
-    this.ua.layer.send(cancel, this.target, { onResponse: () => {}, onTimeout: () => {} });
-  }
-
-  override finish(reason: EndReason): void {
-    clearTimeout(this.ringTimer);
-    if (this.final === undefined) {
-      this.final = 0;
-      this.settle({ status: 0, reason });
-    }
     super.finish(reason);
   }
 }

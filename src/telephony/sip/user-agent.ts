@@ -1,21 +1,16 @@
 /**
  * Zentrale's SIP user agent (RFC 3261 sections 8 UA behaviour, 9 CANCEL, 12 dialogs, 13 and 14
- * INVITE and re-INVITE, 13.3.1.4 the 2xx retransmitted until ACK, 15 BYE, 11 OPTIONS; RFC 6086
- * INFO carrying DTMF as application/dtmf-relay; RFC 6665 NOTIFY sent). It answers and
+ * INVITE and re-INVITE, 13.3.1.4 the 2xx retransmitted until ACK, 15 BYE, 11 OPTIONS; within a
+ * dialog RFC 3311 UPDATE, RFC 3515 REFER, RFC 6086 INFO (in-dialog.ts); RFC 3891 Replaces on a
+ * new INVITE; RFC 6665 NOTIFY sent). It answers and
  * originates the legs the call engine needs and knows nothing of HTTP or media: SDP goes in
  * and out as text, parsed with sdp.ts.
  */
-import { contactUri, type Dialog, dialogKey, newTag, remoteOfUri } from './dialog.js';
+import { type Dialog, dialogKey, newTag, remoteOfUri } from './dialog.js';
+import { ALLOW, methodNotAllowed, parseReplaces, receiveInDialog, replacedKey } from './in-dialog.js';
 import { getTag, Headers, parseCSeq, type SipRequest, type SipResponse } from './message.js';
-import { parseSdp } from './sdp.js';
-import {
-  ALLOW,
-  IncomingCall,
-  type InviteOptions,
-  OutgoingCall,
-  parseDtmfInfo,
-  type SipCall,
-} from './sip-call.js';
+import { type InviteOptions, OutgoingCall } from './outgoing-call.js';
+import { IncomingCall, type SipCall } from './sip-call.js';
 import {
   DEFAULT_TIMERS,
   newBranch,
@@ -62,6 +57,8 @@ export class SipUserAgent {
   /** Calls by Call-ID before their dialog is confirmed (for CANCEL and the first ACK). */
   private readonly pending = new Map<string, SipCall>();
   private inviteHandler: ((call: IncomingCall) => void) | undefined;
+  /** The ACK we sent for the 2xx of each dialog's last re-INVITE, sent again for a retransmitted 2xx. */
+  private readonly acks = new Map<string, { seq: number; request: SipRequest; remote: Remote }>();
 
   private constructor(options: SipUserAgentOptions) {
     this.options = {
@@ -188,25 +185,28 @@ export class SipUserAgent {
     });
   }
 
-  /** @internal */
-  sendInDialog(
+  /** @internal a request within `dialog`; the 2xx of a re-INVITE is acknowledged here (13.2.2.4). */
+  async sendInDialog(
     dialog: Dialog,
     method: string,
     body?: Buffer,
     contentType?: string,
     headers?: [string, string][],
   ): Promise<SipResponse> {
-    const { request, remote } = dialog.request(
-      method,
-      this.transport.hostport,
-      this.contact(dialog.state.transport),
-      {
-        body,
-        contentType,
-        headers,
-      },
-    );
-    return this.transact(request, remote);
+    const contact = this.contact(dialog.state.transport);
+    const { request, remote } = dialog.request(method, this.transport.hostport, contact, {
+      body,
+      contentType,
+      headers,
+    });
+    const response = await this.transact(request, remote);
+    if (method === 'INVITE' && response.status >= 200 && response.status < 300) {
+      const seq = parseCSeq(request.headers.get('cseq')!)!.seq;
+      const ack = dialog.request('ACK', this.transport.hostport, contact, { seq });
+      this.acks.set(dialog.key, { seq, ...ack });
+      this.transport.send(ack.request, ack.remote);
+    }
+    return response;
   }
 
   /** @internal the dialog is confirmed (2xx sent or received). */
@@ -218,7 +218,10 @@ export class SipUserAgent {
   /** @internal */
   forget(call: SipCall): void {
     if (this.pending.get(call.callId) === call) this.pending.delete(call.callId);
-    if (call.dialog && this.dialogs.get(call.dialog.key) === call) this.dialogs.delete(call.dialog.key);
+    if (call.dialog && this.dialogs.get(call.dialog.key) === call) {
+      this.dialogs.delete(call.dialog.key);
+      this.acks.delete(call.dialog.key);
+    }
   }
 
   private findDialog(request: SipRequest): SipCall | undefined {
@@ -231,8 +234,7 @@ export class SipUserAgent {
 
   private receive(request: SipRequest, transaction: ServerTransaction | undefined, remote: Remote): void {
     if (request.method === 'ACK') {
-      const call = this.findDialog(request);
-      if (call instanceof IncomingCall) call.acked();
+      this.findDialog(request)?.acked();
       return;
     }
     if (!transaction) return;
@@ -265,13 +267,12 @@ export class SipUserAgent {
       case 'BYE':
       case 'INFO':
       case 'NOTIFY':
+      case 'UPDATE':
+      case 'REFER':
         transaction.respond(transaction.response(481));
         return;
-      default: {
-        const response = transaction.response(405);
-        response.headers.add('allow', ALLOW);
-        transaction.respond(response);
-      }
+      default:
+        methodNotAllowed(transaction);
     }
   }
 
@@ -286,8 +287,20 @@ export class SipUserAgent {
       transaction.respond(transaction.response(this.inviteHandler ? 503 : 480));
       return;
     }
+    const replacesHeader = request.headers.get('replaces');
+    let replaced: SipCall | undefined;
+    if (replacesHeader !== undefined) {
+      // RFC 3891 3: a Replaces naming no confirmed dialog of ours is answered 481.
+      const replaces = parseReplaces(replacesHeader);
+      replaced = replaces && !replaces.earlyOnly ? this.dialogs.get(replacedKey(replaces)) : undefined;
+      if (!replaced || replaced.ended) {
+        transaction.respond(transaction.response(replaces ? 481 : 400));
+        return;
+      }
+    }
     transaction.respond(transaction.response(100));
     const call = new IncomingCall(this, request, transaction, remote);
+    call.replaces = replaced;
     this.pending.set(callId, call);
     try {
       this.inviteHandler(call);
@@ -307,42 +320,7 @@ export class SipUserAgent {
       transaction.respond(transaction.response(500, 'CSeq Out of Order'));
       return;
     }
-    switch (request.method) {
-      case 'BYE':
-        transaction.respond(transaction.response(200));
-        call.finish('bye');
-        return;
-      case 'INVITE': {
-        const contact = contactUri(request.headers.get('contact'));
-        if (contact) call.dialog.state.remoteTarget = contact;
-        const offer = request.body.length > 0 ? parseSdp(request.body.toString()) : undefined;
-        const sdp = offer && call.onReoffer ? call.onReoffer(offer) : call.localSdp;
-        call.localSdp = sdp;
-        const response = transaction.response(200);
-        response.headers.add('contact', this.contact(call.dialog.state.transport));
-        response.headers.add('content-type', 'application/sdp');
-        response.body = Buffer.from(sdp);
-        transaction.respond(response);
-        if (offer) call.emitRemoteSdp(offer);
-        return;
-      }
-      case 'INFO': {
-        const dtmf = parseDtmfInfo(request.headers.get('content-type') ?? '', request.body.toString());
-        transaction.respond(transaction.response(200));
-        if (dtmf) call.emitDtmf(dtmf);
-        return;
-      }
-      case 'OPTIONS':
-      case 'NOTIFY':
-      case 'UPDATE':
-        transaction.respond(transaction.response(request.method === 'UPDATE' ? 501 : 200));
-        return;
-      default: {
-        const response = transaction.response(405);
-        response.headers.add('allow', ALLOW);
-        transaction.respond(response);
-      }
-    }
+    receiveInDialog(this, call, request, transaction);
   }
 
   private stray(response: SipResponse): void {
@@ -351,7 +329,14 @@ export class SipUserAgent {
     const callId = response.headers.get('call-id') ?? '';
     const local = getTag(response.headers.get('from')) ?? '';
     const remote = getTag(response.headers.get('to')) ?? '';
-    const call = this.dialogs.get(dialogKey(callId, local, remote)) ?? this.pending.get(callId);
+    const key = dialogKey(callId, local, remote);
+    const ack = this.acks.get(key);
+    if (ack && ack.seq === parseCSeq(response.headers.get('cseq') ?? '')?.seq) {
+      // Our ACK for a re-INVITE's 2xx got lost: the peer retransmits the 2xx.
+      this.transport.send(ack.request, ack.remote);
+      return;
+    }
+    const call = this.dialogs.get(key) ?? this.pending.get(callId);
     if (call instanceof OutgoingCall) call.receive(response);
   }
 
