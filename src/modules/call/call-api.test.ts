@@ -166,6 +166,9 @@ for (const dialect of DIALECTS) {
       assert.equal((await control(UUID, {})).status, 'missing-element');
       assert.equal((await control(UUID, { command: 'explode' })).status, 'wrong-syntax');
       assert.equal((await control(UUID, { command: 'hangup', extra: true })).status, 'wrong-syntax');
+      assert.equal((await control(UUID, { command: 'hold', mode: 'recvonly' })).status, 'wrong-syntax');
+      assert.equal((await control(UUID, { command: 'dtmf', digits: '12x' })).status, 'wrong-syntax');
+      assert.equal((await control(UUID, { command: 'dtmf', digits: '' })).status, 'wrong-syntax');
       assert.equal((await control('not-a-uuid', { command: 'hangup' })).status, 'wrong-syntax');
       const anonymous = new Client(app);
       await anonymous.open();

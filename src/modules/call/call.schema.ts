@@ -90,9 +90,25 @@ export const CallParams = Type.Object({ uuid: Uuid });
 
 export const ControlBody = Type.Object(
   {
-    command: Type.Union([Type.Literal('hangup')], {
-      description: 'hangup: ends the call (BYE once answered, CANCEL or 480 before)',
-    }),
+    command: Type.Union(
+      [Type.Literal('hangup'), Type.Literal('hold'), Type.Literal('resume'), Type.Literal('dtmf')],
+      {
+        description:
+          'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
+          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)",
+      },
+    ),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('inactive'), Type.Literal('sendonly')], {
+        description: 'hold: inactive (silence both ways, the default) or sendonly (Zentrale may still send)',
+      }),
+    ),
+    digits: Type.Optional(
+      Type.String({
+        pattern: '^[0-9*#A-Da-d]{1,32}$',
+        description: 'dtmf: the digits to send (1..32 of 0-9 * # A-D)',
+      }),
+    ),
   },
   { additionalProperties: false },
 );

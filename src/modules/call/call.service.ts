@@ -15,7 +15,7 @@ import type { EventHub } from '../../platform/events/event-hub.js';
 import { uuidSortKey } from '../../platform/ids.js';
 import { pageItems } from '../../platform/paging.js';
 import { decideCallFilter } from '../../telephony/decisions/index.js';
-import { type Call, parseDialled, type Telephony } from '../../telephony/index.js';
+import { type Call, CallError, parseDialled, type Telephony } from '../../telephony/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
 import type { SipService } from '../sip/index.js';
@@ -129,10 +129,28 @@ export class CallApiService {
     }
     if (call.ended || FINAL_STATES.has(call.status))
       throw new ApiError('illegal-state', `call ${uuid} is ending`);
-    switch (body.command) {
-      case 'hangup':
-        await call.hangup();
-        return;
+    if (body.command === 'dtmf' && body.digits === undefined)
+      throw new ApiError('missing-element', 'dtmf needs digits');
+    try {
+      switch (body.command) {
+        case 'hangup':
+          await call.hangup();
+          return;
+        case 'hold':
+          await call.hold(body.mode ?? 'inactive');
+          return;
+        case 'resume':
+          await call.resume();
+          return;
+        case 'dtmf':
+          await call.sendDtmf(body.digits!);
+          return;
+      }
+    } catch (error) {
+      // The engine's own errors in the spec's words (the engine knows no ApiError).
+      if (error instanceof CallError)
+        throw new ApiError(error.code === 'illegal-state' ? 'illegal-state' : 'fail', error.message);
+      throw error;
     }
   }
 

@@ -67,6 +67,9 @@ test('a live call is listed for both users and its states reach the subscribed s
   );
   const answered = (await bobClient.call('GET', '/api/call')).call as Update['call'][];
   assert.equal(answered[0]!.state, 'in-progress');
+  // rtpengine relays this call's media, not Zentrale: hold does not fit it, and changes nothing.
+  const hold = await bobClient.call('POST', `/api/call/${uuid}/control`, { command: 'hold' });
+  assert.equal(hold.status, 'illegal-state');
   await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   a.command('hangup');
@@ -130,6 +133,19 @@ test("click-to-dial rings the user's own phone first, then the destination, brid
   far.command('accept');
   await talking;
   await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
+  // Hold: the user's phone is re-INVITEd inactive and answers so; resume brings sendrecv back.
+  const live = node.app.services.telephony.calls!.calls.get(call.uuid)!;
+  const steer = (body: Record<string, unknown>) =>
+    client.call('POST', `/api/call/${call.uuid}/control`, body);
+  assert.deepEqual(await steer({ command: 'hold' }), { status: 'ok' });
+  assert.equal(live.held, 'inactive');
+  assert.equal(live.leg!.call.remoteSdp?.audio?.direction, 'inactive', 'the phone took the hold');
+  assert.deepEqual(await steer({ command: 'resume' }), { status: 'ok' });
+  assert.equal(live.held, undefined);
+  assert.notEqual(live.leg!.call.remoteSdp?.audio?.direction, 'inactive', 'the phone took the resume');
+  assert.equal((await steer({ command: 'dtmf' })).status, 'missing-element');
+  assert.deepEqual(await steer({ command: 'dtmf', digits: '12#' }), { status: 'ok' });
+
   // Another user cannot touch the call; the user hangs it up through the API.
   const { client: stranger } = await loggedInClient(node.app);
   const control = (who: Client) => who.call('POST', `/api/call/${call.uuid}/control`, { command: 'hangup' });

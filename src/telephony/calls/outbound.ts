@@ -60,7 +60,8 @@ async function originated(
     call.setStatus(finalStatus(false, result.status));
     return false;
   }
-  call.setStatus('in-progress');
+  // Zentrale's endpoint is the call's media from here on: hold, resume and DTMF act on it.
+  call.answeredWith(leg);
   return true;
 }
 
