@@ -98,6 +98,8 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
         description:
           'From now on, until `timeout` seconds have passed (renewed by calling again), the session receives ' +
           `call_update and call_dtmf (GET /api/event); without a subscription it receives neither. ${CALL_UPDATE} ` +
+          'call_dtmf carries `{call, digit, duration}` (duration in ms) for each key the phone presses on a call ' +
+          'whose media Zentrale carries (click-to-dial, callback, announcements, IVRs). ' +
           'The subscription lasts as long as the session at most, also across a restart of the node.',
         tags: ['call'],
         querystring: SubscribeQuery,

@@ -212,10 +212,19 @@ export class CallApiService {
       this.hub.emit({ users }, 'call_update', { call: view });
     };
     update(call.keys.users);
+    let hearing: unknown;
     call.watch((changed, before) => {
       const users = [...new Set([...before.users, ...changed.keys.users])];
       update(users);
       if (changed.ended) this.remember(changed.uuid, users);
+      // Once Zentrale carries the call's media, the keys its phone presses are call_dtmf.
+      if (changed.leg && hearing !== changed.leg) {
+        hearing = changed.leg;
+        changed.leg.onDtmf((dtmf) => {
+          const payload = { call: changed.uuid, digit: dtmf.digit, duration: dtmf.durationMs };
+          this.hub.emit({ users: changed.keys.users }, 'call_dtmf', payload);
+        });
+      }
     });
   }
 

@@ -143,6 +143,21 @@ test("click-to-dial rings the user's own phone first, then the destination, brid
   assert.deepEqual(await steer({ command: 'resume' }), { status: 'ok' });
   assert.equal(live.held, undefined);
   assert.notEqual(live.leg!.call.remoteSdp?.audio?.direction, 'inactive', 'the phone took the resume');
+  // The keys the user's phone presses reach the subscribed session as call_dtmf.
+  own.command('sndcode', '7');
+  await until(
+    async () => (await eventsOf(client)).some((event) => event.event === 'call_dtmf'),
+    'call_dtmf of the key pressed',
+  );
+  const dtmf = (await eventsOf(client)).filter((event) => event.event === 'call_dtmf') as unknown as {
+    call: string;
+    digit: string;
+    duration: number;
+  }[];
+  assert.deepEqual(
+    dtmf.map((event) => [event.call, event.digit]),
+    [[call.uuid, '7']],
+  );
   assert.equal((await steer({ command: 'dtmf' })).status, 'missing-element');
   assert.deepEqual(await steer({ command: 'dtmf', digits: '12#' }), { status: 'ok' });
 
