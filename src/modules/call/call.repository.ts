@@ -253,32 +253,32 @@ export interface CallSubscriptionTable {
 
 declare module '../../platform/database/database.js' {
   interface Tables {
-    call_subscription: CallSubscriptionTable;
+    call_event_subscription: CallSubscriptionTable;
   }
 }
 
 export async function upsertCallSubscription(db: Db, row: CallSubscriptionTable): Promise<void> {
   await db
-    .insertInto('call_subscription')
+    .insertInto('call_event_subscription')
     .values(row)
     .onConflict((c) => c.column('did').doUpdateSet({ expires: row.expires }))
     .execute();
 }
 
 export async function deleteCallSubscription(db: Db, did: string): Promise<void> {
-  await db.deleteFrom('call_subscription').where('did', '=', did).execute();
+  await db.deleteFrom('call_event_subscription').where('did', '=', did).execute();
 }
 
 /** Subscriptions that ended, or whose session is gone. */
 export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise<void> {
   await db
-    .deleteFrom('call_subscription')
+    .deleteFrom('call_event_subscription')
     .where((eb) =>
       eb.or([
         eb('expires', '<=', now),
         eb.not(
           eb.exists(
-            eb.selectFrom('session').select('did').whereRef('session.did', '=', 'call_subscription.did'),
+            eb.selectFrom('session').select('did').whereRef('session.did', '=', 'call_event_subscription.did'),
           ),
         ),
       ]),
@@ -287,5 +287,5 @@ export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise
 }
 
 export function listCallSubscriptions(db: Db): Promise<CallSubscriptionTable[]> {
-  return db.selectFrom('call_subscription').selectAll().execute();
+  return db.selectFrom('call_event_subscription').selectAll().execute();
 }

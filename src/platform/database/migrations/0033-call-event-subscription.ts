@@ -6,12 +6,12 @@ import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<unknown>): Promise<void> {
   await db.schema
-    .createTable('call_subscription')
+    .createTable('call_event_subscription')
     .addColumn('did', 'text', (c) => c.primaryKey())
     .addColumn('expires', 'bigint', (c) => c.notNull())
     .execute();
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await db.schema.dropTable('call_subscription').execute();
+  await db.schema.dropTable('call_event_subscription').execute();
 }
