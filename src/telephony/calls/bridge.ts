@@ -36,6 +36,8 @@ export interface BridgeOptions {
   readonly headers?: [string, string][];
   /** No fork answered: leave the caller unanswered (a fallback follows) instead of passing the failure back. */
   readonly keepCallerOnFailure?: boolean;
+  /** The answering leg, before the caller gets the answer (the Call keeps it among its dialogs). */
+  readonly onConnected?: (leg: OutgoingCall) => void;
 }
 
 export interface BridgeOutcome {
@@ -153,6 +155,7 @@ export async function bridge(
         done();
       });
     });
+    options.onConnected?.(leg);
     try {
       await caller.answer(answerSdp);
     } catch {
