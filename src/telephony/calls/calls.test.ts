@@ -378,13 +378,11 @@ function decodedBytes(peer: { dir: string }): number {
     .reduce((sum, name) => sum + fs.statSync(path.join(peer.dir, name)).size, 0);
 }
 
-/** RTP packets rtpengine received from each party of a call so far, in the order of its tags. */
-async function packetsIn(node: { app: App }, callId: string): Promise<number[]> {
+/** RTP packets rtpengine received so far from each of `tags` (the parties' SIP tags). */
+async function packetsIn(node: { app: App }, callId: string, tags: readonly string[]): Promise<number[]> {
   const query = await node.app.services.telephony.rtpengine!.request('query', { 'call-id': callId });
-  const tags = Object.values(
-    query.tags as Record<string, { medias: { streams: { stats: { packets: number } }[] }[] }>,
-  );
-  return tags.map((tag) => tag.medias[0]?.streams[0]?.stats.packets ?? 0);
+  const byTag = query.tags as Record<string, { medias: { streams: { stats: { packets: number } }[] }[] }>;
+  return tags.map((tag) => byTag[tag]?.medias[0]?.streams[0]?.stats.packets ?? 0);
 }
 
 test('hold on a bridged call re-INVITEs both phones and neither sends nor hears; resume makes both send again', async (t) => {
@@ -393,12 +391,14 @@ test('hold on a bridged call re-INVITEs both phones and neither sends nor hears;
   assert.ok(call, 'the call is in the registry under its caller');
   assert.equal(call.dialogs.length, 2, 'the caller and the answering leg');
   const callId = call.dialogs[0]!.callId;
+  // Alice's and Bob's tags: the remote tags of the caller's dialog and of the answering leg.
+  const tags = call.dialogs.map((dialog) => dialog.dialog!.state.remoteTag);
   // A window of the call: bytes each phone decoded (8 kHz, 16 bit: 16,000 a second) and RTP
   // packets rtpengine got from each (50 a second).
   const during = async (ms: number) => {
-    const [atA, atB, sent] = [decodedBytes(a), decodedBytes(b), await packetsIn(node, callId)];
+    const [atA, atB, sent] = [decodedBytes(a), decodedBytes(b), await packetsIn(node, callId, tags)];
     await sleep(ms);
-    const after = await packetsIn(node, callId);
+    const after = await packetsIn(node, callId, tags);
     return {
       decoded: [decodedBytes(a) - atA, decodedBytes(b) - atB],
       sent: after.map((packets, index) => packets - (sent[index] ?? 0)),
@@ -439,6 +439,19 @@ test('hold on a bridged call re-INVITEs both phones and neither sends nor hears;
     resumed.sent.every((packets) => packets >= 25),
     `sent after the resume: ${resumed.sent}`,
   );
+
+  // Alice's phone holds the call itself: its re-INVITE goes through rtpengine to Bob's phone,
+  // which answers recvonly and stops sending until her resume reaches it the same way.
+  offers = [b.waitFor('CALL_REMOTE_SDP')];
+  a.command('hold');
+  await Promise.all(offers);
+  const phoneHeld = await during(1500);
+  assert.ok(phoneHeld.sent[1]! <= 5, `Bob sent while Alice held: ${phoneHeld.sent[1]}`);
+  offers = [b.waitFor('CALL_REMOTE_SDP')];
+  a.command('resume');
+  await Promise.all(offers);
+  const phoneResumed = await during(1000);
+  assert.ok(phoneResumed.sent[1]! >= 25, `Bob sent after Alice resumed: ${phoneResumed.sent[1]}`);
 
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   a.command('hangup');
