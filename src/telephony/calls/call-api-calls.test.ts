@@ -67,9 +67,18 @@ test('a live call is listed for both users and its states reach the subscribed s
   );
   const answered = (await bobClient.call('GET', '/api/call')).call as Update['call'][];
   assert.equal(answered[0]!.state, 'in-progress');
-  // rtpengine relays this call's media, not Zentrale: hold does not fit it, and changes nothing.
-  const hold = await bobClient.call('POST', `/api/call/${uuid}/control`, { command: 'hold' });
-  assert.equal(hold.status, 'illegal-state');
+  // rtpengine relays this call's media: hold re-INVITEs both phones inactive, resume sendrecv.
+  const live = node.app.services.telephony.calls!.calls.get(uuid)!;
+  const directions = () => live.dialogs.map((dialog) => dialog.remoteSdp?.audio?.direction ?? 'sendrecv');
+  const steer = (command: string) => bobClient.call('POST', `/api/call/${uuid}/control`, { command });
+  assert.deepEqual(await steer('hold'), { status: 'ok' });
+  assert.deepEqual(directions(), ['inactive', 'inactive'], 'both phones took the hold');
+  assert.deepEqual(await steer('resume'), { status: 'ok' });
+  assert.deepEqual(directions(), ['sendrecv', 'sendrecv'], 'both phones took the resume');
+  // DTMF needs Zentrale's own media, which this call does not have.
+  assert.equal((await steer('dtmf')).status, 'missing-element');
+  const dtmf = await bobClient.call('POST', `/api/call/${uuid}/control`, { command: 'dtmf', digits: '1' });
+  assert.equal(dtmf.status, 'illegal-state');
   await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   a.command('hangup');

@@ -9,7 +9,7 @@
  */
 import { newUuid } from '../../platform/ids.js';
 import type { HoldMode, MediaLeg } from '../media-leg.js';
-import type { SipCall } from '../sip/index.js';
+import { type SipCall, withDirection } from '../sip/index.js';
 import { uriUser } from './dial.js';
 import type { CallService } from './directory.js';
 import { CallError } from './errors.js';
@@ -102,6 +102,7 @@ export class Call {
   readonly #cleanups: (() => void)[] = [];
   #watchers: ((call: Call, before: CallKeys) => void)[] = [];
   #ended = false;
+  #bridgeHeld: HoldMode | undefined;
 
   constructor(init: CallInit) {
     this.direction = init.direction;
@@ -251,7 +252,7 @@ export class Call {
 
   /** Held by Zentrale: how (RFC 3264 8.4); undefined while not held. */
   get held(): HoldMode | undefined {
-    return this.leg?.held;
+    return this.leg ? this.leg.held : this.#bridgeHeld;
   }
 
   /** The first dialog (the caller's), confirmed and not ended; else the command does not fit. */
@@ -269,23 +270,47 @@ export class Call {
     return this.leg;
   }
 
-  /**
-   * Puts the caller on hold: a re-INVITE offering `inactive` (silence both ways) or `sendonly`
-   * (Zentrale may play music, the caller sends nothing). Holding a held call again does nothing.
-   */
-  async hold(mode: HoldMode = 'inactive'): Promise<void> {
-    const leg = this.media();
-    if (leg.held === mode) return;
-    const status = await leg.hold(mode);
-    if (status < 200 || status >= 300) throw new CallError('fail', `hold answered ${status}`);
+  /** What a hold changes: Zentrale's media leg, or both parties of a call rtpengine bridges. */
+  private holdable(): MediaLeg | SipCall[] {
+    if (this.leg) return this.media();
+    const parties = this.dialogs.filter((dialog) => dialog.dialog && !dialog.ended);
+    if (this.#ended || parties.length < 2)
+      throw new CallError('illegal-state', `call ${this.uuid} is not connected`);
+    return parties;
   }
 
-  /** Takes the caller off hold (a re-INVITE offering sendrecv); a call not held stays as it is. */
+  /**
+   * Puts the call on hold (RFC 3264 8.4). With Zentrale's media the caller gets a re-INVITE
+   * offering `inactive` (silence both ways) or `sendonly` (Zentrale may play music, the caller
+   * sends nothing). A call rtpengine bridges re-INVITEs both parties with the SDP each last got
+   * from Zentrale (rtpengine's, the media stays where it is) in that direction, so neither sends.
+   * Holding a held call again does nothing.
+   */
+  async hold(mode: HoldMode = 'inactive'): Promise<void> {
+    const target = this.holdable();
+    if (this.held !== mode) await this.renegotiate(target, mode);
+  }
+
+  /** Takes the call off hold (re-INVITEs offering sendrecv); a call not held stays as it is. */
   async resume(): Promise<void> {
-    const leg = this.media();
-    if (!leg.held) return;
-    const status = await leg.resume();
-    if (status < 200 || status >= 300) throw new CallError('fail', `resume answered ${status}`);
+    const target = this.holdable();
+    if (this.held) await this.renegotiate(target, undefined);
+  }
+
+  private async renegotiate(target: MediaLeg | SipCall[], held: HoldMode | undefined): Promise<void> {
+    const statuses = Array.isArray(target)
+      ? await Promise.all(
+          target.map((party) =>
+            party.reoffer(withDirection(party.localSdp, held ?? 'sendrecv')).then(
+              (response) => response.status,
+              () => 0,
+            ),
+          ),
+        )
+      : [held ? await target.hold(held) : await target.resume()];
+    const refused = statuses.find((status) => status < 200 || status >= 300);
+    if (refused !== undefined) throw new CallError('fail', `re-INVITE answered ${refused}`);
+    if (Array.isArray(target)) this.#bridgeHeld = held;
   }
 
   /** Sends DTMF to the caller: RFC 4733 events on Zentrale's media, or one SIP INFO per digit. */

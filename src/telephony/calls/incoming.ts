@@ -71,7 +71,10 @@ async function bridgeLegs(
   legs: readonly TrackedLeg[],
   options: BridgeOptions,
 ): Promise<CallStatus> {
-  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, sip, options);
+  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, sip, {
+    ...options,
+    onConnected: (leg) => call.adopt(leg),
+  });
   const answered = outcome.answered !== null;
   if (answered) {
     call.setStatus('in-progress');

@@ -141,7 +141,11 @@ export async function ring(
     keepCallerOnFailure: keep,
   };
   if (run.ringtone && !run.sip.ended) await playRingtone(run, run.ringtone);
-  if (!run.leg) return bridge(run.ctx.ua, run.ctx.options.rtpengine, run.sip, options);
+  if (!run.leg)
+    return bridge(run.ctx.ua, run.ctx.options.rtpengine, run.sip, {
+      ...options,
+      onConnected: (leg) => run.call.adopt(leg),
+    });
   const outcome = await relay(run.ctx.ua, run.ctx.media, run.leg, { ...options, cancel });
   if (outcome.status !== 200 && !keep) void run.leg.hangup().catch(() => {});
   return outcome;

@@ -150,7 +150,7 @@ export interface DialogPeer {
   /** An offer of ours awaits its answer (a re-INVITE or UPDATE sent): a crossing one gets 491. */
   readonly offering: boolean;
   /** Our answer to an offer in a re-INVITE or UPDATE (our last SDP when there is none). */
-  answerOffer(offer: SessionDescription | undefined, text: string): string;
+  answerOffer(offer: SessionDescription | undefined, text: string): Promise<string>;
   /** A 2xx to a re-INVITE: retransmitted until the ACK comes. */
   awaitAck(respond: () => void): Promise<void>;
   finish(reason: 'bye'): void;
@@ -203,16 +203,29 @@ export function receiveInDialog(
       const contact = parseNameAddr(request.headers.get('contact') ?? '')?.uri;
       if (contact) dialog.state.remoteTarget = contact;
       const sdp = sdpOf(request);
-      // Without an offer a re-INVITE asks for ours; an UPDATE without one refreshes the session.
-      const answer = sdp || request.method === 'INVITE' ? call.answerOffer(sdp?.offer, sdp?.text ?? '') : '';
-      const response = transaction.response(200);
-      response.headers.add('contact', ua.contact(dialog.state.transport));
-      if (answer) {
-        response.headers.add('content-type', 'application/sdp');
-        response.body = Buffer.from(answer);
+      const ok = (answer: string) => {
+        const response = transaction.response(200);
+        response.headers.add('contact', ua.contact(dialog.state.transport));
+        if (answer) {
+          response.headers.add('content-type', 'application/sdp');
+          response.body = Buffer.from(answer);
+        }
+        return response;
+      };
+      if (request.method === 'UPDATE' && !sdp) {
+        // An UPDATE without an offer refreshes the session (RFC 3311 5.1).
+        transaction.respond(ok(''));
+        return;
       }
-      if (request.method === 'UPDATE') transaction.respond(response);
-      else void call.awaitAck(() => transaction.respond(response)).catch(() => {});
+      if (request.method === 'INVITE') transaction.respond(transaction.response(100));
+      // Without an offer a re-INVITE asks for ours.
+      void call.answerOffer(sdp?.offer, sdp?.text ?? '').then(
+        (answer) => {
+          if (request.method === 'UPDATE') transaction.respond(ok(answer));
+          else void call.awaitAck(() => transaction.respond(ok(answer))).catch(() => {});
+        },
+        () => transaction.respond(transaction.response(488)),
+      );
       return;
     }
     case 'INFO': {

@@ -6,7 +6,7 @@
 export { type DtmfInfo, parseDtmfInfo, type Referral, type Replaces } from './in-dialog.js';
 export { type InviteOptions, type InviteResult, OutgoingCall } from './outgoing-call.js';
 export type { Direction, LocalAudio, NegotiatedAudio, SessionDescription } from './sdp.js';
-export { acceptAnswer, LocalSdp, negotiate, parseSdp } from './sdp.js';
+export { acceptAnswer, LocalSdp, negotiate, parseSdp, withDirection } from './sdp.js';
 export { type EndReason, IncomingCall, SipCall } from './sip-call.js';
 export type { TimerSettings } from './transaction.js';
 export type { Remote, TransportName } from './transport.js';

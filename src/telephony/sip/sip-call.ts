@@ -68,8 +68,11 @@ export abstract class SipCall implements DialogPeer {
   /** REFERs we sent, by CSeq, waiting for the final sipfrag of the call they asked for. */
   private readonly referrals = new Map<number, (status: number) => void>();
   private ackWait: { resolve: () => void; reject: (error: Error) => void; timer: NodeJS.Timeout } | undefined;
-  /** Answers an offer in a re-INVITE or UPDATE (hold, resume, a move); returns our answer SDP. */
-  onReoffer: ((offer: SessionDescription) => string) | undefined;
+  /**
+   * Answers an offer in a re-INVITE or UPDATE (hold, resume, a move) with our answer SDP; a
+   * rejection answers the request 488 and leaves the session as it was.
+   */
+  onReoffer: ((offer: SessionDescription, text: string) => string | Promise<string>) | undefined;
 
   constructor(
     protected readonly ua: CallHost,
@@ -138,12 +141,21 @@ export abstract class SipCall implements DialogPeer {
     this.referHandler?.(referral);
   }
 
-  /** @internal our answer to the peer's offer, or our last SDP when it made none. */
-  answerOffer(offer: SessionDescription | undefined, text: string): string {
-    if (offer) {
-      this.localSdp = this.onReoffer ? this.onReoffer(offer) : this.localSdp;
-      this.emitRemoteSdp(offer, text);
+  /**
+   * @internal our answer to the peer's offer, or our last SDP when it made none. While an
+   * answer is worked out (a B2BUA asks the other leg) an offer crossing it gets 491.
+   */
+  async answerOffer(offer: SessionDescription | undefined, text: string): Promise<string> {
+    if (!offer) return this.localSdp;
+    if (this.onReoffer) {
+      this.offering = true;
+      try {
+        this.localSdp = await this.onReoffer(offer, text);
+      } finally {
+        this.offering = false;
+      }
     }
+    this.emitRemoteSdp(offer, text);
     return this.localSdp;
   }
 
