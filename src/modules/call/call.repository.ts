@@ -278,7 +278,10 @@ export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise
         eb('expires', '<=', now),
         eb.not(
           eb.exists(
-            eb.selectFrom('session').select('did').whereRef('session.did', '=', 'call_event_subscription.did'),
+            eb
+              .selectFrom('session')
+              .select('did')
+              .whereRef('session.did', '=', 'call_event_subscription.did'),
           ),
         ),
       ]),

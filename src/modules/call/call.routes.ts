@@ -71,8 +71,8 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           'rings out, 480 to a call not yet answered); its call_update with the final state follows. hold ' +
           '(`mode` inactive, the default, or sendonly), resume and dtmf (`digits`, sent as RFC 4733 events) act ' +
           "on the leg whose media Zentrale carries (click-to-dial: the user's own phone) and answer once the " +
-          'phone answered the re-INVITE; they are illegal-state for a call whose media Zentrale does not carry ' +
-          '(a call between two phones relayed by rtpengine) or before it is answered. Statuses missing-element ' +
+          'phone answered the re-INVITE; on a call between two phones, relayed by rtpengine, hold and resume ' +
+          're-INVITE both phones and dtmf is illegal-state, as all three are before the answer. Statuses missing-element ' +
           '(dtmf without digits), ' +
           "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
           '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
