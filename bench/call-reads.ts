@@ -16,10 +16,11 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
-import { CallAreaDirectory } from '../src/modules/call/index.js';
+import { CallAreaRecorder, CallAreaRouting } from '../src/modules/call/index.js';
 import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newUuid } from '../src/platform/ids.js';
+import type { RunningLeg } from '../src/telephony/index.js';
 import { sipDigests } from '../src/telephony/index.js';
 import { numberWithDialplan } from '../test/calls.js';
 import { sine } from '../test/content-inputs.js';
@@ -75,22 +76,23 @@ await insertSipAccount(app.database.db, {
   description: '',
   created: Math.floor(Date.now() / 1000),
 });
-const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
+const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
 const node = newUuid();
 
 async function oneCall(): Promise<void> {
-  const account = await directory.sipAccount('bench_01');
-  const answer = await directory.numberAnswer(number);
+  const account = await routing.sipAccount('bench_01');
+  const answer = await routing.numberAnswer(number);
   if (!account || !answer?.owner) throw new Error('no such account or number');
-  await directory.callFilter(account.owner, number, 'sip');
+  await routing.callFilter(account.owner, number, 'sip');
   const [limit, group] = await Promise.all([
-    directory.callLimit(answer.owner),
-    directory.groupCallLimit(answer.owner),
+    routing.callLimit(answer.owner),
+    routing.groupCallLimit(answer.owner),
   ]);
   const id = newUuid();
   const now = Date.now();
   if (
-    !(await directory.admitCall({
+    !(await recorder.admitCall({
       id,
       node,
       owner: answer.owner,
@@ -102,7 +104,7 @@ async function oneCall(): Promise<void> {
   )
     throw new Error('not admitted');
   const leg = newUuid();
-  const started = directory.legStarted({
+  const running: RunningLeg = {
     id: leg,
     node,
     owner: answer.owner,
@@ -111,12 +113,13 @@ async function oneCall(): Promise<void> {
     number: 'bench_01',
     phone: number,
     date: now,
-  });
-  await directory.announcementWav(answer.owner, announcement);
+  };
+  const started = recorder.legStarted(running);
+  await routing.announcementWav(answer.owner, announcement);
   await started;
-  await directory.legAnswered(leg, now + 1);
-  await directory.legEnded(leg, { answered: now + 1, end: now + 2, recording: null });
-  await directory.releaseCalls([id]);
+  await recorder.legAnswered(leg, now + 1);
+  await recorder.legEnded(running, { answered: now + 1, end: now + 2, recording: null });
+  await recorder.releaseCalls([id]);
 }
 
 const calls = Number(values.calls);

@@ -14,7 +14,7 @@
 //   from `writer.write(({ trx }) => ...)`), never with the database handle; no function takes a
 //   transaction as a bare `trx: Db` (it takes the caller's UnitOfWork), and none takes an optional
 //   UnitOfWork that it opens itself when none is given (it takes one, or opens its own, not
-//   either). One call is exempt by a recorded decision (CALL_ADMISSION below).
+//   either). A write of one statement joins through Writer.writeStatement, the same way.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -160,13 +160,6 @@ function writingFunctions(rel) {
   return names;
 }
 
-/**
- * The call admission runs on the database handle, outside any unit of work: it is one atomic
- * statement (a transaction by itself), nothing waits for its commit, and call setup pays one
- * round trip for it (docs/decisions.md, concurrent calls over several nodes).
- */
-const CALL_ADMISSION = 'src/modules/call/call-directory.ts: repo.admitCall(this.db)';
-
 /** Every way of writing outside a unit of work, or of joining one other than by taking it. */
 function unitOfWorkBypasses() {
   const found = [];
@@ -194,8 +187,7 @@ function unitOfWorkBypasses() {
       const call = new RegExp(`\\b${alias}\\s*\\.\\s*(\\w+)\\(\\s*([^,)]*)`, 'g');
       for (const match of text.matchAll(call)) {
         const [, name, handle] = match;
-        const bypass = `${file}: ${alias}.${name}(${handle.trim()})`;
-        if (writes.has(name) && !/^(w\.)?trx$/.test(handle.trim()) && bypass !== CALL_ADMISSION) {
+        if (writes.has(name) && !/^(w\.)?trx$/.test(handle.trim())) {
           found.push(
             `${file}:${lineOf(match.index)}: ${alias}.${name}(${handle.trim()}): a write outside the unit of work (use Writer.write and w.trx)`,
           );

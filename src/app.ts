@@ -137,7 +137,7 @@ export function createServices(
 ): Services {
   const { db } = database;
   const events = new EventStore(db, log);
-  const hub = new EventHub(db, database.bus, log, events);
+  const hub = new EventHub(db, database.bus, log, events, clock);
   // The one way to write (src/platform/database/unit-of-work.ts). Writes lock the object rows
   // they read (PostgreSQL), so two writes locking two objects in opposite order may deadlock:
   // the loser runs again.

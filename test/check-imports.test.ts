@@ -113,10 +113,6 @@ test('a repository write outside a unit of work is refused, a call split over li
   const run = lint(t, {
     'src/modules/thing/thing.repository.ts': repository,
     'src/modules/thing/thing.service.ts': service,
-    'src/modules/call/call.repository.ts':
-      "export function admitCall(db: Db) { return db.insertInto('call_admission').values({}); }\n",
-    'src/modules/call/call-directory.ts':
-      "import * as repo from './call.repository.js';\nexport const admit = () => repo.admitCall(this.db);\n",
   });
   assert.equal(run.status, 1);
   assert.deepEqual(run.problems.trimEnd().split('\n').slice(1), [

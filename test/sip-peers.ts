@@ -44,9 +44,17 @@ export interface SippResult {
   output: string;
 }
 
-/** Runs a SIPp scenario against `target` (host:port); resolves when SIPp exits. */
-export async function runSipp(scenario: string, target: string, args: string[] = []): Promise<SippResult> {
-  const port = await freePort();
+/**
+ * Runs a SIPp scenario against `target` (host:port); resolves when SIPp exits. `port`: where
+ * SIPp listens (a callee scenario is called there); default a free one.
+ */
+export async function runSipp(
+  scenario: string,
+  target: string,
+  args: string[] = [],
+  port?: number,
+): Promise<SippResult> {
+  port ??= await freePort();
   const mediaPort = await freePort();
   const child = spawn(
     'sipp',

@@ -103,7 +103,9 @@ export type ZentraleStatus =
   | 'box-offline'
   // a volume, or a file or folder in it, unknown or not accessible (volumes: listed without a shape)
   | 'wrong-volume'
-  | 'wrong-file';
+  | 'wrong-file'
+  // a call unknown or not the user's (the /api/call family: listed without a shape)
+  | 'wrong-call';
 
 export type ApiStatus = GenericStatus | WrongResourceStatus | CallStatus | ZentraleStatus;
 
@@ -141,6 +143,7 @@ const STATUS_TABLE: Record<ApiStatus, true> = {
   'wrong-task': true,
   'wrong-user': true,
   'wrong-usergroup': true,
+  'wrong-call': true,
   'access-denied': true,
   'too-large': true,
   'malformed-file': true,

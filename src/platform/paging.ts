@@ -66,3 +66,34 @@ export function applyPage<DB, TB extends keyof DB, O>(
   }
   return q.orderBy(sql`${key}`, order).limit(page.count ?? defaultCount);
 }
+
+/**
+ * The same paging over items held in memory (GET /api/call: the live calls of this node):
+ * `time` in seconds, `key` sortable as the `start` it is compared with.
+ */
+export function pageItems<T>(
+  items: Iterable<T>,
+  page: PageQuery,
+  item: { time: (item: T) => number; key: (item: T) => string },
+  defaultCount: number,
+): T[] {
+  const order = page.order ?? 'asc';
+  if (page.from !== undefined && page.to !== undefined && page.from > page.to) {
+    throw new ApiError('wrong-syntax', 'from must not be after to');
+  }
+  const startKey =
+    page.start === undefined ? undefined : isUuidV1(page.start) ? uuidSortKey(page.start) : page.start;
+  const kept = [...items].filter((entry) => {
+    const key = item.key(entry);
+    const time = item.time(entry);
+    if (startKey !== undefined && (order === 'asc' ? key <= startKey : key >= startKey)) return false;
+    if (page.from !== undefined && !(startKey !== undefined && order === 'asc') && time < page.from)
+      return false;
+    if (page.to !== undefined && !(startKey !== undefined && order === 'desc') && time > page.to)
+      return false;
+    return true;
+  });
+  kept.sort((a, b) => (item.key(a) < item.key(b) ? -1 : item.key(a) > item.key(b) ? 1 : 0));
+  if (order === 'desc') kept.reverse();
+  return kept.slice(0, page.count ?? defaultCount);
+}

@@ -67,3 +67,19 @@ export const PageParams = Type.Object({
   page: Type.Integer({ minimum: 1, description: 'page number, 1-based' }),
   name: FileName,
 });
+
+/**
+ * The query of an event subscription with a lifetime (GET /api/partner/user/event, GET
+ * /api/call/event; spec "Limits": 1..36000 s, default 3600), renewed by calling again.
+ */
+export const SubscribeQuery = Type.Object({
+  timeout: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: 36000,
+      default: 3600,
+      description: 'seconds the subscription lasts unless renewed by calling again (1..36000, default 3600)',
+    }),
+  ),
+});
+export type SubscribeQuery = Static<typeof SubscribeQuery>;

@@ -1,4 +1,7 @@
 /** The call engine subsystem: what the rest of Zentrale may use of it. */
+
+export { parseDialled } from './calls/dial.js';
+export { type Call, CallError, type CallErrorCode, type CallStatus } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {
@@ -19,6 +22,8 @@ export type {
   CallAdmission,
   CallbackRequest,
   CallDirectory,
+  CallRecorder,
+  CallRouting,
   CallService,
   EmergencyRoute,
   FilterService,

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
 import { until } from '../../test/helper.js';
-import { FIXTURES, runSipp } from '../../test/sip-peers.js';
+import { FIXTURES, freePort, runSipp } from '../../test/sip-peers.js';
 import { type DtmfEvent, dominantFrequencies, type MediaEndpoint, MediaEngine } from './media/index.js';
 import { MediaLeg } from './media-leg.js';
-import { LocalSdp, OutgoingCall, SipUserAgent } from './sip/index.js';
+import { OutgoingCall, SipUserAgent } from './sip/index.js';
 
 async function setup(t: TestContext) {
   const base = 35000 + Math.floor(Math.random() * 500) * 2;
@@ -52,15 +52,10 @@ test('media legs: early media, answer, tone, DTMF by RFC 4733 and SIP INFO throu
   const loud = dominantFrequencies(heard.samples, 8000, [425, 1000], 30).filter((w) => w.rms > 5000);
   assert.ok(loud.length >= 6 && loud.every((w) => w.frequency === 1000));
 
-  // Hold (RFC 3264 8.4): the caller offers sendonly; the callee's endpoint stops sending.
-  const hold = new LocalSdp().offer({
-    address: callerLeg.endpoint.address,
-    port: callerLeg.endpoint.port,
-    direction: 'sendonly',
-  });
-  const answer = await caller.sendInDialog(callerLeg.call.dialog!, 'INVITE', Buffer.from(hold));
-  assert.equal(answer.status, 200);
-  assert.match(answer.body.toString(), /a=recvonly/);
+  // Hold (RFC 3264 8.4): the caller offers sendonly; the callee answers recvonly and its
+  // endpoint stops sending.
+  assert.equal(await callerLeg.hold('sendonly'), 200);
+  assert.equal(callerLeg.call.remoteSdp?.audio?.direction, 'recvonly');
   const sentBefore = calleeLeg.endpoint.stats.sent;
   await calleeLeg.endpoint.tone(1000, { durationMs: 100 });
   assert.equal(calleeLeg.endpoint.stats.sent, sentBefore);
@@ -132,4 +127,62 @@ test('SIPp calls in and echoes our media (-rtp_echo): we hear back the 1000 Hz w
   assert.equal(result.code, 0, result.output);
   const loud = dominantFrequencies(samples, 8000, [425, 1000, 2000], 30).filter((w) => w.rms > 5000);
   assert.ok(loud.length >= 25 && loud.every((w) => w.frequency === 1000), `${loud.length} loud windows`);
+});
+
+/** Plays 1000 Hz for `ms` and returns what came back once every packet sent was echoed (at most 2 s later). */
+async function echoOf(leg: MediaLeg<MediaEndpoint>, ms: number): Promise<{ sent: number; loud: number }> {
+  const { stats } = leg.endpoint;
+  const [sentBefore, receivedBefore] = [stats.sent, stats.received];
+  const recorder = leg.endpoint.record(5);
+  await leg.endpoint.tone(1000, { durationMs: ms });
+  const sent = stats.sent - sentBefore;
+  for (let waited = 0; stats.received - receivedBefore < sent && waited < 2000; waited += 5)
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  const samples = recorder.stop().samples;
+  const loud = dominantFrequencies(samples, 8000, [425, 1000, 2000], 30).filter((w) => w.rms > 5000);
+  assert.ok(loud.every((w) => w.frequency === 1000));
+  return { sent, loud: loud.length };
+}
+
+test('Zentrale holds and resumes a SIPp callee that echoes our audio (the echo stops while held), refreshes, sends INFO DTMF and transfers it attended', async (t) => {
+  const { engine, callee, caller } = await setup(t);
+  const sippPort = await freePort();
+  const sipp = runSipp(
+    path.join(FIXTURES, 'uas-mid-dialog.xml'),
+    `127.0.0.1:${caller.port}`,
+    ['-m', '1', '-rtp_echo'],
+    sippPort,
+  );
+  const leg = await MediaLeg.originate(caller, engine, { uri: `sip:sipp@127.0.0.1:${sippPort}` });
+  assert.equal((await leg.result).status, 200);
+  const before = await echoOf(leg, 600);
+  assert.ok(before.loud >= 10, `${before.loud} loud windows before the hold`);
+
+  // SIPp checks the re-INVITE says a=inactive and waits for our ACK before the next one.
+  assert.equal(await leg.hold('inactive'), 200);
+  assert.equal(leg.held, 'inactive');
+  const held = await echoOf(leg, 600);
+  assert.deepEqual(held, { sent: 0, loud: 0 });
+
+  assert.equal(await leg.resume(), 200);
+  assert.equal(leg.held, undefined);
+  const after = await echoOf(leg, 600);
+  assert.ok(after.loud >= 10, `${after.loud} loud windows after the resume`);
+
+  assert.equal((await leg.call.refresh()).status, 200);
+  assert.equal((await leg.call.sendDtmf('3')).status, 200);
+  // The consultation call whose dialog SIPp's INVITE would replace at the transfer target.
+  callee.onInvite(async (call) => {
+    const consultLeg = await MediaLeg.accept(call, engine);
+    await consultLeg?.answer();
+  });
+  const consult = await MediaLeg.originate(caller, engine, { uri: `sip:carol@127.0.0.1:${callee.port}` });
+  assert.equal((await consult.result).status, 200);
+  // SIPp reports 100 Trying, then 200 OK ending the subscription.
+  assert.equal(await leg.call.refer(`sip:carol@127.0.0.1:${callee.port}`, { replacing: consult.call }), 200);
+  await leg.hangup();
+  const result = await sipp;
+  assert.equal(result.code, 0, result.output);
+  await consult.hangup();
+  assert.equal(engine.endpointCount, 0);
 });

@@ -19,12 +19,18 @@ import {
   type SipUserAgent,
 } from './sip/index.js';
 
+/** How a leg is held (RFC 3264 8.4): we send (music) and the peer does not, or neither sends. */
+export type HoldMode = 'sendonly' | 'inactive';
+
 export class MediaLeg<E extends Endpoint = Endpoint> {
-  private readonly sdp = new LocalSdp();
+  /** Held by us: the direction we offered; undefined while not held. */
+  held: HoldMode | undefined;
 
   private constructor(
     readonly call: SipCall,
     readonly endpoint: E,
+    /** One o= session for the leg's life: a re-offer only raises its version (RFC 3264 8). */
+    private readonly sdp = new LocalSdp(),
   ) {
     call.onEnd(() => endpoint.close());
     call.onDtmf((dtmf) => endpoint.emitDtmf({ ...dtmf, source: 'info' }));
@@ -32,7 +38,7 @@ export class MediaLeg<E extends Endpoint = Endpoint> {
   }
 
   private get local(): LocalAudio {
-    return { address: this.endpoint.address, port: this.endpoint.port };
+    return { address: this.endpoint.address, port: this.endpoint.port, direction: this.held ?? 'sendrecv' };
   }
 
   private apply(negotiated: NegotiatedAudio): void {
@@ -96,7 +102,7 @@ export class MediaLeg<E extends Endpoint = Endpoint> {
     const sdp = new LocalSdp();
     const local = { address: endpoint.address, port: endpoint.port };
     const call = ua.invite({ ...options, sdp: sdp.offer(local) });
-    const leg = new MediaLeg(call, endpoint);
+    const leg = new MediaLeg(call, endpoint, sdp);
     // Early media (183 with SDP) plays through the same endpoint.
     call.onProgress((_status, early) => {
       const negotiated = early && acceptAnswer(early, local);
@@ -110,6 +116,34 @@ export class MediaLeg<E extends Endpoint = Endpoint> {
       return final;
     });
     return Object.assign(leg, { result });
+  }
+
+  /**
+   * Holds the peer (RFC 3264 8.4): a re-INVITE offering `sendonly` (we may play music on hold,
+   * the peer sends nothing) or `inactive` (silence both ways). Our endpoint then sends only as
+   * agreed. Resolves with the re-INVITE's final status (491: offers crossed; the leg is as before).
+   */
+  hold(mode: HoldMode = 'inactive'): Promise<number> {
+    return this.renegotiate(mode);
+  }
+
+  /** Takes the peer off hold: a re-INVITE offering sendrecv. */
+  resume(): Promise<number> {
+    return this.renegotiate(undefined);
+  }
+
+  private async renegotiate(held: HoldMode | undefined): Promise<number> {
+    const before = this.held;
+    this.held = held;
+    const response = await this.call.reoffer(this.sdp.offer(this.local)).catch(() => undefined);
+    const negotiated =
+      response &&
+      response.status < 300 &&
+      this.call.remoteSdp &&
+      acceptAnswer(this.call.remoteSdp, this.local);
+    if (negotiated) this.apply(negotiated);
+    else this.held = before;
+    return response?.status ?? 0;
   }
 
   /** DTMF from either RFC 4733 or SIP INFO. */

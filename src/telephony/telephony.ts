@@ -22,10 +22,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
-import { ApiError } from '../platform/errors.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
+import type { Call } from './calls/call.js';
 import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
+import { CallError } from './calls/errors.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import {
@@ -38,28 +39,28 @@ import {
   deleteLocations,
   findLocations,
   findLocationsOf,
-  type LocationRow,
   listLocationExpiries,
   parseKamailioTime,
 } from './kamailio/location.repository.js';
+import {
+  compareWithTable,
+  contactAddress,
+  type Registration,
+  type RegistrationChange,
+  reportedContacts,
+  toRegistration,
+} from './kamailio/registrations.js';
 import { NgClient } from './rtpengine/ng-client.js';
 import { rtpengineSpec } from './rtpengine/rtpengine.js';
 import { EngineSupervisor } from './supervisor.js';
 
-export interface Registration {
-  readonly sipUser: string;
-  /** Where the phone is reached: `IP:port` (the received address behind NAT). */
-  readonly contact: string;
-  /** Seconds since the epoch. */
-  readonly expires: number;
-  readonly userAgent: string;
-}
-
-/** A user's registrations after a change; empty: unregistered or expired. */
-export interface RegistrationChange {
-  readonly sipUser: string;
-  readonly registrations: readonly Registration[];
-}
+export {
+  compareWithTable,
+  contactAddress,
+  type Registration,
+  type RegistrationChange,
+  reportedContacts,
+} from './kamailio/registrations.js';
 
 export interface TelephonyPorts {
   readonly sip: number;
@@ -152,16 +153,6 @@ function kamailioDbUrl(config: Config): string {
   return `postgres://${auth}${url.hostname}:${url.port || '5432'}${url.pathname}`;
 }
 
-/** `sip:alice@10.0.0.1:5062;transport=udp` -> `10.0.0.1:5062` */
-export function contactAddress(uri: string): string {
-  let rest = uri.replace(/^<|>$/g, '').replace(/^sips?:/i, '');
-  const at = rest.lastIndexOf('@');
-  if (at >= 0) rest = rest.slice(at + 1);
-  rest = rest.split(/[;?>]/)[0] ?? '';
-  if (rest.startsWith('[')) return rest.includes(']:') ? rest : `${rest}:5060`;
-  return rest.includes(':') ? rest : `${rest}:5060`;
-}
-
 /**
  * The carrier as Kamailio matches it: CARRIER_URI's host, its port (5060 when none) and its
  * transport parameter (udp when none). Over TCP only a connection from that very port counts.
@@ -175,61 +166,6 @@ export function carrierPeer(uri: string): CarrierPeer {
     port: Number(address.slice(colon + 1)),
     transport,
   };
-}
-
-function toRegistration(row: LocationRow): Registration {
-  return {
-    sipUser: row.username,
-    contact: contactAddress(row.received || row.contact),
-    expires: parseKamailioTime(row.expires),
-    userAgent: row.user_agent,
-  };
-}
-
-function fromBase64(text: unknown): string | undefined {
-  return typeof text === 'string' ? Buffer.from(text, 'base64').toString('utf8') : undefined;
-}
-
-/**
- * The location table (`stored`) against what Kamailio last reported: `caughtUp` when every live
- * reported contact is in the table, expiring no earlier (a refresh since the report only moves
- * expiries); `extra`: the table's live contacts that the report no longer has (a delete usrloc
- * has not written yet, or one it failed to write: it does not retry refused deletes).
- */
-export function compareWithTable(
-  stored: readonly Registration[],
-  reported: readonly Registration[],
-  now: number,
-): { caughtUp: boolean; extra: string[] } {
-  const latest = new Map<string, number>();
-  for (const registration of stored)
-    if (registration.expires > now)
-      latest.set(registration.contact, Math.max(latest.get(registration.contact) ?? 0, registration.expires));
-  const live = reported.filter((registration) => registration.expires > now);
-  const caughtUp = live.every(
-    (registration) => (latest.get(registration.contact) ?? 0) >= registration.expires,
-  );
-  const known = new Set(live.map((registration) => registration.contact));
-  return { caughtUp, extra: [...latest.keys()].filter((contact) => !known.has(contact)) };
-}
-
-/** The contacts of a write-back registration event, `[contact, received, expires, agent]` each. */
-export function reportedContacts(sipUser: string, contacts: unknown): Registration[] | undefined {
-  if (!Array.isArray(contacts)) return undefined;
-  const registrations: Registration[] = [];
-  for (const entry of contacts) {
-    if (!Array.isArray(entry)) return undefined;
-    const [contact, received, expires, userAgent] = [
-      fromBase64(entry[0]),
-      fromBase64(entry[1]),
-      entry[2],
-      fromBase64(entry[3]),
-    ];
-    if (!contact || received === undefined || typeof expires !== 'number' || userAgent === undefined)
-      return undefined;
-    registrations.push({ sipUser, contact: contactAddress(received || contact), expires, userAgent });
-  }
-  return registrations;
 }
 
 export class Telephony implements TelephonyEngine {
@@ -292,18 +228,24 @@ export class Telephony implements TelephonyEngine {
 
   async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
     if (!this.directory) return Object.fromEntries(numbers.map((number) => [number, 0]));
-    return this.directory.callsTo(numbers, Date.now() - ALIVE_MS);
+    return this.directory.recorder.callsTo(numbers, Date.now() - ALIVE_MS);
   }
 
-  /** The composition root hands over what the call engine asks the API areas (src/modules/call/). */
+  /** The composition root hands over what the call engine reads and where it records (src/modules/call/). */
   useDirectory(directory: CallDirectory): void {
     this.directory = directory;
   }
 
   async notify(sipUser: string, request: NotifyRequest): Promise<number> {
     if (!this.calls)
-      throw new ApiError('fail', `the call engine is not running: no NOTIFY sent to ${sipUser}`);
+      throw new CallError('not-running', `the call engine is not running: no NOTIFY sent to ${sipUser}`);
     return this.calls.notify(sipUser, request);
+  }
+
+  /** Told of every call of this node's engine as it starts (the call API follows its changes). */
+  onCall(listener: (call: Call) => void): () => void {
+    this.events.on('call', listener);
+    return () => this.events.off('call', listener);
   }
 
   onRegistration(listener: (change: RegistrationChange) => void): () => void {
@@ -386,6 +328,7 @@ export class Telephony implements TelephonyEngine {
         carrierUri: config.carrierUri,
         log: this.log,
       });
+      this.calls.calls.onAdd((call) => this.events.emit('call', call));
       app = this.calls.port;
     } else if (!app) app = await freeUdpTcpPort(config.sipHost, [config.kamailioEventPort]);
     let kamailioEvent = config.kamailioEventPort;

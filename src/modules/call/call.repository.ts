@@ -155,7 +155,7 @@ const COLUMNS = [
   'heartbeat',
 ] as const satisfies readonly (keyof RunningCallTable)[];
 
-// Compiled once per batch size: the leg batches of every call (call-directory.ts).
+// Compiled once per batch size: the leg batches of every call (call-recorder.ts).
 const runningInsert = preparedQuery((db, a: RunningCallColumns) =>
   db.insertInto('running_call').values(
     a.id.map((_, i) => {
@@ -168,11 +168,8 @@ const runningInsert = preparedQuery((db, a: RunningCallColumns) =>
 const runningAnswered = preparedQuery((db, a: { id: string; answered: number }) =>
   db.updateTable('running_call').set({ answered: a.answered }).where('id', '=', a.id),
 );
-const runningByIds = preparedQuery((db, a: { ids: readonly string[] }) =>
-  db.selectFrom('running_call').selectAll().where('id', 'in', a.ids),
-);
 const runningDelete = preparedQuery((db, a: { ids: readonly string[] }) =>
-  db.deleteFrom('running_call').where('id', 'in', a.ids),
+  db.deleteFrom('running_call').where('id', 'in', a.ids).returning('id'),
 );
 
 /** Several legs in one statement (rows of a batch: at most INSERT_BATCH). */
@@ -191,12 +188,9 @@ export function findRunningCall(db: Db, id: string): Promise<RunningCallTable | 
   return db.selectFrom('running_call').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-export function findRunningCalls(db: Db, ids: readonly string[]): Promise<RunningCallTable[]> {
-  return runningByIds.all(db, { ids });
-}
-
-export function deleteRunningCalls(db: Db, ids: readonly string[]): Promise<unknown> {
-  return runningDelete.run(db, { ids });
+/** Deletes the legs' running rows; resolves with the ids of those that were there. */
+export async function deleteRunningCalls(db: Db, ids: readonly string[]): Promise<string[]> {
+  return (await runningDelete.all(db, { ids })).map((row) => row.id);
 }
 
 export function deleteRunningCall(db: Db, id: string): Promise<unknown> {
@@ -249,4 +243,52 @@ export function countCallsTo(
     .where('heartbeat', '>=', aliveSince)
     .groupBy('phone')
     .execute();
+}
+
+/** A session subscribed to its user's call events (GET /api/call/event), until `expires` (ms). */
+export interface CallSubscriptionTable {
+  did: string;
+  expires: number;
+}
+
+declare module '../../platform/database/database.js' {
+  interface Tables {
+    call_event_subscription: CallSubscriptionTable;
+  }
+}
+
+export async function upsertCallSubscription(db: Db, row: CallSubscriptionTable): Promise<void> {
+  await db
+    .insertInto('call_event_subscription')
+    .values(row)
+    .onConflict((c) => c.column('did').doUpdateSet({ expires: row.expires }))
+    .execute();
+}
+
+export async function deleteCallSubscription(db: Db, did: string): Promise<void> {
+  await db.deleteFrom('call_event_subscription').where('did', '=', did).execute();
+}
+
+/** Subscriptions that ended, or whose session is gone. */
+export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise<void> {
+  await db
+    .deleteFrom('call_event_subscription')
+    .where((eb) =>
+      eb.or([
+        eb('expires', '<=', now),
+        eb.not(
+          eb.exists(
+            eb
+              .selectFrom('session')
+              .select('did')
+              .whereRef('session.did', '=', 'call_event_subscription.did'),
+          ),
+        ),
+      ]),
+    )
+    .execute();
+}
+
+export function listCallSubscriptions(db: Db): Promise<CallSubscriptionTable[]> {
+  return db.selectFrom('call_event_subscription').selectAll().execute();
 }

@@ -11,9 +11,36 @@ import { build, buildPartner, buildUser, DIALECTS, testEnv } from '../../../test
 import { buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
 import { newUuid } from '../../platform/ids.js';
-import type { GroupCallLimit, RunningLeg } from '../../telephony/index.js';
-import { CallAreaDirectory } from './call-directory.js';
+import type { GroupCallLimit, LegEnd, RunningLeg } from '../../telephony/index.js';
+import { CallAreaRecorder } from './call-recorder.js';
+import { CallAreaRouting } from './call-routing.js';
 import { voicemailMail } from './voicemail-mail.js';
+
+type App = Awaited<ReturnType<typeof build>>;
+
+/**
+ * The call area's two halves as these tests use them: legs ended by id, as the engine ends the
+ * legs it started (it hands the started leg back to legEnded).
+ */
+function directoryOf(app: App) {
+  const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
+  const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
+  const legs = new Map<string, RunningLeg>();
+  return {
+    legStarted(leg: RunningLeg) {
+      legs.set(leg.id, leg);
+      return recorder.legStarted(leg);
+    },
+    legAnswered: (id: string, at: number) => recorder.legAnswered(id, at),
+    legEnded: (id: string, end: LegEnd) => recorder.legEnded(legs.get(id)!, end),
+    heartbeat: recorder.heartbeat.bind(recorder),
+    closeOrphanLegs: recorder.closeOrphanLegs.bind(recorder),
+    callsTo: recorder.callsTo.bind(recorder),
+    admitCall: recorder.admitCall.bind(recorder),
+    releaseCalls: recorder.releaseCalls.bind(recorder),
+    groupCallLimit: routing.groupCallLimit.bind(routing),
+  };
+}
 
 for (const dialect of DIALECTS) {
   describe(`running calls and their CDRs (${dialect})`, () => {
@@ -21,7 +48,7 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect });
       const partner = await buildPartner(app);
       const user = await buildUser(app, { partnerUuid: partner.uuid });
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = directoryOf(app);
       const date = Date.now() - 60_000;
       const parent = newUuid();
       const child = newUuid();
@@ -77,7 +104,7 @@ for (const dialect of DIALECTS) {
     test('closeOrphanLegs: at start the node closes its own legs; legs of silent nodes are closed, live ones kept', async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = directoryOf(app);
       const now = Date.now();
       const leg = (id: string, node: string, date: number) =>
         directory.legStarted({
@@ -116,10 +143,44 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('a leg ends: its CDR is written from the leg the engine hands back, not from its running row read back', async (t) => {
+      const app = await build(t, { dialect });
+      const user = await buildUser(app);
+      const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
+      const leg: RunningLeg = {
+        id: newUuid(),
+        node: 'n1',
+        owner: user.uuid,
+        service: 'call',
+        direction: 'out',
+        number: '+4940100',
+        phone: '+4930100',
+        date: Date.now() - 10_000,
+      };
+      await recorder.legStarted(leg);
+      // The row as stored differs from the leg: only the leg may show in the CDR.
+      await app.database.db
+        .updateTable('running_call')
+        .set({ number: '+4940999', date: leg.date - 5000 })
+        .where('id', '=', leg.id)
+        .execute();
+      await recorder.legEnded(leg, { answered: null, end: leg.date + 3000 });
+      const [cdr] = await app.services.cdrs.listCdrs({ owner: user.uuid });
+      assert.deepEqual([cdr?.id, cdr?.b_number, cdr?.date, cdr?.t_pre], [leg.id, '+4940100', leg.date, 3000]);
+      assert.equal(
+        await app.database.db.selectFrom('running_call').select('id').executeTakeFirst(),
+        undefined,
+        'its running row is gone',
+      );
+      // Ended again (or closed meanwhile by another node): no second CDR.
+      await recorder.legEnded(leg, { answered: null, end: leg.date + 4000 });
+      assert.equal((await app.services.cdrs.listCdrs({ owner: user.uuid })).length, 1);
+    });
+
     test('an owner deleted while the call ran: the CDR is kept without owner', async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = directoryOf(app);
       const id = newUuid();
       await directory.legStarted({
         id,
@@ -140,7 +201,7 @@ for (const dialect of DIALECTS) {
     test('the changes of legs within one window go in one transaction; a bad one costs the others nothing', async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = directoryOf(app);
       const { writer } = app.services;
       const write = writer.write.bind(writer);
       let writes = 0;
@@ -225,7 +286,7 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
       const other = await buildUser(app);
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = directoryOf(app);
       const now = Date.now();
       const leg = (node: string, fields: Partial<RunningLeg>, date = now) =>
         directory.legStarted({
@@ -267,7 +328,7 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
       const other = await buildUser(app);
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = directoryOf(app);
       const now = Date.now();
       const alive = now - 120_000;
       const admit = (
@@ -356,9 +417,7 @@ describe('call admission over two nodes on one PostgreSQL', () => {
       await buildApp(loadConfig({ ...env, PUBLIC_URL: 'http://127.0.0.2:18082' })),
     ];
     for (const app of apps) t.after(() => app.close());
-    const directories = apps.map(
-      (app) => new CallAreaDirectory(app.services, app.database.db, app.server.log),
-    );
+    const directories = apps.map((app) => directoryOf(app));
     // Each insert takes 20 ms here, so that admissions overlap: without the lock two would count
     // the same calls and both pass.
     await sql`CREATE FUNCTION slow_admission() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -1,17 +1,33 @@
 import { defineArea } from '../../platform/area.js';
-import { CallAreaDirectory } from './call-directory.js';
+import { callRoutes } from './call.routes.js';
+import { CallApiService } from './call.service.js';
+import { CallAreaRecorder } from './call-recorder.js';
+import { CallAreaRouting } from './call-routing.js';
 
-export { CallAreaDirectory } from './call-directory.js';
+export { CallApiService } from './call.service.js';
+export { CallAreaRecorder } from './call-recorder.js';
+export { CallAreaRouting } from './call-routing.js';
+
+declare module '../../platform/area.js' {
+  interface Services {
+    /** Spec "Calls": the call API (GET /api/call, call events). */
+    readonly callApi: CallApiService;
+  }
+}
 
 /**
- * The call engine's view of the API areas: gives the engine (services.telephony) its directory.
+ * The call engine's view of the API areas: gives the engine (services.telephony) what it reads
+ * (CallAreaRouting) and where it records (CallAreaRecorder).
  * Listed after the areas it reads (SIP accounts, numbers, dialplans, announcements, recordings).
  */
 export const callArea = defineArea({
   name: 'call',
-  create: (s, { database, log }) => {
+  create: (s, { database, log, clock }) => {
     const callLog = log.child({ module: 'call' });
-    s.telephony.useDirectory(new CallAreaDirectory(s, database.db, callLog));
+    s.telephony.useDirectory({
+      routing: new CallAreaRouting(s, database.db, callLog),
+      recorder: new CallAreaRecorder(s, database.db, callLog),
+    });
     // POST /api/dialplan/callback is carried out by this node's engine once recorded.
     s.dialplans.onCallbackRequest((user) => {
       const calls = s.telephony.calls;
@@ -23,6 +39,20 @@ export const callArea = defineArea({
         .callback(user)
         .catch((error: unknown) => callLog.error({ err: error, user }, 'callback failed'));
     });
-    return {};
+    const callApi = new CallApiService({
+      db: database.db,
+      writer: s.writer,
+      hub: s.hub,
+      telephony: s.telephony,
+      sip: s.sip,
+      phones: s.phones,
+      callFilters: s.callFilters,
+      clock,
+      log: callLog,
+    });
+    return { callApi };
   },
+  routes: (app, s) => callRoutes(app, s.callApi),
+  start: (s) => s.callApi.start(),
+  stop: (s) => s.callApi.stop(),
 });

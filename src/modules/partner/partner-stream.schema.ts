@@ -7,17 +7,7 @@ import { envelope } from '../../platform/schema.js';
 /** Spec "Partner API" and "Limits": count of GET /api/partner/cdr/{phone}. */
 export const CDR_PAGE = { default: 10, max: 5000 };
 
-export const SubscribeQuery = Type.Object({
-  timeout: Type.Optional(
-    Type.Integer({
-      minimum: 1,
-      maximum: 36000,
-      default: 3600,
-      description: 'seconds the subscription lasts unless renewed by calling again (1..36000, default 3600)',
-    }),
-  ),
-});
-export type SubscribeQuery = Static<typeof SubscribeQuery>;
+export { SubscribeQuery } from '../../platform/schema.js';
 
 export const PartnerCdrParams = Type.Object({ phone: Phone });
 

@@ -11,7 +11,7 @@ import { linkUsers } from '../../../test/object-store.js';
 import { ANSWERS, PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
 import { loadConfig } from '../../platform/config.js';
-import { CallAreaDirectory } from '../call/index.js';
+import { CallAreaRecorder } from '../call/index.js';
 
 const APP_ID = 'ABCDE12345.com.example.app';
 const TEAM = 'TEAM123456';
@@ -226,7 +226,7 @@ for (const dialect of DIALECTS) {
       await credentials(app);
       const { client, user } = await loggedInClient(app);
       await register(client, { system: 'fcm', device_token: 'voicemail-phone' });
-      const directory = new CallAreaDirectory(app.services, app.database.db, app.server.log);
+      const directory = new CallAreaRecorder(app.services, app.database.db, app.server.log);
       const recording = await directory.storeVoicemail({
         owner: user.uuid,
         from: '+4930555',

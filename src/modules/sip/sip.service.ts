@@ -18,6 +18,7 @@ import type { EventHub } from '../../platform/events/event-hub.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { SecretBox } from '../../platform/sealing.js';
 import {
+  CallError,
   type Registration,
   type RegistrationChange,
   sipDigests,
@@ -314,7 +315,11 @@ export class SipService {
     await this.requireOwn(owner, username);
     const registrations = await this.deps.telephony.registrations(username);
     if (registrations.length === 0) throw new ApiError('not-registered', `${username} is not registered`);
-    const status = await this.deps.telephony.notify(username, notification);
+    const status = await this.deps.telephony.notify(username, notification).catch((error: unknown) => {
+      // The engine's own error, in the spec's words (the engine knows no ApiError).
+      if (error instanceof CallError) throw new ApiError('fail', error.message);
+      throw error;
+    });
     // The phones went away between the check and the NOTIFY: the same answer as before it.
     if (status === 480 || status === 404)
       throw new ApiError('not-registered', `${username} is not registered`);

@@ -9,6 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../clock.js';
 import type { Db, MessageBus } from '../database/database.js';
 import { EVENT_MAX_BYTES, type EventQueue, eventBytes } from './event-queue.js';
 import type { EventStore } from './event-store.js';
@@ -57,6 +58,8 @@ export class EventHub {
   private readonly controlHandlers: ControlHandler[] = [];
   private readonly observers: EmitObserver[] = [];
   private readonly pollHandlers: PollHandler[] = [];
+  /** Events that reach only the sessions subscribed to their topic (`topic`), by name. */
+  private readonly topicOf = new Map<string, string>();
   // Outgoing and incoming bus messages, each handled after the one before (emit order).
   private publishing: Promise<void> = Promise.resolve();
   private receiving: Promise<void> = Promise.resolve();
@@ -66,6 +69,8 @@ export class EventHub {
     private readonly bus: MessageBus | undefined,
     private readonly log: FastifyBaseLogger,
     private readonly store?: EventStore,
+    /** The wall clock the topic subscriptions' expiries are read against. */
+    private readonly clock: Clock = systemClock,
   ) {}
 
   async start(): Promise<void> {
@@ -146,6 +151,14 @@ export class EventHub {
     this.observers.push(observer);
   }
 
+  /**
+   * Makes `events` the events of `topic`: they reach only the sessions whose queue holds a
+   * running subscription to it (EventQueue.topics), e.g. call_update after GET /api/call/event.
+   */
+  topic(topic: string, events: readonly string[]): void {
+    for (const event of events) this.topicOf.set(event, topic);
+  }
+
   /** Registers a handler that runs when a session of this node polls for events. */
   onPoll(handler: PollHandler): void {
     this.pollHandlers.push(handler);
@@ -214,12 +227,15 @@ export class EventHub {
     bytes = eventBytes(event, body),
   ): void {
     const queues = new Set<EventQueue>();
+    const topic = this.topicOf.get(event);
+    const now = this.clock.now();
     for (const user of target.users ?? []) {
-      for (const queue of this.byUser.get(user) ?? []) if (queue.accepts(event)) queues.add(queue);
+      for (const queue of this.byUser.get(user) ?? [])
+        if (queue.accepts(event, topic, now)) queues.add(queue);
     }
     for (const did of target.sessions ?? []) {
       const queue = this.bySession.get(did);
-      if (queue?.accepts(event)) queues.add(queue);
+      if (queue?.accepts(event, topic, now)) queues.add(queue);
     }
     if (queues.size === 0) return;
     const store = this.store;

@@ -51,6 +51,11 @@ export class EventQueue {
   did = '';
   /** POST /api/event/filter: the only event names the session receives; undefined: all. */
   filter: ReadonlySet<string> | undefined;
+  /**
+   * Topics the session subscribed to (GET /api/call/event: `call`), each until its expiry (ms
+   * since the epoch): the events of a topic reach only the sessions subscribed to it.
+   */
+  readonly topics = new Map<string, number>();
   /** Ids below this one are readable (stored when the queue is stored); `next_event` of the session. */
   private visible: number;
   private retained: SessionEvent[];
@@ -109,8 +114,12 @@ export class EventQueue {
     return this.visible;
   }
 
-  /** Whether the session's filter lets an event of this name in. */
-  accepts(event: string): boolean {
+  /**
+   * Whether the session's filter lets an event of this name in; an event of a topic (EventHub
+   * `topic`) only while the session's subscription to it runs.
+   */
+  accepts(event: string, topic?: string, now = Date.now()): boolean {
+    if (topic !== undefined && !((this.topics.get(topic) ?? 0) > now)) return false;
     return this.filter === undefined || this.filter.has(event);
   }
 

@@ -4,15 +4,18 @@
  * and the originated legs get rtpengine's SDP; the answering leg's SDP goes to `answer` and the
  * caller gets rtpengine's. Ringing is passed back, the first answer wins (the other forks are
  * cancelled), a BYE from either side ends the other, CANCEL from the caller cancels the forks,
- * a failure is passed back when no fork answers. The rtpengine session is deleted at the end.
+ * a failure is passed back when no fork answers. A re-INVITE or UPDATE with an offer from
+ * either party (hold, resume, a moved address) goes to the other through rtpengine. The
+ * rtpengine session is deleted at the end.
  *
  * Why rtpengine and not two MediaEndpoints: both phones speak G.711 with telephone-event, so
  * the relay needs no transcoding; rtpengine forwards in C without the packets ever entering
  * Node (telephony-notes.md: 500 relayed calls at 45 % of one core), and it is the one owner of
  * each media session for later recording and play-media.
  */
+import type { Bencodable } from '../rtpengine/bencode.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
-import type { IncomingCall, OutgoingCall, Remote, SipUserAgent } from '../sip/index.js';
+import type { IncomingCall, OutgoingCall, Remote, SipCall, SipUserAgent } from '../sip/index.js';
 import { getTag } from '../sip/message.js';
 
 export interface BridgeTarget {
@@ -36,6 +39,8 @@ export interface BridgeOptions {
   readonly headers?: [string, string][];
   /** No fork answered: leave the caller unanswered (a fallback follows) instead of passing the failure back. */
   readonly keepCallerOnFailure?: boolean;
+  /** The answering leg, before the caller gets the answer (the Call keeps it among its dialogs). */
+  readonly onConnected?: (leg: OutgoingCall) => void;
 }
 
 export interface BridgeOutcome {
@@ -153,6 +158,8 @@ export async function bridge(
         done();
       });
     });
+    options.onConnected?.(leg);
+    relayOffers(ng, { ...session, ...flags }, caller, leg);
     try {
       await caller.answer(answerSdp);
     } catch {
@@ -203,4 +210,31 @@ export async function bridge(
     );
     return winner && { leg: winner };
   }
+}
+
+/**
+ * Passes an offer in a re-INVITE or UPDATE from either party to the other through rtpengine
+ * (RFC 3264 8 across the B2BUA: hold, resume, a moved address): rtpengine's offer goes to the
+ * other party in a re-INVITE, its answer back through rtpengine to the party that offered. A
+ * refusal there answers the offer 488 and the session stays as it was.
+ */
+function relayOffers(
+  ng: NgClient,
+  session: { 'call-id': string; 'from-tag': string; [key: string]: Bencodable | undefined },
+  caller: IncomingCall,
+  callee: OutgoingCall,
+): void {
+  const callerTag = session['from-tag'];
+  const calleeTag = callee.dialog?.state.remoteTag ?? '';
+  const pass = (fromTag: string, toTag: string, other: SipCall) => async (_offer: unknown, sdp: string) => {
+    const tags = { ...session, 'from-tag': fromTag, 'to-tag': toTag };
+    const offered = await ng.offer({ ...tags, sdp });
+    const response = await other.reoffer(String(offered.sdp));
+    if (response.status < 200 || response.status >= 300)
+      throw new Error(`re-INVITE answered ${response.status}`);
+    const answer = await ng.answer({ ...tags, sdp: response.body.toString() });
+    return String(answer.sdp);
+  };
+  caller.onReoffer = pass(callerTag, calleeTag, callee);
+  callee.onReoffer = pass(calleeTag, callerTag, caller);
 }

@@ -1,7 +1,8 @@
 /**
- * The one interface through which the call engine asks the API areas what it needs and reports
- * back (STYLE.md: the engine knows no HTTP and imports no module). The composition root fills it
- * with an adapter over the areas' services (src/modules/call/).
+ * The two interfaces through which the call engine meets the API areas (STYLE.md: the engine
+ * knows no HTTP and imports no module): CallRouting, what it reads, and CallRecorder, what it
+ * records. The composition root fills both with adapters over the areas' services
+ * (src/modules/call/).
  */
 import type { Dialplan, Ivr, LegacyDialplan } from '../decisions/index.js';
 
@@ -94,7 +95,7 @@ export interface ReverseProcess {
 export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse';
 
 /** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
-export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr';
+export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr' | 'call_api';
 
 /**
  * One leg of a call as it starts: its CDR's id is fixed now, so that children (the second leg
@@ -163,7 +164,11 @@ export interface EmergencyRoute {
   readonly uuiHeader?: string;
 }
 
-export interface CallDirectory {
+/**
+ * What the engine reads: who answers a number or an account, with which settings, and what the
+ * caller's features and limits say. Reads only: the engine learns nothing here that it wrote.
+ */
+export interface CallRouting {
   sipAccount(username: string): Promise<SipAccountInfo | undefined>;
   /** undefined: not a platform number. */
   numberAnswer(number: string): Promise<NumberAnswer | undefined>;
@@ -178,8 +183,6 @@ export interface CallDirectory {
   legacyDialplan(user: string): Promise<LegacyDialplan>;
   /** An announcement's audio as stored (WAV, 8 kHz mono); undefined when it has none (yet) or `user` may not read it. */
   announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined>;
-  /** Stores a voicemail as a recording of its owner (status ok or empty after conversion), tells the owner and mails the number's notification_email. */
-  storeVoicemail(voicemail: Voicemail): Promise<string>;
   /** Concurrent calls the user may have (feature packs, quota `calls`). */
   callLimit(user: string): Promise<number>;
   /** The concurrent call limit of the user's usergroup over all its members; undefined without one (or 0). */
@@ -197,15 +200,25 @@ export interface CallDirectory {
   takeCallThrough(user: string, caller?: string): Promise<string | undefined>;
   /** Takes the user's recorded callback request (one-shot). */
   takeCallback(user: string): Promise<CallbackRequest | undefined>;
+  /** The owner's process, if any: the filter POST /api/dialplan/callreverse set, and its holder. */
+  callReverse(owner: string): Promise<ReverseProcess | undefined>;
+  /** The running leg is there and its node beat since `aliveSince` (ms). */
+  legAlive(id: string, aliveSince: number): Promise<boolean>;
+}
+
+/**
+ * What the engine records: the legs of its calls (running rows, then CDRs), admissions to the
+ * concurrent-call quota, voicemails and call-reverse processes. The engine hands over everything
+ * a record needs; nothing here is read back by the engine (callsTo serves the API's counts).
+ */
+export interface CallRecorder {
+  /** Stores a voicemail as a recording of its owner (status ok or empty after conversion), tells the owner and mails the number's notification_email. */
+  storeVoicemail(voicemail: Voicemail): Promise<string>;
   /**
    * A call-reverse process began (dialplan_callreverse_start to the owner); `holder` is recorded
    * for the other nodes (where the caller waits, the join token).
    */
   callReverseStarted(owner: string, from: string, to: string, holder: ReverseHolder): Promise<void>;
-  /** The owner's process, if any: the filter POST /api/dialplan/callreverse set, and its holder. */
-  callReverse(owner: string): Promise<ReverseProcess | undefined>;
-  /** The running leg is there and its node beat since `aliveSince` (ms). */
-  legAlive(id: string, aliveSince: number): Promise<boolean>;
   /**
    * The process ended (dialplan_callreverse_stop); with `leg` (its caller's), the record goes
    * only while it is still that process's.
@@ -214,8 +227,12 @@ export interface CallDirectory {
   /** A leg began: kept as running until it ends. */
   legStarted(leg: RunningLeg): Promise<void>;
   legAnswered(id: string, answered: number): Promise<void>;
-  /** A leg ended: its CDR is written (the parent's before) and it is running no more. */
-  legEnded(id: string, end: LegEnd): Promise<void>;
+  /**
+   * A leg ended: its CDR is written from `leg` as legStarted had it (the parent's before; its
+   * running row is not read back) and it is running no more. Nothing is written when it was
+   * running no more (ended twice, or closed as an orphan by another node).
+   */
+  legEnded(leg: RunningLeg, end: LegEnd): Promise<void>;
   /** Writes whatever leg changes a directory holds back for a batch (the engine stops). */
   settle(): Promise<void>;
   /**
@@ -236,4 +253,10 @@ export interface CallDirectory {
    * ended at its last heartbeat. Resolves with how many. The admissions of the same nodes go too.
    */
   closeOrphanLegs(node: string, staleBefore: number, ownToo: boolean): Promise<number>;
+}
+
+/** The two halves the composition root hands the engine (src/modules/call/). */
+export interface CallDirectory {
+  readonly routing: CallRouting;
+  readonly recorder: CallRecorder;
 }

@@ -1,14 +1,18 @@
 /** The call model: what the composition root and the API areas use of it. */
+export { Call, type CallOutcome, type CallStatus, type Step } from './call.js';
 export {
   CallEngine,
   type CallEngineOptions,
   MAX_VOICEMAIL_SECONDS,
   type NotifyRequest,
+  type RuleCallAction,
 } from './call-engine.js';
 export type {
   CallAdmission,
   CallbackRequest,
   CallDirectory,
+  CallRecorder,
+  CallRouting,
   CallService,
   EmergencyRoute,
   FilterService,
@@ -23,3 +27,5 @@ export type {
   SipAccountInfo,
   Voicemail,
 } from './directory.js';
+export { CallError, type CallErrorCode } from './errors.js';
+export { CallRegistry } from './registry.js';

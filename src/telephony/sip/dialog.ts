@@ -86,7 +86,8 @@ export class Dialog {
     headers.add('call-id', s.callId);
     const seq = options.seq ?? ++s.localSeq;
     headers.add('cseq', `${seq} ${method}`);
-    if (method === 'INVITE' || method === 'NOTIFY' || method === 'SUBSCRIBE') headers.add('contact', contact);
+    if (['INVITE', 'NOTIFY', 'SUBSCRIBE', 'UPDATE', 'REFER'].includes(method))
+      headers.add('contact', contact);
     for (const [name, value] of options.headers ?? []) headers.add(name, value);
     const body = options.body ?? Buffer.alloc(0);
     if (body.length > 0) headers.add('content-type', options.contentType ?? 'application/sdp');

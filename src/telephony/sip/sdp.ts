@@ -202,3 +202,24 @@ export class LocalSdp implements SdpBuilder {
     return this.render(local, [negotiated.payloadType], negotiated.telephoneEvent, negotiated.direction);
   }
 }
+
+/**
+ * The same SDP with another direction (RFC 3264 8.4 hold and resume through a B2BUA that keeps
+ * the media where it is): every direction attribute replaced by `direction` at the end of the
+ * audio section, the o= version raised (RFC 3264 8: a changed offer).
+ */
+export function withDirection(text: string, direction: Direction): string {
+  const lines = text
+    .split(/\r?\n/)
+    .filter((line) => line && !/^a=(sendrecv|sendonly|recvonly|inactive)$/.test(line));
+  const origin = lines.findIndex((line) => line.startsWith('o='));
+  if (origin >= 0) {
+    const parts = lines[origin]!.split(' ');
+    if (parts.length >= 3) parts[2] = String((Number(parts[2]) || 0) + 1);
+    lines[origin] = parts.join(' ');
+  }
+  const audio = lines.findIndex((line) => line.startsWith('m=audio'));
+  const next = audio < 0 ? -1 : lines.findIndex((line, index) => index > audio && line.startsWith('m='));
+  lines.splice(next < 0 ? lines.length : next, 0, `a=${direction}`);
+  return `${lines.join('\r\n')}\r\n`;
+}

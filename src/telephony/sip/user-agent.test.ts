@@ -162,12 +162,7 @@ for (const tcp of [false, true]) {
       'Messages-Waiting: no\r\n',
     );
     assert.equal(notify.status, 200);
-    const hold = caller.sendInDialog(
-      call.dialog!,
-      'INVITE',
-      Buffer.from(offer.offer({ ...local, direction: 'sendonly' })),
-    );
-    const holdAnswer = await hold;
+    const holdAnswer = await call.reoffer(offer.offer({ ...local, direction: 'sendonly' }));
     assert.equal(holdAnswer.status, 200);
     assert.equal(parseSdp(holdAnswer.body.toString())?.audio?.port, 31000);
     assert.deepEqual(held, ['sendonly']);

@@ -31,6 +31,7 @@ import * as runningCallOwner from './0029-running-call-owner.js';
 import * as dropRunningCallOwner from './0030-drop-running-call-owner.js';
 import * as callreverseNode from './0031-callreverse-node.js';
 import * as cspUnknown from './0032-csp-unknown.js';
+import * as callEventSubscription from './0033-call-event-subscription.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '0030-drop-running-call-owner': dropRunningCallOwner,
   '0031-callreverse-node': callreverseNode,
   '0032-csp-unknown': cspUnknown,
+  '0033-call-event-subscription': callEventSubscription,
 };

@@ -1,41 +1,27 @@
 /**
- * The call engine's directory (src/telephony/calls/directory.ts) over the API areas: SIP
- * accounts, numbers with their answering path, announcements, recordings, feature packs, call
- * filters, the call features' state (dialplan area), the voicemail mail, and the CDRs of the
- * legs (spec "Call detail record (CDR)") with the running-legs table that lets a restart close
- * them. The engine asks through this one interface and imports no module.
+ * What the call engine records through the call area (src/telephony/calls/directory.ts
+ * CallRecorder): the legs of its calls (spec "Call detail record (CDR)") with the running-legs
+ * table that lets a restart close them, the admissions to the concurrent-call quota, voicemails
+ * (recording, mail, push) and the call-reverse processes. The engine hands over what each record
+ * needs; nothing is read back for it. What the engine reads is call-routing.ts.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
-import { decideCallFilter } from '../../telephony/decisions/callfilter.js';
-import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/decisions/index.js';
 import type {
   CallAdmission,
-  CallbackRequest,
-  CallDirectory,
-  EmergencyRoute,
-  FilterService,
-  FilterVerdict,
-  GroupCallLimit,
+  CallRecorder,
   LegEnd,
-  NumberAnswer,
-  OutgoingIdentity,
   ReverseHolder,
-  ReverseProcess,
   RunningLeg,
-  SipAccountInfo,
   Voicemail,
 } from '../../telephony/index.js';
 import type { StoredSettings } from '../phone/index.js';
-import { findSipAccountByUsername } from '../sip/index.js';
 import * as repo from './call.repository.js';
 import { voicemailMail } from './voicemail-mail.js';
 
 const PHONE = /^\+[0-9]{3,20}$/;
-/** Bytes of announcement audio kept in memory (announcementWav), most recently used first out last. */
-const AUDIO_CACHE_BYTES = 64 * 1024 * 1024;
 const SIPUSER = /^[a-z0-9]{2,20}_[0-9]{2}$/;
 /**
  * How long a leg's change waits for the others' (legStarted, legAnswered, legEnded): the
@@ -51,16 +37,10 @@ const INSERT_BATCH = 50;
 type LegChange = (
   | { readonly kind: 'start'; readonly leg: RunningLeg }
   | { readonly kind: 'answered'; readonly id: string; readonly at: number }
-  | { readonly kind: 'end'; readonly id: string; readonly end: LegEnd }
+  | { readonly kind: 'end'; readonly leg: RunningLeg; readonly end: LegEnd }
 ) & { readonly done: () => void; readonly failed: (error: unknown) => void };
 
-export class CallAreaDirectory implements CallDirectory {
-  /**
-   * Announcement WAVs by storage key. A key names one content version, which never changes, so
-   * an entry cannot go stale; the access check still runs on every call (audioKey).
-   */
-  private readonly audio = new Map<string, Uint8Array>();
-  private audioBytes = 0;
+export class CallAreaRecorder implements CallRecorder {
   /** Leg changes waiting for the next batch (flushLegs), in the order they happened. */
   private legChanges: LegChange[] = [];
   private legTimer: NodeJS.Timeout | undefined;
@@ -72,79 +52,6 @@ export class CallAreaDirectory implements CallDirectory {
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
   ) {}
-
-  async sipAccount(username: string): Promise<SipAccountInfo | undefined> {
-    const row = await findSipAccountByUsername(this.db, username);
-    if (!row) return undefined;
-    const [first] = await this.services.phones.listNumbers({ userUuid: row.owner });
-    const { clip_number, clir_enable } = await this.services.dialplans.getLegacyDialplan(row.owner);
-    return {
-      username: row.username,
-      domain: row.domain,
-      owner: row.owner,
-      callerId: clip_number ?? first?.number,
-      clir: clir_enable === true,
-    };
-  }
-
-  async numberAnswer(number: string): Promise<NumberAnswer | undefined> {
-    const found = await this.services.phones.findNumber(number);
-    if (!found) return undefined;
-    const owner = found.user;
-    const settings = found.settings as StoredSettings;
-    const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
-    if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
-    const announcementOnly = settings.play_announcement_only === true;
-    if (route.kind === 'dialplan') {
-      return {
-        kind: 'dialplan',
-        owner,
-        uuid: route.uuid,
-        announcementOnly,
-        dialplan: await this.services.dialplans.getDialplan(owner, route.uuid),
-      };
-    }
-    if (route.kind === 'ivr') return { kind: 'ivr', owner, announcementOnly, ivr: route.uuid };
-    return { kind: 'legacy', owner, announcementOnly };
-  }
-
-  cyclicStart(dialplan: string, action: string, count: number): Promise<number> {
-    return this.services.dialplans.cyclicStart(dialplan, action, count);
-  }
-
-  ivrs(user: string): Promise<ReadonlyMap<string, Ivr>> {
-    return this.services.ivrs.ivrsOf(user);
-  }
-
-  legacyDialplan(user: string): Promise<LegacyDialplan> {
-    return this.services.dialplans.getLegacyDialplan(user);
-  }
-
-  async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {
-    const { announcements } = this.services;
-    try {
-      // The access check runs on every call; the storage is only asked on a miss (no stat per call).
-      const key = await announcements.wavKey(user, uuid);
-      const cached = this.audio.get(key);
-      if (cached) {
-        this.audio.delete(key);
-        this.audio.set(key, cached);
-        return cached;
-      }
-      const wav = new Uint8Array(await announcements.storage.read(key));
-      this.audio.set(key, wav);
-      this.audioBytes += wav.byteLength;
-      for (const [oldKey, old] of this.audio) {
-        if (this.audioBytes <= AUDIO_CACHE_BYTES) break;
-        this.audio.delete(oldKey);
-        this.audioBytes -= old.byteLength;
-      }
-      return wav;
-    } catch (error) {
-      this.log.warn({ err: error, announcement: uuid }, 'announcement audio not readable');
-      return undefined;
-    }
-  }
 
   /**
    * The recording (recording_new), then the notification e-mail when the number has a
@@ -188,56 +95,6 @@ export class CallAreaDirectory implements CallDirectory {
     return recording;
   }
 
-  async callLimit(user: string): Promise<number> {
-    return (await this.services.features.quotaOf(user)).quota.calls;
-  }
-
-  async groupCallLimit(user: string): Promise<GroupCallLimit | undefined> {
-    const limit = await this.services.usergroups.callLimitOf(user);
-    if (!limit) return undefined;
-    return {
-      usergroup: limit.usergroup,
-      calls: limit.calls,
-      members: await this.services.usergroups.memberUuidsOf(limit.usergroup),
-    };
-  }
-
-  async outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity> {
-    const legacy = await this.services.dialplans.getLegacyDialplan(user);
-    const numbers = await this.services.phones.listNumbers({ userUuid: user });
-    const shown = as ?? legacy.clip_number;
-    const callerId = shown ?? numbers[0]?.number;
-    // The number calls go out as: the one shown when it is the user's, else the first number.
-    const own = numbers.find((number) => number.number === shown) ?? numbers[0];
-    const asserted = (own?.settings as StoredSettings | undefined)?.p_asserted_identity;
-    return {
-      callerId,
-      clir: legacy.clir_enable === true,
-      dialPrefix: legacy.dial_prefix,
-      assertedIdentity: asserted,
-    };
-  }
-
-  emergencyData(user: string): Promise<EmergencyRoute | undefined> {
-    return this.services.emergency.emergencyDataOf(user);
-  }
-
-  async callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict> {
-    const filter = await this.services.callFilters.callFilterOf(user);
-    if (!filter) return { allowed: true, destination };
-    const decision = decideCallFilter(filter, destination, service);
-    return { allowed: decision.allowed, destination: decision.destination };
-  }
-
-  takeCallThrough(user: string, caller?: string): Promise<string | undefined> {
-    return this.services.dialplans.takeCallThrough(user, caller);
-  }
-
-  async takeCallback(user: string): Promise<CallbackRequest | undefined> {
-    const row = await this.services.dialplans.takeCallbackRequest(user);
-    return row && { from: row.from_phone, to: row.to_phone, via: row.via };
-  }
-
   /**
    * dialplan_callreverse_start as event and as push to the owner's devices (spec "Events"), in
    * the one write that records the process (the push queue joins it: no second handle).
@@ -247,14 +104,6 @@ export class CallAreaDirectory implements CallDirectory {
       await this.services.dialplans.startCallReverse(w, owner, from, to, holder);
       await this.services.push.callReverse(owner, 'start', { phone_from: from, phone_to: to }, w);
     });
-  }
-
-  callReverse(owner: string): Promise<ReverseProcess | undefined> {
-    return this.services.dialplans.findCallReverse(owner);
-  }
-
-  legAlive(id: string, aliveSince: number): Promise<boolean> {
-    return repo.runningLegAlive(this.db, id, aliveSince);
   }
 
   /** dialplan_callreverse_stop, event and push, as the start. */
@@ -280,8 +129,8 @@ export class CallAreaDirectory implements CallDirectory {
   }
 
   /** The CDR, and the running row removed; a leg started in the same batch is never inserted. */
-  legEnded(id: string, end: LegEnd): Promise<void> {
-    return this.queueLeg({ kind: 'end', id, end });
+  legEnded(leg: RunningLeg, end: LegEnd): Promise<void> {
+    return this.queueLeg({ kind: 'end', leg, end });
   }
 
   /** Writes every leg change queued so far (a stop: nothing is left waiting for the timer). */
@@ -294,7 +143,7 @@ export class CallAreaDirectory implements CallDirectory {
     change:
       | { kind: 'start'; leg: RunningLeg }
       | { kind: 'answered'; id: string; at: number }
-      | { kind: 'end'; id: string; end: LegEnd },
+      | { kind: 'end'; leg: RunningLeg; end: LegEnd },
   ): Promise<void> {
     return new Promise((done, failed) => {
       this.legChanges.push({ ...change, done, failed });
@@ -331,34 +180,21 @@ export class CallAreaDirectory implements CallDirectory {
    * A batch of leg changes in order, in the caller's write: new rows in multi-row inserts
    * (with their answer when it came in the same batch), the ended legs' CDRs in the order
    * they ended (a parent's is written before its child's: the engine ends the child after),
-   * and their rows deleted in one statement. A leg that starts and ends in one batch gets its
-   * CDR without a row.
+   * from the legs as the engine hands them over, and their rows deleted in one statement whose
+   * answer tells which were still running. A leg that starts and ends in one batch gets its CDR
+   * without a row.
    */
   private async writeLegs(w: UnitOfWork, batch: readonly LegChange[]): Promise<void> {
     const started = new Map<string, repo.RunningCallTable>();
     const answered = new Map<string, number>();
-    const ended = new Map<string, LegEnd>();
+    const ended = new Map<string, { leg: RunningLeg; end: LegEnd }>();
     for (const change of batch) {
-      if (change.kind === 'start') {
-        const { leg } = change;
-        started.set(leg.id, {
-          id: leg.id,
-          node: leg.node,
-          owner: leg.owner,
-          service: leg.service,
-          direction: leg.direction,
-          number: leg.number,
-          phone: leg.phone ?? null,
-          parent: leg.parent ?? null,
-          date: leg.date,
-          answered: null,
-          heartbeat: leg.date,
-        });
-      } else if (change.kind === 'answered') {
+      if (change.kind === 'start') started.set(change.leg.id, runningRow(change.leg));
+      else if (change.kind === 'answered') {
         const row = started.get(change.id);
         if (row) row.answered = change.at;
         else answered.set(change.id, change.at);
-      } else if (!ended.has(change.id)) ended.set(change.id, change.end);
+      } else if (!ended.has(change.leg.id)) ended.set(change.leg.id, change);
     }
     const inserts = [...started.values()].filter((row) => !ended.has(row.id));
     for (let i = 0; i < inserts.length; i += INSERT_BATCH)
@@ -366,43 +202,37 @@ export class CallAreaDirectory implements CallDirectory {
     for (const [id, at] of answered) if (!ended.has(id)) await repo.setAnswered(w.trx, id, at);
     if (ended.size === 0) return;
     const stored = [...ended.keys()].filter((id) => !started.has(id));
-    const rows = new Map<string, repo.RunningCallTable>(started);
+    const running = new Set(started.keys());
     for (let i = 0; i < stored.length; i += INSERT_BATCH)
-      for (const row of await repo.findRunningCalls(w.trx, stored.slice(i, i + INSERT_BATCH)))
-        rows.set(row.id, row);
+      for (const id of await repo.deleteRunningCalls(w.trx, stored.slice(i, i + INSERT_BATCH)))
+        running.add(id);
     const partners = new Map<string | null, { exists: boolean; partner: string | null }>();
-    for (const [id, end] of ended) {
-      // Already closed (ended twice, or by a restart of another node): nothing to write.
-      const row = rows.get(id);
-      if (!row) continue;
-      let partner = partners.get(row.owner);
+    for (const [id, { leg, end }] of ended) {
+      // Running no more (ended twice, or closed by a restart of another node): nothing to write.
+      if (!running.has(id)) continue;
+      let partner = partners.get(leg.owner);
       if (!partner) {
-        partner = await this.partnerOf(row.owner, w.trx);
-        partners.set(row.owner, partner);
+        partner = await this.partnerOf(leg.owner, w.trx);
+        partners.set(leg.owner, partner);
       }
-      await this.writeCdr(w, row, end, partner);
+      await this.writeCdr(w, runningRow(leg), end, partner);
     }
-    for (let i = 0; i < stored.length; i += INSERT_BATCH)
-      await repo.deleteRunningCalls(w.trx, stored.slice(i, i + INSERT_BATCH));
     this.log.debug({ calls: ended.size }, 'calls recorded');
   }
 
   /**
-   * One statement on the database handle, not a Writer transaction: it is atomic by itself (its
-   * own transaction), nothing waits for its commit, and a call's setup pays one round trip for
-   * it instead of three (BEGIN, the statement, COMMIT).
+   * A unit of work of one statement (Writer.writeStatement): atomic by itself, nothing waits for
+   * its commit, and a call's setup pays one round trip for it instead of three (BEGIN, the
+   * statement, COMMIT).
    */
   admitCall(admission: CallAdmission): Promise<boolean> {
-    return repo.admitCall(this.db, admission);
+    return this.services.writer.writeStatement((w) => repo.admitCall(w.trx, admission));
   }
 
-  /**
-   * One statement on the database handle, as admitCall: atomic by itself, nothing waits for its
-   * commit, and every call's end pays one statement instead of a transaction's three.
-   */
+  /** One statement as admitCall: every call's end pays one statement instead of a transaction's three. */
   async releaseCalls(ids: readonly string[]): Promise<void> {
     if (ids.length === 0) return;
-    await repo.deleteAdmissions(this.db, ids);
+    await this.services.writer.writeStatement((w) => repo.deleteAdmissions(w.trx, ids));
   }
 
   async callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>> {
@@ -482,4 +312,21 @@ export class CallAreaDirectory implements CallDirectory {
     const user = owner ? await this.services.users.findUser(owner, db) : undefined;
     return { exists: user !== undefined, partner: user?.partner_uuid ?? null };
   }
+}
+
+/** A leg as its running row holds it. */
+function runningRow(leg: RunningLeg): repo.RunningCallTable {
+  return {
+    id: leg.id,
+    node: leg.node,
+    owner: leg.owner,
+    service: leg.service,
+    direction: leg.direction,
+    number: leg.number,
+    phone: leg.phone ?? null,
+    parent: leg.parent ?? null,
+    date: leg.date,
+    answered: null,
+    heartbeat: leg.date,
+  };
 }

@@ -1,0 +1,175 @@
+/**
+ * What the call engine reads of the API areas (src/telephony/calls/directory.ts CallRouting):
+ * SIP accounts, numbers with their answering path, dialplans and IVRs, announcements, feature
+ * packs and usergroup limits, call filters, emergency data and the call features' pending
+ * state (dialplan area). What the engine records is call-recorder.ts.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { Services } from '../../platform/area.js';
+import type { Db } from '../../platform/database/database.js';
+import { decideCallFilter } from '../../telephony/decisions/callfilter.js';
+import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/decisions/index.js';
+import type {
+  CallbackRequest,
+  CallRouting,
+  EmergencyRoute,
+  FilterService,
+  FilterVerdict,
+  GroupCallLimit,
+  NumberAnswer,
+  OutgoingIdentity,
+  ReverseProcess,
+  SipAccountInfo,
+} from '../../telephony/index.js';
+import type { StoredSettings } from '../phone/index.js';
+import { findSipAccountByUsername } from '../sip/index.js';
+import * as repo from './call.repository.js';
+
+/** Bytes of announcement audio kept in memory (announcementWav), most recently used first out last. */
+const AUDIO_CACHE_BYTES = 64 * 1024 * 1024;
+
+export class CallAreaRouting implements CallRouting {
+  /**
+   * Announcement WAVs by storage key. A key names one content version, which never changes, so
+   * an entry cannot go stale; the access check still runs on every call (audioKey).
+   */
+  private readonly audio = new Map<string, Uint8Array>();
+  private audioBytes = 0;
+
+  constructor(
+    private readonly services: Services,
+    private readonly db: Db,
+    private readonly log: FastifyBaseLogger,
+  ) {}
+
+  async sipAccount(username: string): Promise<SipAccountInfo | undefined> {
+    const row = await findSipAccountByUsername(this.db, username);
+    if (!row) return undefined;
+    const [first] = await this.services.phones.listNumbers({ userUuid: row.owner });
+    const { clip_number, clir_enable } = await this.services.dialplans.getLegacyDialplan(row.owner);
+    return {
+      username: row.username,
+      domain: row.domain,
+      owner: row.owner,
+      callerId: clip_number ?? first?.number,
+      clir: clir_enable === true,
+    };
+  }
+
+  async numberAnswer(number: string): Promise<NumberAnswer | undefined> {
+    const found = await this.services.phones.findNumber(number);
+    if (!found) return undefined;
+    const owner = found.user;
+    const settings = found.settings as StoredSettings;
+    const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
+    if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
+    const announcementOnly = settings.play_announcement_only === true;
+    if (route.kind === 'dialplan') {
+      return {
+        kind: 'dialplan',
+        owner,
+        uuid: route.uuid,
+        announcementOnly,
+        dialplan: await this.services.dialplans.getDialplan(owner, route.uuid),
+      };
+    }
+    if (route.kind === 'ivr') return { kind: 'ivr', owner, announcementOnly, ivr: route.uuid };
+    return { kind: 'legacy', owner, announcementOnly };
+  }
+
+  cyclicStart(dialplan: string, action: string, count: number): Promise<number> {
+    return this.services.dialplans.cyclicStart(dialplan, action, count);
+  }
+
+  ivrs(user: string): Promise<ReadonlyMap<string, Ivr>> {
+    return this.services.ivrs.ivrsOf(user);
+  }
+
+  legacyDialplan(user: string): Promise<LegacyDialplan> {
+    return this.services.dialplans.getLegacyDialplan(user);
+  }
+
+  async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {
+    const { announcements } = this.services;
+    try {
+      // The access check runs on every call; the storage is only asked on a miss (no stat per call).
+      const key = await announcements.wavKey(user, uuid);
+      const cached = this.audio.get(key);
+      if (cached) {
+        this.audio.delete(key);
+        this.audio.set(key, cached);
+        return cached;
+      }
+      const wav = new Uint8Array(await announcements.storage.read(key));
+      this.audio.set(key, wav);
+      this.audioBytes += wav.byteLength;
+      for (const [oldKey, old] of this.audio) {
+        if (this.audioBytes <= AUDIO_CACHE_BYTES) break;
+        this.audio.delete(oldKey);
+        this.audioBytes -= old.byteLength;
+      }
+      return wav;
+    } catch (error) {
+      this.log.warn({ err: error, announcement: uuid }, 'announcement audio not readable');
+      return undefined;
+    }
+  }
+
+  async callLimit(user: string): Promise<number> {
+    return (await this.services.features.quotaOf(user)).quota.calls;
+  }
+
+  async groupCallLimit(user: string): Promise<GroupCallLimit | undefined> {
+    const limit = await this.services.usergroups.callLimitOf(user);
+    if (!limit) return undefined;
+    return {
+      usergroup: limit.usergroup,
+      calls: limit.calls,
+      members: await this.services.usergroups.memberUuidsOf(limit.usergroup),
+    };
+  }
+
+  async outgoingIdentity(user: string, as?: string): Promise<OutgoingIdentity> {
+    const legacy = await this.services.dialplans.getLegacyDialplan(user);
+    const numbers = await this.services.phones.listNumbers({ userUuid: user });
+    const shown = as ?? legacy.clip_number;
+    const callerId = shown ?? numbers[0]?.number;
+    // The number calls go out as: the one shown when it is the user's, else the first number.
+    const own = numbers.find((number) => number.number === shown) ?? numbers[0];
+    const asserted = (own?.settings as StoredSettings | undefined)?.p_asserted_identity;
+    return {
+      callerId,
+      clir: legacy.clir_enable === true,
+      dialPrefix: legacy.dial_prefix,
+      assertedIdentity: asserted,
+    };
+  }
+
+  emergencyData(user: string): Promise<EmergencyRoute | undefined> {
+    return this.services.emergency.emergencyDataOf(user);
+  }
+
+  async callFilter(user: string, destination: string, service: FilterService): Promise<FilterVerdict> {
+    const filter = await this.services.callFilters.callFilterOf(user);
+    if (!filter) return { allowed: true, destination };
+    const decision = decideCallFilter(filter, destination, service);
+    return { allowed: decision.allowed, destination: decision.destination };
+  }
+
+  takeCallThrough(user: string, caller?: string): Promise<string | undefined> {
+    return this.services.dialplans.takeCallThrough(user, caller);
+  }
+
+  async takeCallback(user: string): Promise<CallbackRequest | undefined> {
+    const row = await this.services.dialplans.takeCallbackRequest(user);
+    return row && { from: row.from_phone, to: row.to_phone, via: row.via };
+  }
+
+  callReverse(owner: string): Promise<ReverseProcess | undefined> {
+    return this.services.dialplans.findCallReverse(owner);
+  }
+
+  legAlive(id: string, aliveSince: number): Promise<boolean> {
+    return repo.runningLegAlive(this.db, id, aliveSince);
+  }
+}

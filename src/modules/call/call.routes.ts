@@ -1,0 +1,130 @@
+/** Routes of spec "Calls": GET /api/call and GET/DELETE /api/call/event (docs/decisions.md "The call API"). */
+import { sessionOf, userOf } from '../../platform/access.js';
+import { Empty, SubscribeQuery } from '../../platform/schema.js';
+import type { AppInstance } from '../../platform/server.js';
+import {
+  CallEventAnswer,
+  CallParams,
+  ControlBody,
+  DialAnswer,
+  DialBody,
+  ListCallsAnswer,
+  ListCallsQuery,
+} from './call.schema.js';
+import type { CallApiService } from './call.service.js';
+
+const CALL_UPDATE =
+  "call_update carries `{call}` as GET /api/call lists it, at the call's start and at every change of its " +
+  'state (the last one final: completed, busy, no-answer, canceled or failed), to the sessions of the users ' +
+  "it concerns (the caller's account owner, the called account's or number's owner).";
+
+export function callRoutes(app: AppInstance, calls: CallApiService): void {
+  app.get(
+    '/api/call',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "The user's live calls",
+        description:
+          'The calls in progress that the user places or receives (a SIP account of theirs calling, a call ' +
+          'to one of their accounts or numbers), paged by the time they began (conventions 8; `start` is a ' +
+          'call UUID). A call leaves the list once it reaches a final state; its CDR follows. Lists the calls ' +
+          'of the node that holds the session.',
+        tags: ['call'],
+        querystring: ListCallsQuery,
+        response: { 200: ListCallsAnswer },
+      },
+    },
+    async (request) => ({ call: calls.list(userOf(request), request.query) }),
+  );
+
+  app.post(
+    '/api/call/dial',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Click-to-dial: ring one of your phones, then the destination',
+        description:
+          "`via` rings first (one of the user's SIP accounts, or a number); once it answers, `to` is called and " +
+          "both are bridged, as a callback does. `from` (one of the user's numbers) is the caller id on both " +
+          "legs, default the user's clip_number; each leg rings `timeout` seconds. The answer is the call, " +
+          'queued: it exists before its first INVITE leaves, so a client subscribed to call events (GET ' +
+          "/api/call/event) follows it from there. The partner's call filter (service call_api) and the " +
+          "user's concurrent-call bound apply. Statuses wrong-sip, wrong-phone, access-denied (from locked, " +
+          'or the call filter refuses `to`), illegal-state (the call engine is not running), quota-exceeded.',
+        tags: ['call'],
+        body: DialBody,
+        response: { 200: DialAnswer },
+      },
+    },
+    async (request) => ({ call: await calls.dial(userOf(request), request.body) }),
+  );
+
+  app.post(
+    '/api/call/:uuid/control',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Steer a live call',
+        description:
+          "`command` acts on one of the user's live calls: hangup ends it (BYE once answered, CANCEL while it " +
+          'rings out, 480 to a call not yet answered); its call_update with the final state follows. hold ' +
+          '(`mode` inactive, the default, or sendonly), resume and dtmf (`digits`, sent as RFC 4733 events) act ' +
+          "on the leg whose media Zentrale carries (click-to-dial: the user's own phone) and answer once the " +
+          'phone answered the re-INVITE; on a call between two phones, relayed by rtpengine, hold and resume ' +
+          're-INVITE both phones and dtmf is illegal-state, as all three are before the answer. Statuses missing-element ' +
+          '(dtmf without digits), ' +
+          "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
+          '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
+          'wrong-call).',
+        tags: ['call'],
+        params: CallParams,
+        body: ControlBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await calls.control(userOf(request), request.params.uuid, request.body);
+      return {};
+    },
+  );
+
+  app.get(
+    '/api/call/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "Subscribe the session to its user's call events",
+        description:
+          'From now on, until `timeout` seconds have passed (renewed by calling again), the session receives ' +
+          `call_update and call_dtmf (GET /api/event); without a subscription it receives neither. ${CALL_UPDATE} ` +
+          'call_dtmf carries `{call, digit, duration}` (duration in ms) for each key the phone presses on a call ' +
+          'whose media Zentrale carries (click-to-dial, callback, announcements, IVRs). ' +
+          'The subscription lasts as long as the session at most, also across a restart of the node.',
+        tags: ['call'],
+        querystring: SubscribeQuery,
+        response: { 200: CallEventAnswer },
+      },
+    },
+    async (request) => ({
+      expires: await calls.subscribe(sessionOf(request), request.query.timeout ?? 3600),
+    }),
+  );
+
+  app.delete(
+    '/api/call/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'End the call event subscription',
+        description: 'The session receives no call events from now on (none subscribed: ok too).',
+        tags: ['call'],
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await calls.unsubscribe(sessionOf(request));
+      return {};
+    },
+  );
+}

@@ -1,0 +1,115 @@
+/**
+ * Schemas of spec "Calls" (the `/api/call` family, whose shapes the spec leaves to us;
+ * docs/decisions.md "The call API"): the live calls of the user and the call event subscription.
+ */
+import { type Static, Type } from 'typebox';
+import { Phone, Uuid } from '../../platform/formats.js';
+import { pageQuery } from '../../platform/paging.js';
+import { envelope } from '../../platform/schema.js';
+
+/** GET /api/call: a paged list (conventions 8), count 1..500, default 100. */
+export const CALL_PAGE = { default: 100, max: 500 };
+
+export const ListCallsQuery = Type.Object({
+  ...pageQuery(CALL_PAGE),
+  start: Type.Optional({ ...Uuid, description: 'a call UUID; the page begins after it (exclusive)' }),
+});
+export type ListCallsQuery = Static<typeof ListCallsQuery>;
+
+const CallState = Type.Union(
+  [
+    Type.Literal('queued'),
+    Type.Literal('ringing'),
+    Type.Literal('in-progress'),
+    Type.Literal('completed'),
+    Type.Literal('busy'),
+    Type.Literal('failed'),
+    Type.Literal('no-answer'),
+    Type.Literal('canceled'),
+  ],
+  {
+    description:
+      'queued (the call exists, no INVITE has left yet), ringing, in-progress (answered), then one ' +
+      'final state: completed (answered, then hung up), busy, no-answer, canceled (the caller gave ' +
+      'up), failed',
+  },
+);
+
+export const CallView = Type.Object(
+  {
+    uuid: Uuid,
+    direction: Type.Union([Type.Literal('in'), Type.Literal('out')], {
+      description: 'in: a call to the user (a platform number, a SIP account); out: a call the user places',
+    }),
+    service: Type.String({ description: 'as in CDRs: call, call_through, call_reverse, call_back, ...' }),
+    from: Type.String({ description: 'the caller: a SIP account, a number in E.164, or anonymous' }),
+    to: Type.String({ description: 'what was dialled or called: a SIP account or a number' }),
+    phone: Type.Optional(Type.String({ description: 'the platform number the call is to or from' })),
+    state: CallState,
+    parent: Type.Optional({ ...Uuid, description: "the CDR of the call's first leg (its CDR id)" }),
+    date: Type.Integer({ description: 'ms since epoch when the call began (as the CDR date)' }),
+    answered: Type.Union([Type.Integer(), Type.Null()], {
+      description: 'seconds since epoch when the call was answered; null: not (yet)',
+    }),
+  },
+  { additionalProperties: false },
+);
+export type CallView = Static<typeof CallView>;
+
+export const ListCallsAnswer = envelope({ call: Type.Array(CallView) });
+
+export const CallEventAnswer = envelope({
+  expires: Type.Integer({ description: 'seconds since epoch when the subscription ends unless renewed' }),
+});
+
+export const DialBody = Type.Object(
+  {
+    via: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description:
+        "what rings first: one of the user's SIP accounts (its name) or a number (E.164, or short with dial_prefix)",
+    }),
+    to: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description: 'what is called once `via` answered: a SIP account by name or a number, as a phone dials',
+    }),
+    from: Type.Optional({ ...Phone, description: "the caller id on both legs: one of the user's numbers" }),
+    timeout: Type.Optional(
+      Type.Integer({ minimum: 5, maximum: 180, default: 60, description: 'seconds each leg rings (5..180)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DialBody = Static<typeof DialBody>;
+
+export const DialAnswer = envelope({ call: CallView });
+
+export const CallParams = Type.Object({ uuid: Uuid });
+
+export const ControlBody = Type.Object(
+  {
+    command: Type.Union(
+      [Type.Literal('hangup'), Type.Literal('hold'), Type.Literal('resume'), Type.Literal('dtmf')],
+      {
+        description:
+          'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
+          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)",
+      },
+    ),
+    mode: Type.Optional(
+      Type.Union([Type.Literal('inactive'), Type.Literal('sendonly')], {
+        description: 'hold: inactive (silence both ways, the default) or sendonly (Zentrale may still send)',
+      }),
+    ),
+    digits: Type.Optional(
+      Type.String({
+        pattern: '^[0-9*#A-Da-d]{1,32}$',
+        description: 'dtmf: the digits to send (1..32 of 0-9 * # A-D)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type ControlBody = Static<typeof ControlBody>;
