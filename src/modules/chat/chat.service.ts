@@ -65,12 +65,11 @@ export class ChatService {
   readonly definition: ObjectTypeDefinition;
   private readonly store: ObjectStore;
   private readonly listeners: ChatMessageListener[] = [];
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly deps: ChatServiceDeps) {
     this.store = deps.store;
-    const clock = deps.clock ?? systemClock;
-    this.now = () => clock.now();
+    this.clock = deps.clock ?? systemClock;
     this.definition = this.store.defineType({ type: 'chat', wrong: 'wrong-chat' });
   }
 
@@ -149,7 +148,7 @@ export class ChatService {
   async listParticipants(user: string, chat: string): Promise<Record<string, Participant>> {
     const { db } = this.store;
     await this.requireParticipant(db, user, chat);
-    const now = this.now();
+    const now = this.clock.now();
     const result: Record<string, Participant> = {};
     for (const row of await repo.listParticipants(db, chat))
       result[row.user_uuid] = this.participantView(row, now);
@@ -209,7 +208,7 @@ export class ChatService {
       await this.store.updateTag(w, user, tagRow, { policy });
     }
     await repo.deleteParticipants(w.trx, chat, remove);
-    const joined = this.now();
+    const joined = this.clock.now();
     await repo.insertParticipants(
       w.trx,
       add.map((uuid, index) => ({ ...this.newParticipant(chat, uuid), joined: joined + index })),
@@ -223,7 +222,7 @@ export class ChatService {
     user: string,
     body: UpdateParticipantBody,
   ): Promise<void> {
-    const now = this.now();
+    const now = this.clock.now();
     const changes: { active_until?: number | null; typing_until?: number | null } = {};
     if (body.active !== undefined) changes.active_until = body.active > 0 ? now + body.active * 1000 : null;
     if (body.typing !== undefined) changes.typing_until = body.typing > 0 ? now + body.typing * 1000 : null;
@@ -360,7 +359,7 @@ export class ChatService {
     return {
       chat,
       user_uuid: user,
-      joined: this.now(),
+      joined: this.clock.now(),
       message_read: null,
       message_read_key: null,
       active_until: null,

@@ -30,7 +30,7 @@ export const ipqualityArea = defineArea({
     const ipquality = new Ipqualities({
       store: s.store,
       boxes: s.boxes,
-      now: () => clock.now(),
+      clock,
       poke: () => ipqualityRunner.poke(),
     });
     return { ipquality, ipqualityRunner };

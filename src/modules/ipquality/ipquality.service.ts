@@ -4,6 +4,7 @@
  * tagged, trashed like every object); its parameters and schedule are a row of `ipquality`, its
  * results rows of `ipquality_result`. The measurements themselves are run by IpqualityRunner.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -58,8 +59,8 @@ export interface ResultView {
 export interface IpqualityServiceDeps {
   store: ObjectStore;
   boxes: Pick<BoxService, 'definition'>;
-  /** Milliseconds since the epoch (the runner's clock). */
-  now: () => number;
+  /** The wall clock (the runner's). */
+  clock: Clock;
   /** Something changed the schedule: look for due measurements soon. */
   poke: () => void;
 }
@@ -100,7 +101,7 @@ export class IpqualityService {
         dscp: body.dscp ?? DEFAULTS.dscp,
         ptime: body.ptime ?? DEFAULTS.ptime,
         psize: body.psize ?? DEFAULTS.psize,
-        next_run: active && destination ? this.deps.now() : null,
+        next_run: active && destination ? this.deps.clock.now() : null,
         lease: null,
         lease_until: null,
         run_start: null,
@@ -145,7 +146,7 @@ export class IpqualityService {
       // A running measurement decides its successor when it ends (it holds the lease).
       if (row.lease === null) {
         if (!schedules) changes.next_run = null;
-        else if (!scheduled) changes.next_run = this.deps.now();
+        else if (!scheduled) changes.next_run = this.deps.clock.now();
       }
       await repo.updateIpquality(w.trx, uuid, changes);
       await this.touch(w, object, body.description, user);

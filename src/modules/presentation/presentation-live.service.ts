@@ -99,15 +99,14 @@ function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 export class PresentationLiveService {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly pendingMemberStatus = new Map<string, NodeJS.Timeout>();
   private readonly keepaliveTimers = new Set<NodeJS.Timeout>();
   private timer: NodeJS.Timeout | undefined;
   private ticking: Promise<void> | undefined;
 
   constructor(private readonly deps: PresentationLiveDeps) {
-    const clock = deps.clock ?? systemClock;
-    this.now = () => clock.now();
+    this.clock = deps.clock ?? systemClock;
   }
 
   /** Starts this node's presence round. */
@@ -174,7 +173,7 @@ export class PresentationLiveService {
       // The most frequent control: no transaction and no lock, presence is the member's own row
       // (one statement, a write of its own).
       await store.getForRead(store.db, user, presentation, PRESENTATION);
-      const now = this.now();
+      const now = this.clock.now();
       if ((await store.writeStatement((w) => repo.touchMember(w.trx, presentation, user, now))) === 0) {
         throw new ApiError('illegal-state', 'not a member of a started presentation');
       }
@@ -183,7 +182,7 @@ export class PresentationLiveService {
     try {
       await store.write(async (w) => {
         const found = await store.getForRead(w.trx, user, presentation, PRESENTATION);
-        const now = this.now();
+        const now = this.clock.now();
         // Joining again (say from a new session) moves the member to the calling session; only
         // members of started presentations exist, and a concurrent stop leaves nothing to move.
         if (
@@ -354,7 +353,7 @@ export class PresentationLiveService {
    */
   async tick(now?: number): Promise<void> {
     while (this.ticking) await this.ticking;
-    this.ticking = this.runTick(now ?? this.now()).finally(() => {
+    this.ticking = this.runTick(now ?? this.clock.now()).finally(() => {
       this.ticking = undefined;
     });
     return this.ticking;

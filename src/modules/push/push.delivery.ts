@@ -57,7 +57,7 @@ export function backoffMs(attempts: number): number {
 const shortToken = (token: string) => `…${token.slice(-6)}`;
 
 export class PushDelivery {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly loop: PassLoop;
   private readonly inFlight = new Set<Promise<void>>();
   private inFlightRows = 0;
@@ -65,8 +65,7 @@ export class PushDelivery {
   readonly counts = { sent: 0, gone: 0, retried: 0, dropped: 0 };
 
   constructor(private readonly deps: PushDeliveryDeps) {
-    const clock = deps.clock ?? systemClock;
-    this.now = () => clock.now();
+    this.clock = deps.clock ?? systemClock;
     this.loop = new PassLoop(
       () => this.pass(),
       () => this.delay(),
@@ -92,7 +91,7 @@ export class PushDelivery {
   private async delay(): Promise<number> {
     try {
       const due = await repo.nextDue(this.deps.writer.db);
-      return due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - this.now()));
+      return due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - this.clock.now()));
     } catch (error) {
       this.deps.log.warn({ err: error }, 'push queue not readable');
       return POLL_MS;
@@ -127,7 +126,7 @@ export class PushDelivery {
 
   /** Locks due rows no node holds and leases them to this node. */
   private claim(limit: number): Promise<repo.PushDeliveryTable[]> {
-    const now = this.now();
+    const now = this.clock.now();
     return this.deps.writer.write(async ({ trx }) => {
       const rows = await repo.lockDueDeliveries(trx, now, limit);
       await repo.leaseDeliveries(
@@ -141,7 +140,7 @@ export class PushDelivery {
 
   /** Sends claimed rows and settles them. */
   private async deliver(claimed: readonly repo.PushDeliveryTable[]): Promise<void> {
-    const now = this.now();
+    const now = this.clock.now();
     const registrations = new Map<string, repo.PushRegistrationTable>();
     for (const system of ['fcm', 'apns'] as const) {
       const tokens = claimed.filter((row) => row.system === system).map((row) => row.device_token);
@@ -205,7 +204,7 @@ export class PushDelivery {
           }
           this.counts.retried += 1;
           this.deps.log.debug({ ...log, reason: outcome.reason }, 'push will be retried');
-          retries.push({ row, due: this.now() + (outcome.afterMs ?? backoffMs(row.attempts + 1)) });
+          retries.push({ row, due: this.clock.now() + (outcome.afterMs ?? backoffMs(row.attempts + 1)) });
           break;
         }
       }

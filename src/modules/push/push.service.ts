@@ -38,13 +38,12 @@ export function defaultTopic(applicationId: string): string {
 
 export class PushService {
   private readonly writer: Writer;
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private queued: () => void;
 
   constructor(private readonly deps: PushServiceDeps) {
     this.writer = deps.writer;
-    const clock = deps.clock ?? systemClock;
-    this.now = () => clock.now();
+    this.clock = deps.clock ?? systemClock;
     this.queued = deps.queued ?? (() => {});
   }
 
@@ -96,7 +95,7 @@ export class PushService {
       application_id: null,
       sandbox: 0,
       apns_topic: null,
-      created: this.now(),
+      created: this.clock.now(),
     };
     if (system === 'apns') {
       const applicationId = body.application_id;
@@ -188,7 +187,7 @@ export class PushService {
     build: (owner: string, system: repo.PushSystem) => PushMessage | Record<string, unknown>,
   ): Promise<number> {
     const registrations = await repo.listRegistrationsOf(w.trx, [...new Set(users)]);
-    const now = this.now();
+    const now = this.clock.now();
     const rows = registrations.map(
       (registration): repo.PushDeliveryTable => ({
         id: randomUUID(),

@@ -60,7 +60,7 @@ export interface RuleRunnerDeps {
 }
 
 export class RuleRunner {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly loop: PassLoop;
   private readonly disposers: (() => void)[] = [];
   private readings: Promise<void> = Promise.resolve();
@@ -70,8 +70,7 @@ export class RuleRunner {
   onLate: ((ms: number) => void) | undefined;
 
   constructor(private readonly deps: RuleRunnerDeps) {
-    const clock = deps.clock ?? systemClock;
-    this.now = () => clock.now();
+    this.clock = deps.clock ?? systemClock;
     this.loop = new PassLoop(
       () => this.tick(),
       () => this.delay(),
@@ -103,7 +102,7 @@ export class RuleRunner {
    * A reading as the sensor area announces it on this node, after its commit: looked at in the
    * background, in arrival order (a failure is logged; the reading itself is kept).
    */
-  reading(sensor: string, value: readonly Json[], time: number = this.now()): void {
+  reading(sensor: string, value: readonly Json[], time: number = this.clock.now()): void {
     if (this.stopped) return;
     this.readings = this.readings
       .then(() => this.sensorValue(sensor, value, time))
@@ -126,7 +125,7 @@ export class RuleRunner {
   private async delay(): Promise<number> {
     try {
       const wake = await repo.earliestWake(this.deps.db);
-      return wake === null ? POLL_MS : Math.max(0, Math.min(POLL_MS, wake - this.now()));
+      return wake === null ? POLL_MS : Math.max(0, Math.min(POLL_MS, wake - this.clock.now()));
     } catch {
       return POLL_MS;
     }
@@ -135,7 +134,7 @@ export class RuleRunner {
   /** One pass: every due rule looked at, then every due action run. Tests call it directly. */
   async tick(): Promise<void> {
     for (;;) {
-      const due = await repo.dueRules(this.deps.db, this.now(), BATCH);
+      const due = await repo.dueRules(this.deps.db, this.clock.now(), BATCH);
       for (const { uuid } of due) {
         try {
           await this.lookDue(uuid);
@@ -155,21 +154,21 @@ export class RuleRunner {
       (await repo.sensorsOfRule(this.deps.db, uuid)).map((r) => r.sensor),
     );
     const due = await this.deps.writer.write(async (w) => {
-      const row = await repo.lockDueRule(w.trx, uuid, this.now());
+      const row = await repo.lockDueRule(w.trx, uuid, this.clock.now());
       if (!row || row.next_wake === null) return null;
       // The look happens at the wake's own instant (also when the node was down then).
       const at = Number(row.next_wake);
       await this.store(w, await this.apply(w, row, at, sensors, row.look === 'start' ? 'start' : 'timer'));
       return at;
     });
-    if (due !== null) this.onLate?.(this.now() - due);
+    if (due !== null) this.onLate?.(this.clock.now() - due);
   }
 
   /**
    * A new value of a sensor (the sensor area calls this for every value): every active rule that
    * reads it is looked at, all in one unit of work.
    */
-  async sensorValue(sensor: string, value: readonly Json[], time: number = this.now()): Promise<void> {
+  async sensorValue(sensor: string, value: readonly Json[], time: number = this.clock.now()): Promise<void> {
     const read = (await repo.sensorsAlongside(this.deps.db, sensor)).map((r) => r.sensor);
     // No rule reads the sensor: nothing to look at, no write (most readings).
     if (read.length === 0) return;
@@ -280,7 +279,7 @@ export class RuleRunner {
   /** Runs every due action of the outbox (each claimed by one node). */
   async runActions(): Promise<void> {
     for (;;) {
-      const now = this.now();
+      const now = this.clock.now();
       const due = await repo.dueActions(this.deps.db, now, BATCH);
       for (const row of due) {
         if (!(await this.deps.writer.writeStatement((w) => repo.claimAction(w.trx, row, now, LEASE_MS))))
@@ -316,7 +315,7 @@ export class RuleRunner {
           ? { result: 'failed', next_try: null, error: message.slice(0, 500) }
           : {
               result: 'pending',
-              next_try: this.now() + BACKOFF_MS * 2 ** (attempt - 1),
+              next_try: this.clock.now() + BACKOFF_MS * 2 ** (attempt - 1),
               error: message.slice(0, 500),
             },
       );

@@ -129,11 +129,10 @@ export class RuleService {
   private changed: (() => void) | undefined;
   private push: RulePush | undefined;
   private calls: RuleCalls | undefined;
-  private readonly now: () => number;
+  private readonly clock: Clock;
 
   constructor(private readonly deps: RuleServiceDeps) {
-    const clock = deps.clock ?? systemClock;
-    this.now = () => clock.now();
+    this.clock = deps.clock ?? systemClock;
   }
 
   useSensors(sensors: RuleSensors): void {
@@ -172,7 +171,7 @@ export class RuleService {
       if ((await repo.countRules(w.trx, user)) >= MAX_RULES)
         throw new ApiError('quota-exceeded', `at most ${MAX_RULES} rules`);
       const uuid = newUuid();
-      const now = this.now();
+      const now = this.clock.now();
       const state = body.state ?? definition.initial_state;
       await repo.insertRule(w.trx, {
         uuid,
@@ -263,7 +262,7 @@ export class RuleService {
       this.requireStates(definition.edges, [definition.initial_state, body.state]);
       if (body.edges !== undefined) await this.requirePermissions(w.trx, user, definition.edges);
 
-      const now = this.now();
+      const now = this.clock.now();
       const restart = body.edges !== undefined || body.time_zone !== undefined;
       let { state, since, enabled, next_wake, look } = row;
       if (active && (!wasActive || restart)) {
@@ -317,7 +316,7 @@ export class RuleService {
     const definition = this.definition({ name: '', ...body.rule });
     this.requireStates(definition.edges, [definition.initial_state, body.state]);
     const inputs = (body.inputs ?? []).map((input) => ({ ...input, value: input.value as Json[] }));
-    const start = body.start ?? Math.floor(this.now() / 1000);
+    const start = body.start ?? Math.floor(this.clock.now() / 1000);
     const until = body.until ?? Math.max(start + 86_400, ...inputs.map((input) => input.time));
     if (until < start) throw new ApiError('wrong-syntax', 'bad until: before start');
     if (until - start > DRY_RUN_MAX_SPAN)
