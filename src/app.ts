@@ -136,7 +136,7 @@ export function createServices(
   clock: Clock = systemClock,
 ): Services {
   const { db } = database;
-  const events = new EventStore(db, log);
+  const events = new EventStore(db, log, clock);
   const hub = new EventHub(db, database.bus, log, events, clock);
   // The one way to write (src/platform/database/unit-of-work.ts). Writes lock the object rows
   // they read (PostgreSQL), so two writes locking two objects in opposite order may deadlock:
@@ -149,7 +149,7 @@ export function createServices(
     hub,
     writer,
     throttle: new Throttle(writer),
-    mailer: new Mailer(config, log),
+    mailer: new Mailer(config, log, clock),
     store: new ObjectStore({
       writer,
       // decisions.md "Feature packs": the volume quota is the sum over the user's packs.
@@ -192,7 +192,7 @@ export async function buildApp(
         .catch(() => {});
     throw error;
   }
-  const server = await createServer(config, services.sessions, log);
+  const server = await createServer(config, services.sessions, log, clock);
 
   let closing = false;
   const routeContext = { config, isClosing: () => closing };

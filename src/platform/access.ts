@@ -5,6 +5,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Clock } from './clock.js';
 import { ApiError, NotFoundError } from './errors.js';
 import type { EventQueue } from './events/event-queue.js';
 
@@ -105,7 +106,8 @@ function resolveDownload(request: FastifyRequest, resolver: SessionResolver, did
   return session;
 }
 
-export function registerAccess(app: FastifyInstance, resolver: SessionResolver): void {
+/** Resolves each request's session and checks its access level; `clock` stamps the last call. */
+export function registerAccess(app: FastifyInstance, resolver: SessionResolver, clock: Clock): void {
   app.decorateRequest('session', undefined);
   app.decorateRequest('sentSid', undefined);
   app.decorateRequest('sidFromCookie', false);
@@ -127,7 +129,7 @@ export function registerAccess(app: FastifyInstance, resolver: SessionResolver):
       if (!session) throw new NotFoundError();
     }
     if (session) {
-      session.lastSeen = Date.now();
+      session.lastSeen = clock.now();
       request.session = session;
       request.kindAtStart = session.kind;
     }

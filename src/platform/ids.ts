@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { v1 } from 'uuid';
+import { type Clock, systemClock } from './clock.js';
 
 export function newUuid(): string {
   return v1();
@@ -33,6 +34,7 @@ export function randomToken(bytes = 24): string {
   return randomBytes(bytes).toString('base64url');
 }
 
-export function nowSeconds(): number {
-  return Math.floor(Date.now() / 1000);
+/** Whole seconds since the epoch on `clock` (the stamps stored in seconds). */
+export function nowSeconds(clock: Clock = systemClock): number {
+  return Math.floor(clock.now() / 1000);
 }

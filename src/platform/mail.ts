@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import nodemailer, { type Transporter } from 'nodemailer';
+import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { ApiError } from './errors.js';
 import { writeFileAtomically } from './files.js';
@@ -202,6 +203,8 @@ export class Mailer {
   constructor(
     private readonly config: Pick<Config, 'smtpUrl' | 'dataDir' | 'publicUrl'>,
     private readonly log: FastifyBaseLogger,
+    /** Names the outbox files, so that they sort by when they were written. */
+    private readonly clock: Clock,
   ) {
     this.from = senderOf(config);
     if (config.smtpUrl) {
@@ -287,7 +290,7 @@ export class Mailer {
 
   private async writeEml(message: Buffer): Promise<void> {
     const outbox = this.outbox!;
-    const name = `${Date.now()}-${randomBytes(6).toString('hex')}.eml`;
+    const name = `${this.clock.now()}-${randomBytes(6).toString('hex')}.eml`;
     await writeFileAtomically(path.join(outbox, name), message);
   }
 }

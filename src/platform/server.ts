@@ -19,6 +19,7 @@ import pino from 'pino';
 import { registerAccess, type SessionResolver } from './access.js';
 import { registerAlternatives } from './alternatives.js';
 import { assertStorableRequestText, lingerBeforeClose, registerBodyParser } from './body.js';
+import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
 import { registerValidation } from './validation.js';
@@ -94,6 +95,7 @@ export async function createServer(
   config: Config,
   resolver: SessionResolver,
   log: FastifyBaseLogger,
+  clock: Clock,
 ): Promise<AppInstance> {
   const app = Fastify({
     loggerInstance: log,
@@ -178,7 +180,7 @@ export async function createServer(
     },
   });
   await app.register(swaggerUi, { routePrefix: '/api/docs' });
-  registerAccess(app, resolver);
+  registerAccess(app, resolver, clock);
   app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   return app;
 }

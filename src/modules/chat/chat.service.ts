@@ -253,7 +253,7 @@ export class ChatService {
         uuid,
         chat,
         sort_key: uuidSortKey(uuid),
-        time: nowSeconds(),
+        time: nowSeconds(this.clock),
         user_uuid: user,
         type: body.type ?? 'text',
         text: body.text,
@@ -310,7 +310,7 @@ export class ChatService {
       const { row, object } = await this.ownMessage(w.trx, user, chat, message);
       const delta = Buffer.byteLength(body.text, 'utf8') - Buffer.byteLength(row.text, 'utf8');
       await this.store.attachVolume(w, object, delta);
-      const modified = nowSeconds();
+      const modified = nowSeconds(this.clock);
       await repo.updateMessage(w.trx, row.uuid, body.text, modified);
       const participants = (await repo.listParticipants(w.trx, chat)).map((entry) => entry.user_uuid);
       w.emit(participants, 'chat_message_modify', {

@@ -20,6 +20,7 @@ import { randomUUID } from 'node:crypto';
 import { isIP } from 'node:net';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SessionContext } from '../../platform/access.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError, isApiStatus } from '../../platform/errors.js';
@@ -126,6 +127,8 @@ export interface DeviceProtocolDeps {
   devices: DeviceService;
   publicUrl: string;
   log: FastifyBaseLogger;
+  /** The wall clock (idle expiry, connection and task stamps). */
+  clock: Clock;
 }
 
 function toConnection(row: repo.DeviceConnectionTable): DeviceConnection {
@@ -265,7 +268,7 @@ export class DeviceProtocolService {
       ip_addr: input.ip_addr,
       mac_addr: input.mac_addr,
       timeout,
-      since: nowSeconds(),
+      since: nowSeconds(this.deps.clock),
       next_task: 0,
     };
     await writer.write(async (w) => {
@@ -438,7 +441,12 @@ export class DeviceProtocolService {
     }
     const id = link.nextTask;
     link.nextTask += 1;
-    const view: DeviceTask = { ...(isRecord(fields) ? fields : {}), id, task, time: nowSeconds() };
+    const view: DeviceTask = {
+      ...(isRecord(fields) ? fields : {}),
+      id,
+      task,
+      time: nowSeconds(this.deps.clock),
+    };
     link.tasks.push({ id, ref, answered: payload.answered !== false, view });
     const nextTask = link.nextTask;
     this.deps.writer
@@ -537,7 +545,7 @@ export class DeviceProtocolService {
 
   /** Ends device sessions that hold no poll and made no call for twice their blocking time (every 30 s). */
   expireIdle(): void {
-    const now = Date.now();
+    const now = this.deps.clock.now();
     for (const link of [...this.links.values()]) {
       if (link.waiter) continue;
       const session = this.deps.sessions.findByDid(link.did);

@@ -22,9 +22,10 @@ declare module '../../platform/area.js' {
 
 export const deviceArea = defineArea({
   name: 'device',
-  create: (s, { config, log }) => {
+  create: (s, { config, log, clock }) => {
     const devices = new Devices(s.writer, s.users);
     const deviceProtocol = new DeviceProtocol({
+      clock,
       writer: s.writer,
       hub: s.hub,
       sessions: s.sessions,

@@ -145,7 +145,7 @@ export class PresentationLiveService {
         did,
         user_uuid: user,
         node: this.deps.node,
-        time: nowSeconds(),
+        time: nowSeconds(this.clock),
       });
       const payload = await this.statusPayload(w.trx, presentation, true);
       if (payload.busy) w.afterCommit(async () => this.send([did], payload));
@@ -217,7 +217,7 @@ export class PresentationLiveService {
       presentation,
       user,
       JSON.stringify(INITIAL_POINTER),
-      nowSeconds(),
+      nowSeconds(this.clock),
     );
     if (started === 0) throw new ApiError('illegal-state', 'presentation already started');
     // Presenting is a use of the object beyond reading it.

@@ -21,8 +21,9 @@ declare module '../../platform/area.js' {
 /** POST /api/device/csp, the /api/sensor and /api/partner/sensor families. */
 export const sensorArea = defineArea({
   name: 'sensor',
-  create: (s, { log }) => ({
+  create: (s, { log, clock }) => ({
     sensors: new Sensors({
+      clock,
       store: s.store,
       devices: s.devices,
       protocol: s.deviceProtocol,

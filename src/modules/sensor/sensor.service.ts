@@ -12,6 +12,7 @@
  * `sendAction`.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
@@ -61,6 +62,8 @@ export interface SensorServiceDeps {
   protocol: DeviceProtocolService;
   users: UserService;
   log: FastifyBaseLogger;
+  /** The wall clock (reading stamps, the CSP packet's time). */
+  clock: Clock;
 }
 
 const DEFAULT_WAIT_TIMEOUT = 10;
@@ -104,7 +107,7 @@ export class SensorService {
     const packet = decodePacket(bytes);
     if (typeof packet === 'string') throw new ApiError('wrong-syntax', `bad packet: ${packet}`);
     if ('unknown' in packet) {
-      const now = nowSeconds();
+      const now = nowSeconds(this.deps.clock);
       await this.deps.store.write((w) =>
         repo.countUnknown(w.trx, device, packet.protoType, body.packet, now),
       );
@@ -301,7 +304,7 @@ export class SensorService {
       csp_proto_type: known.proto_type,
       csp_address: Number.parseInt(known.address, 16),
       csp_packet_id: packetId,
-      csp_time: Math.floor(Date.now() / 1000),
+      csp_time: nowSeconds(this.deps.clock),
       csp_payload: Buffer.from(encodeRecords(values)).toString('base64'),
     };
     const announce = (result: Record<string, unknown>) => {

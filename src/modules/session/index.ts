@@ -14,7 +14,7 @@ declare module '../../platform/area.js' {
 /** Spec "Session and sign-up", "Authentication": sessions survive restarts (start/stop). */
 export const sessionArea = defineArea({
   name: 'session',
-  create: (s, { config, database, log }) => ({
+  create: (s, { config, database, log, clock }) => ({
     sessions: new Sessions({
       db: database.db,
       writer: s.writer,
@@ -25,6 +25,7 @@ export const sessionArea = defineArea({
       partners: s.partners,
       throttle: s.throttle,
       log,
+      clock,
     }),
   }),
   routes: (app, s, { config }) => routes(app, s.sessions, config.publicUrl),

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { SessionContext, SessionKind, SessionResolver } from '../../platform/access.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
@@ -42,6 +43,8 @@ export interface SessionServiceDeps {
   partners: PartnerService;
   throttle: Throttle;
   log: FastifyBaseLogger;
+  /** The wall clock (idle expiry, activity stamps, event retention). */
+  clock: Clock;
 }
 
 /** Where a new session comes from. */
@@ -78,12 +81,12 @@ function principals(session: SessionContext): string[] {
  * next_event); of the stored events only the contiguous newest run is kept (a batch that
  * failed to store leaves a hole, and the reader relies on contiguous ids).
  */
-function restoreQueue(nextEvent: number, stored: SessionEvent[]): EventQueue {
+function restoreQueue(nextEvent: number, stored: SessionEvent[], clock: Clock): EventQueue {
   let start = Math.max(0, stored.length - 1);
   while (start > 0 && stored[start - 1]!.id === stored[start]!.id - 1) start -= 1;
   const events = stored.slice(start);
   const last = events.at(-1);
-  return new EventQueue(Math.max(nextEvent, last ? last.id + 1 : 0), events);
+  return new EventQueue(Math.max(nextEvent, last ? last.id + 1 : 0), events, clock);
 }
 
 /** Which of the three login bodies was sent, and that it is complete (missing-element). */
@@ -98,10 +101,11 @@ export class SessionService implements SessionResolver {
   private readonly newSessions = new Map<string, { minute: number; count: number }>();
   private secret: Buffer = Buffer.alloc(0);
   private flushTimer: NodeJS.Timeout | undefined;
-  private lastFlush = Date.now();
+  private lastFlush: number;
   private readonly closedListeners: SessionClosedListener[] = [];
 
   constructor(private readonly deps: SessionServiceDeps) {
+    this.lastFlush = deps.clock.now();
     deps.hub.onControl((name, payload) => {
       const keep = typeof payload.keep === 'string' ? payload.keep : undefined;
       if (name === CLOSE_USER_SESSIONS && typeof payload.user === 'string')
@@ -120,20 +124,20 @@ export class SessionService implements SessionResolver {
   async start(): Promise<void> {
     this.secret = this.loadSecret();
     const { db, config } = this.deps;
-    const cutoff = Date.now() - config.sessionIdleTimeout * 1000;
+    const cutoff = this.deps.clock.now() - config.sessionIdleTimeout * 1000;
     await this.deps.writer.writeStatement((w) => repo.deleteIdleSessions(w.trx, config.publicUrl, cutoff));
     await this.pruneEvents();
     const rows = await repo.listLiveSessions(db, config.publicUrl, cutoff);
     const stored = await this.deps.events.load(
       rows.map((row) => row.did),
-      Date.now() - EVENT_RETAIN_SECONDS * 1000,
+      this.deps.clock.now() - EVENT_RETAIN_SECONDS * 1000,
     );
     for (const row of rows) {
       this.register({
         sid: this.sidFor(row.did),
         did: row.did,
         origin: row.origin,
-        queue: restoreQueue(Number(row.next_event), stored.get(row.did) ?? []),
+        queue: restoreQueue(Number(row.next_event), stored.get(row.did) ?? [], this.deps.clock),
         kind: row.kind as SessionKind,
         language: row.language,
         userUuid: row.user_uuid,
@@ -147,7 +151,7 @@ export class SessionService implements SessionResolver {
         address: row.address,
       });
     }
-    this.lastFlush = Date.now();
+    this.lastFlush = this.deps.clock.now();
     this.flushTimer = setInterval(() => {
       this.flushActivity().catch((error: unknown) =>
         this.deps.log.error({ err: error }, 'session flush failed'),
@@ -211,12 +215,12 @@ export class SessionService implements SessionResolver {
   async createSession(from: SessionOrigin): Promise<SessionContext> {
     this.countNewSession(from.address);
     const did = randomToken(24);
-    const now = Date.now();
+    const now = this.deps.clock.now();
     const session: LiveSession = {
       sid: this.sidFor(did),
       did,
       origin: from.origin,
-      queue: new EventQueue(),
+      queue: new EventQueue(0, [], this.deps.clock),
       kind: 'anonymous',
       language: from.language,
       userUuid: null,
@@ -384,8 +388,8 @@ export class SessionService implements SessionResolver {
   /** Writes the activity times of sessions used since the last flush; expires idle ones. */
   async flushActivity(): Promise<void> {
     const since = this.lastFlush;
-    this.lastFlush = Date.now();
-    const cutoff = Date.now() - this.deps.config.sessionIdleTimeout * 1000;
+    this.lastFlush = this.deps.clock.now();
+    const cutoff = this.deps.clock.now() - this.deps.config.sessionIdleTimeout * 1000;
     const touched: LiveSession[] = [];
     for (const session of this.bySid.values()) {
       if (session.lastSeen <= cutoff) this.unregister(session);
@@ -412,7 +416,7 @@ export class SessionService implements SessionResolver {
    */
   private async pruneEvents(): Promise<void> {
     const { writer, events } = this.deps;
-    const before = Date.now() - EVENT_RETAIN_SECONDS * 1000;
+    const before = this.deps.clock.now() - EVENT_RETAIN_SECONDS * 1000;
     await writer.write(async (w) => {
       await repo.raiseNextEvent(w.trx);
       await repo.deleteOldSessionEvents(w.trx, before, EVENT_RETAIN_COUNT);
@@ -526,7 +530,7 @@ export class SessionService implements SessionResolver {
 
   private live(session: LiveSession | undefined): SessionContext | undefined {
     if (!session) return undefined;
-    if (session.lastSeen <= Date.now() - this.deps.config.sessionIdleTimeout * 1000) {
+    if (session.lastSeen <= this.deps.clock.now() - this.deps.config.sessionIdleTimeout * 1000) {
       this.unregister(session);
       return undefined;
     }
@@ -549,7 +553,7 @@ export class SessionService implements SessionResolver {
   private countNewSession(address: string): void {
     const limit = this.deps.config.sessionRateLimit;
     if (limit === 0) return;
-    const minute = Math.floor(Date.now() / 60_000);
+    const minute = Math.floor(this.deps.clock.now() / 60_000);
     const entry = this.newSessions.get(address);
     if (!entry || entry.minute !== minute) {
       this.newSessions.set(address, { minute, count: 1 });

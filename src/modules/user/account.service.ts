@@ -16,6 +16,7 @@ import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import sharp from 'sharp';
 import type { SessionContext } from '../../platform/access.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
@@ -73,6 +74,8 @@ export interface AccountServiceDeps {
   mailer: Mailer;
   throttle: Throttle;
   log: FastifyBaseLogger;
+  /** The wall clock (birthdays, code expiries, stamps). */
+  clock: Clock;
   /** Closes the session that deleted its account. */
   closeSession: (session: SessionContext) => Promise<void>;
   /** Closes the user's sessions on every node but the one given (password changed). */
@@ -94,13 +97,13 @@ const TEXT_FIELDS = ['firstname', 'lastname', 'display_name', 'country_code', 'l
 const REMOVABLE_FIELDS = ['area_code', 'fax_ident', 'fax_header'] as const;
 
 /** A real calendar date, not in the future and not before 1900. */
-function checkBirthday(value: string): void {
+function checkBirthday(value: string, now: number): void {
   const date = new Date(`${value}T00:00:00Z`);
   if (
     Number.isNaN(date.getTime()) ||
     date.toISOString().slice(0, 10) !== value ||
     date.getUTCFullYear() < 1900 ||
-    date.getTime() > Date.now()
+    date.getTime() > now
   )
     throw new ApiError('wrong-syntax', 'bad birthday');
 }
@@ -178,7 +181,7 @@ export class AccountService {
       throw new ApiError('missing-element', 'missing old_password');
     if (body.email !== undefined && body.code !== undefined)
       throw new ApiError('wrong-syntax', 'email (first step) and code (second step) go in separate calls');
-    if (body.birthday !== undefined) checkBirthday(body.birthday);
+    if (body.birthday !== undefined) checkBirthday(body.birthday, this.deps.clock.now());
 
     const user = await this.requireUser(userUuid);
     const changes: Partial<repo.UserRow> = {};
@@ -196,7 +199,11 @@ export class AccountService {
     if (body.code !== undefined) {
       await throttle.check('code-account', userUuid);
       const row = await repo.findCode(this.db, hashSecretCode(body.code));
-      if (row?.purpose !== 'email' || row.user_uuid !== userUuid || row.expires <= nowSeconds()) {
+      if (
+        row?.purpose !== 'email' ||
+        row.user_uuid !== userUuid ||
+        row.expires <= nowSeconds(this.deps.clock)
+      ) {
         await throttle.fail('code-account', userUuid);
         throw new ApiError('wrong-code', 'unknown or expired e-mail code');
       }
@@ -250,7 +257,7 @@ export class AccountService {
       if (addressChanged) changes.validation = 'incomplete';
     }
 
-    const now = nowSeconds();
+    const now = nowSeconds(this.deps.clock);
     await this.deps.writer.write(async (w) => {
       const { trx } = w;
       if (confirmed) {
@@ -365,7 +372,7 @@ export class AccountService {
       throw new ApiError('illegal-state', 'set the address (POST /api/user) before the id card');
     const data = await readUpload(body, this.deps.config.maxUploadSize, declaredLength);
     if (data.subarray(0, 5).toString('latin1') !== '%PDF-') throw new ApiError('malformed-file', 'not a PDF');
-    const job = { uuid: newUuid(), user_uuid: userUuid, created: nowSeconds() };
+    const job = { uuid: newUuid(), user_uuid: userUuid, created: nowSeconds(this.deps.clock) };
     await writeFileAtomically(this.idcardPath(job.uuid), data);
     try {
       await this.deps.writer.write(async (w) => {

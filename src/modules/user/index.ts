@@ -54,8 +54,9 @@ export const userArea = defineArea({
 /** Spec "User": the user's own account (GET/POST /api/user and the /api/user family). */
 export const accountArea = defineArea({
   name: 'account',
-  create: (s, { config, database, log }) => ({
+  create: (s, { config, database, log, clock }) => ({
     accounts: new AccountService({
+      clock,
       db: database.db,
       writer: s.writer,
       hub: s.hub,

@@ -83,7 +83,7 @@ export class EventHub {
     this.cleanupTimer = setInterval(() => {
       this.db
         .deleteFrom('event_broadcast')
-        .where('created', '<', Date.now() - BROADCAST_KEEP_MS)
+        .where('created', '<', this.clock.now() - BROADCAST_KEEP_MS)
         .execute()
         .catch((error: unknown) => this.log.warn({ err: error }, 'event broadcast cleanup failed'));
     }, 60_000);
@@ -123,7 +123,7 @@ export class EventHub {
    * with `assertEventSize` first.
    */
   emit(target: EventTarget, event: string, payload: Record<string, unknown> = {}): void {
-    const time = Math.floor(Date.now() / 1000);
+    const time = Math.floor(this.clock.now() / 1000);
     const body = JSON.stringify(payload);
     const bytes = eventBytes(event, body);
     if (bytes > EVENT_MAX_BYTES) {
@@ -183,7 +183,7 @@ export class EventHub {
   /** Sends an event to one session of this node only (no bus); false when the node does not hold it. */
   emitLocal(did: string, event: string, payload: Record<string, unknown>): boolean {
     if (!this.bySession.has(did)) return false;
-    this.deliver({ sessions: [did] }, event, Math.floor(Date.now() / 1000), payload);
+    this.deliver({ sessions: [did] }, event, Math.floor(this.clock.now() / 1000), payload);
     return true;
   }
 
@@ -262,7 +262,7 @@ export class EventHub {
       return;
     }
     const id = randomUUID();
-    await this.db.insertInto('event_broadcast').values({ id, body, created: Date.now() }).execute();
+    await this.db.insertInto('event_broadcast').values({ id, body, created: this.clock.now() }).execute();
     await this.bus!.publish(CHANNEL, JSON.stringify({ ref: id, node: this.nodeId }));
   }
 

@@ -6,6 +6,7 @@
  * An event pushed with `hold` is stored by the EventStore first and becomes readable when
  * `reveal` says it is durable: a client never sees an id that a crash could hand out again.
  */
+import { type Clock, systemClock } from '../clock.js';
 import { ApiError } from '../errors.js';
 
 export interface SessionEvent {
@@ -63,7 +64,12 @@ export class EventQueue {
   private retainedBytes = 0;
   private waiters: Waiter[] = [];
 
-  constructor(nextId = 0, retained: SessionEvent[] = []) {
+  constructor(
+    nextId = 0,
+    retained: SessionEvent[] = [],
+    /** The wall clock the retention and the topic subscriptions are read against. */
+    private readonly clock: Clock = systemClock,
+  ) {
     this.nextId = nextId;
     this.visible = nextId;
     this.retained = retained;
@@ -72,7 +78,7 @@ export class EventQueue {
       return eventBytes(event, JSON.stringify(payload));
     });
     for (const size of this.sizes) this.retainedBytes += size;
-    this.trim(Math.floor(Date.now() / 1000));
+    this.trim(Math.floor(this.clock.now() / 1000));
   }
 
   /**
@@ -82,7 +88,7 @@ export class EventQueue {
   push(
     event: string,
     payload: Record<string, unknown>,
-    time = Math.floor(Date.now() / 1000),
+    time = Math.floor(this.clock.now() / 1000),
     bytes = eventBytes(event, JSON.stringify(payload)),
     hold = false,
   ): number {
@@ -118,7 +124,7 @@ export class EventQueue {
    * Whether the session's filter lets an event of this name in; an event of a topic (EventHub
    * `topic`) only while the session's subscription to it runs.
    */
-  accepts(event: string, topic?: string, now = Date.now()): boolean {
+  accepts(event: string, topic?: string, now = this.clock.now()): boolean {
     if (topic !== undefined && !((this.topics.get(topic) ?? 0) > now)) return false;
     return this.filter === undefined || this.filter.has(event);
   }
@@ -177,7 +183,7 @@ export class EventQueue {
   }
 
   snapshot(): SessionEvent[] {
-    this.trim(Math.floor(Date.now() / 1000));
+    this.trim(Math.floor(this.clock.now() / 1000));
     return this.retained.slice();
   }
 

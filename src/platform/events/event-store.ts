@@ -8,6 +8,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import type { EventQueue, SessionEvent } from './event-queue.js';
 
@@ -45,6 +46,8 @@ export class EventStore {
   constructor(
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
+    /** The wall clock of the stored rows' `created` (what retention prunes by). */
+    private readonly clock: Clock,
   ) {}
 
   /** Queues the event for storing; `delivered` are the queues that got it (with `hold`) and their ids. */
@@ -55,7 +58,7 @@ export class EventStore {
     delivered: readonly { queue: EventQueue; id: number }[],
   ): void {
     const body = randomUUID();
-    this.bodies.push({ id: body, name, time, payload, created: Date.now() });
+    this.bodies.push({ id: body, name, time, payload, created: this.clock.now() });
     for (const { queue, id } of delivered) this.entries.push({ queue, id, body });
     this.draining ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.drain());
   }
@@ -129,7 +132,7 @@ export class EventStore {
   }
 
   private async write(bodies: PendingBody[], entries: PendingEntry[]): Promise<void> {
-    const created = Date.now();
+    const created = this.clock.now();
     await this.db.transaction().execute(async (trx) => {
       for (let i = 0; i < bodies.length; i += BODY_CHUNK)
         await trx
