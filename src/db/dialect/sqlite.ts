@@ -68,13 +68,15 @@ function isBusy(error: unknown): boolean {
 function patient(connection: DatabaseConnection, database: SQLite.Database): DatabaseConnection {
   return {
     async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
-      const deadline = Date.now() + BUSY_WAIT_MS;
+      // A deadline, not a wall-clock reading: the monotonic clock, which a change of the system
+      // time does not move.
+      const deadline = performance.now() + BUSY_WAIT_MS;
       for (let pause = 1; ; pause = Math.min(pause * 2, 16)) {
         const outside = !database.inTransaction;
         try {
           return await connection.executeQuery<R>(query);
         } catch (error) {
-          if (!outside || !isBusy(error) || Date.now() >= deadline) throw error;
+          if (!outside || !isBusy(error) || performance.now() >= deadline) throw error;
           await sleep(pause);
         }
       }
