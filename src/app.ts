@@ -148,10 +148,11 @@ export function createServices(
     events,
     hub,
     writer,
-    throttle: new Throttle(writer),
+    throttle: new Throttle(writer, clock),
     mailer: new Mailer(config, log, clock),
     store: new ObjectStore({
       writer,
+      clock,
       // decisions.md "Feature packs": the volume quota is the sum over the user's packs.
       volumeQuota: async (trx, user) =>
         (await services.features.quotaOf(user, trx)).quota.volume * 1024 * 1024,

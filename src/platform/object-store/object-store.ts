@@ -10,6 +10,7 @@
  * Writes take the caller's unit of work (src/platform/database/unit-of-work.ts): their events
  * and a type's file removal run after its commit.
  */
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import type { UnitOfWork, Writer } from '../database/unit-of-work.js';
 import type { PageQuery } from '../paging.js';
@@ -31,6 +32,8 @@ export interface ObjectStoreDeps {
   readonly writer: Writer;
   /** The storage volume a user may use, in bytes (from the feature packs). */
   readonly volumeQuota: quota.VolumeQuota;
+  /** The wall clock of the objects' stamps. */
+  readonly clock: Clock;
 }
 
 export class ObjectStore {
@@ -38,7 +41,7 @@ export class ObjectStore {
   private readonly context: objects.ObjectContext;
 
   constructor(private readonly deps: ObjectStoreDeps) {
-    this.context = { types: this.types, volumeQuota: deps.volumeQuota };
+    this.context = { types: this.types, volumeQuota: deps.volumeQuota, clock: deps.clock };
   }
 
   get db(): Db {

@@ -2,6 +2,7 @@
  * Objects (spec Conventions 9, "Events" object_new, object_modify, object_delete, trash_purge):
  * creating, changing, trashing and purging the rows every object type lives in.
  */
+import type { Clock } from '../clock.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
@@ -18,6 +19,8 @@ import { emitPerViewer, objectPayload } from './views.js';
 export interface ObjectContext {
   readonly types: ReadonlyMap<string, ObjectTypeDefinition>;
   readonly volumeQuota: VolumeQuota;
+  /** The wall clock of the objects' created and modified stamps. */
+  readonly clock: Clock;
 }
 
 export interface NewObject {
@@ -52,7 +55,7 @@ export async function createObject(
   input: NewObject,
 ): Promise<repo.ObjectRow> {
   const uuid = input.uuid ?? newUuid();
-  const now = nowSeconds();
+  const now = nowSeconds(ctx.clock);
   const description = input.description ?? '';
   const data = JSON.stringify(input.data ?? {});
   const volume = rowBytes(description, data) + (input.contentBytes ?? 0);
@@ -105,7 +108,7 @@ export async function updateObject(
     data,
     volume,
     status: changes.status === undefined ? row.status : changes.status,
-    modified: nowSeconds(),
+    modified: nowSeconds(ctx.clock),
   };
   await repo.updateObject(w.trx, row.uuid, {
     description,
@@ -147,7 +150,7 @@ export async function deleteObject(
   } else {
     if (row.trashed === 1) return;
     const tags = await userTags(w.trx, row.owner);
-    await repo.updateObject(w.trx, row.uuid, { trashed: 1, modified: nowSeconds() });
+    await repo.updateObject(w.trx, row.uuid, { trashed: 1, modified: nowSeconds(ctx.clock) });
     await attachTags(w, row, [{ tag: tags.tag_trash, attacher: row.owner }]);
   }
   w.emit(before, 'object_delete', { ...objectPayload(row), user, ...(purgeIt ? { purge: true } : {}) });

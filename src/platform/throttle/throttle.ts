@@ -11,6 +11,7 @@
  * guessing); an address that logged in to the account before is a known client, exempt from
  * the account's back-off.
  */
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import type { Writer } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
@@ -58,7 +59,11 @@ function throttled(): ApiError {
 }
 
 export class Throttle {
-  constructor(private readonly writer: Writer) {}
+  constructor(
+    private readonly writer: Writer,
+    /** The wall clock the windows and back-offs are read against. */
+    private readonly clock: Clock,
+  ) {}
 
   private get db(): Db {
     return this.writer.db;
@@ -67,7 +72,7 @@ export class Throttle {
   /** resource-throttle while the subject is over its limit. */
   async check(scope: ThrottleScope, subject: string): Promise<void> {
     const row = await repo.findThrottle(this.db, scope, subject);
-    if (row && row.window_start > nowSeconds() - THROTTLE_WINDOW && row.failures >= limitOf(scope))
+    if (row && row.window_start > nowSeconds(this.clock) - THROTTLE_WINDOW && row.failures >= limitOf(scope))
       throw throttled();
   }
 
@@ -77,7 +82,11 @@ export class Throttle {
    */
   async checkBackOff(scope: ThrottleScope, subject: string): Promise<void> {
     const row = await repo.findThrottle(this.db, scope, subject);
-    if (row && row.failures >= limitOf(scope) && nowSeconds() < row.window_start + backOffAfter(row.failures))
+    if (
+      row &&
+      row.failures >= limitOf(scope) &&
+      nowSeconds(this.clock) < row.window_start + backOffAfter(row.failures)
+    )
       throw throttled();
   }
 
@@ -87,7 +96,7 @@ export class Throttle {
    * (back-off scopes: the window is the time since the last one).
    */
   async fail(scope: ThrottleScope, subject: string, options: { sliding?: boolean } = {}): Promise<void> {
-    const now = nowSeconds();
+    const now = nowSeconds(this.clock);
     await this.writer.write(async (w) => {
       const row = await repo.findThrottle(w.trx, scope, subject);
       const fresh = !row || row.window_start <= now - THROTTLE_WINDOW;
@@ -112,12 +121,17 @@ export class Throttle {
   /** Remembers a client (e.g. account and address) that proved itself, for KNOWN_CLIENT_LIFETIME. */
   async rememberClient(client: string): Promise<void> {
     await this.writer.writeStatement((w) =>
-      repo.saveThrottle(w.trx, { scope: KNOWN, subject: client, window_start: nowSeconds(), failures: 0 }),
+      repo.saveThrottle(w.trx, {
+        scope: KNOWN,
+        subject: client,
+        window_start: nowSeconds(this.clock),
+        failures: 0,
+      }),
     );
   }
 
   async isKnownClient(client: string): Promise<boolean> {
     const row = await repo.findThrottle(this.db, KNOWN, client);
-    return row !== undefined && row.window_start > nowSeconds() - KNOWN_CLIENT_LIFETIME;
+    return row !== undefined && row.window_start > nowSeconds(this.clock) - KNOWN_CLIENT_LIFETIME;
   }
 }
