@@ -75,8 +75,10 @@ test('hold re-INVITEs the phone inactive and the audio stops both ways; resume b
   assert.equal(call.held, undefined);
   assert.ok((await hears(leg.endpoint, 600, 800)) >= 10, 'the phone is heard again');
   assert.ok(leg.endpoint.stats.sent > sent, 'the tone goes out again');
+  // Waited for before the BYE leaves: the phone may report the close before hangup resolves.
+  const closed = phone.waitFor('CALL_CLOSED');
   await leg.hangup();
-  await phone.waitFor('CALL_CLOSED');
+  await closed;
   await assert.rejects(call.hold(), (error) => error instanceof CallError && error.code === 'illegal-state');
 });
 
@@ -122,8 +124,9 @@ test("a phone's REFER is answered 202 and NOTIFY sipfrag; told the new call answ
       resolve();
     }),
   );
+  const closed = phone.waitFor('CALL_CLOSED');
   phone.command('transfer', 'sip:carol@127.0.0.1:5999');
   await referred;
-  await Promise.all([ended, phone.waitFor('CALL_CLOSED')]);
+  await Promise.all([ended, closed]);
   assert.deepEqual(trace, ['refer sip:carol@127.0.0.1:5999', 'notified 200', 'end bye']);
 });
