@@ -15,7 +15,7 @@ import type { EventHub } from '../../platform/events/event-hub.js';
 import { uuidSortKey } from '../../platform/ids.js';
 import { pageItems } from '../../platform/paging.js';
 import { decideCallFilter } from '../../telephony/decisions/index.js';
-import { type Call, CallError, parseDialled, type Telephony } from '../../telephony/index.js';
+import { type Call, CallError, isFinal, parseDialled, type Telephony } from '../../telephony/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
 import type { SipService } from '../sip/index.js';
@@ -27,9 +27,6 @@ import {
   type DialBody,
   type ListCallsQuery,
 } from './call.schema.js';
-
-/** States after which a call takes no more commands. */
-const FINAL_STATES: ReadonlySet<string> = new Set(['completed', 'busy', 'failed', 'no-answer', 'canceled']);
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
 export const CALL_EVENTS = ['call_update', 'call_dtmf'] as const;
@@ -127,8 +124,7 @@ export class CallApiService {
         throw new ApiError('illegal-state', `call ${uuid} has ended`);
       throw new ApiError('wrong-call', `no call ${uuid}`);
     }
-    if (call.ended || FINAL_STATES.has(call.status))
-      throw new ApiError('illegal-state', `call ${uuid} is ending`);
+    if (call.ended || isFinal(call.status)) throw new ApiError('illegal-state', `call ${uuid} is ending`);
     if (body.command === 'dtmf' && body.digits === undefined)
       throw new ApiError('missing-element', 'dtmf needs digits');
     try {

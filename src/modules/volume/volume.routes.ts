@@ -40,8 +40,9 @@ import {
   UploadParams,
   UploadQuery,
 } from './volume.schema.js';
-import { type FileContent, mimeOf, readBody, type VolumeService } from './volume.service.js';
+import type { FileContent, VolumeService } from './volume.service.js';
 import { UPGRADE_TIMEOUT, type VolumeUpgradeService } from './volume-upgrade.service.js';
+import { mimeOf, readBody } from './volume-upload.js';
 
 const tags = ['volume'];
 

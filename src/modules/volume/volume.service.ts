@@ -12,7 +12,6 @@
  * record of the commit history.
  */
 import { createHash } from 'node:crypto';
-import type { Readable } from 'node:stream';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
@@ -39,8 +38,8 @@ import {
   VOLUME_LIST_COUNT,
   type Volume,
 } from './volume.schema.js';
+import { DEFAULT_MIME } from './volume-upload.js';
 
-const DEFAULT_MIME = 'application/octet-stream';
 /** Length of one ancestor in a path: a UUID and "/". */
 const PATH_STEP = 37;
 
@@ -93,36 +92,6 @@ function view(row: repo.FileRow): FileView {
       ? { size: Number(row.size), mime_type: row.mime_type ?? DEFAULT_MIME, md5: row.md5 ?? '' }
       : {}),
   };
-}
-
-/** Reads a raw upload whole, at most `limit` bytes (too-large beyond); an empty body is an empty file. */
-export async function readBody(body: unknown, limit: number, declaredLength?: string): Promise<Buffer> {
-  if (declaredLength !== undefined && Number(declaredLength) > limit)
-    throw new ApiError('too-large', `larger than ${limit} bytes`);
-  if (Buffer.isBuffer(body)) {
-    if (body.length > limit) throw new ApiError('too-large', `larger than ${limit} bytes`);
-    return body;
-  }
-  const stream = body as Readable | undefined;
-  if (!stream || typeof stream.on !== 'function') return Buffer.alloc(0);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  // Past the limit the rest is read and dropped, so that the connection can still answer.
-  for await (const chunk of stream) {
-    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
-    size += buffer.length;
-    if (size <= limit) chunks.push(buffer);
-  }
-  if (size > limit) throw new ApiError('too-large', `larger than ${limit} bytes`);
-  return Buffer.concat(chunks);
-}
-
-/** The type/subtype of a Content-Type header, lower-cased; the default when absent or odd. */
-export function mimeOf(header: string | undefined): string {
-  const type = (header ?? '').split(';')[0]!.trim().toLowerCase();
-  return /^[a-z0-9][a-z0-9!#$&^_.+-]{0,63}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,63}$/.test(type)
-    ? type
-    : DEFAULT_MIME;
 }
 
 /** One commit in progress: the volume, who commits, the readers its events go to. */

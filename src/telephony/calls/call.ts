@@ -28,6 +28,11 @@ export type CallStatus =
 
 const FINAL: ReadonlySet<CallStatus> = new Set(['completed', 'busy', 'failed', 'no-answer', 'canceled']);
 
+/** A final state: the call takes no more changes (nor commands). */
+export function isFinal(status: CallStatus): boolean {
+  return FINAL.has(status);
+}
+
 /** What a call ended with, for its CDR. */
 export interface CallOutcome {
   /** Seconds since the epoch when the caller's leg was answered; null: never. */

@@ -1,5 +1,5 @@
 /** The call model: what the composition root and the API areas use of it. */
-export { Call, type CallOutcome, type CallStatus, type Step } from './call.js';
+export { Call, type CallOutcome, type CallStatus, isFinal, type Step } from './call.js';
 export {
   CallEngine,
   type CallEngineOptions,
