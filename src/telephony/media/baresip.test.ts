@@ -54,8 +54,10 @@ test('our UA calls baresip (auto answer), plays 1000 Hz; baresip hears 1000 Hz a
   await allDigits;
   assert.deepEqual(digits, ['4', '2', '#']);
   const heard = recorder.stop();
+  // Registered before the BYE: baresip's CALL_CLOSED can come while bye() still resolves.
+  const closed = peer.waitFor('CALL_CLOSED');
   await call.bye();
-  await peer.waitFor('CALL_CLOSED');
+  await closed;
   assert.equal(heard.empty, false);
   const fromPeer = dominantFrequencies(heard.samples, 8000, [600, 1000], 30).filter((w) => w.rms > 3000);
   assert.ok(
