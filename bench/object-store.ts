@@ -12,6 +12,9 @@
  *   access     the access check of GET on one object, by its owner (getForRead)
  *   shared     the same check by a linked user who reads it through a share tag
  *   denied     the same check by a stranger (wrong-... status)
+ *   write      an object created by the heavy user (store.createObject in its own unit of work,
+ *              with the volume quota check): the cost of a write by a user who owns many
+ *              objects (stages 20000,200000 give that user 1,000 and 10,000 objects)
  *
  * Each user is linked with the next five users, and every tenth object is shared with them
  * read-only through its owner's share_read tag. Progress goes to stderr; the Markdown section
@@ -25,7 +28,7 @@ import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { v1 } from 'uuid';
-import { createServices, openStorage } from '../src/app.js';
+import { createServices, openStorage, type Services } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import type { Db } from '../src/platform/database/database.js';
 import type { Writer } from '../src/platform/database/unit-of-work.js';
@@ -69,7 +72,8 @@ interface BenchUser {
   tags: UserTags;
 }
 
-async function createUsers(store: ObjectStore): Promise<BenchUser[]> {
+async function createUsers(services: Services): Promise<BenchUser[]> {
+  const { store } = services;
   const now = Math.floor(Date.now() / 1000);
   const users: BenchUser[] = [];
   await store.write(async (w) => {
@@ -82,6 +86,8 @@ async function createUsers(store: ObjectStore): Promise<BenchUser[]> {
         VALUES (${uuid}, ${`bench${i}`}, ${`bench${i}`}, ${'x'}, ${'B'}, ${'U'}, ${'B U'}, ${'de'}, ${'+49'}, 0, 0,
         ${now})`.execute(trx);
       await store.createUserTags(w, uuid);
+      // The default pack's volume quota, which the write figure checks against.
+      await services.features.giveDefaultPacks(w, uuid);
       users.push({ uuid, tags: await store.userTags(trx, uuid) });
     }
   });
@@ -217,6 +223,12 @@ async function measure(db: Db, store: ObjectStore, users: BenchUser[], objects: 
     const stranger = users[(index.get(row.owner)! + USERS / 2) % USERS]!;
     return store.getForRead(db, stranger.uuid, row.object).catch(() => undefined);
   });
+  // Fewer samples: each adds an object to the heavy user (a tenth of the samples at most).
+  results.write = await time(Math.min(SAMPLES, 500), (i) =>
+    store.write((w) =>
+      store.createObject(w, { type: 'bench', owner: heavy.uuid, description: `bench write ${objects} ${i}` }),
+    ),
+  );
   // The figures must measure real answers: full pages where there are enough objects.
   const big = await store.listByTag(db, heavy.uuid, heavy.tags.tag_all, page, undefined, 50);
   const typical = await store.listByTag(db, users[1]!.uuid, users[1]!.tags.tag_all, page, undefined, 50);
@@ -291,7 +303,7 @@ async function main(): Promise<void> {
     const { db } = database;
     const { store } = services;
     log(`users: ${USERS}`);
-    const users = await createUsers(store);
+    const users = await createUsers(services);
     const clock = { ms: Date.now() - 365 * 86_400_000 };
     const figures: Figures[] = [];
     let count = 0;

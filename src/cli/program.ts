@@ -18,6 +18,7 @@ import { phoneCommands } from './commands/phone.js';
 import { pushAppCommands } from './commands/push-app.js';
 import { pushFcmCommands } from './commands/push-fcm.js';
 import { sipCommands } from './commands/sip.js';
+import { usageCommands } from './commands/usage.js';
 import { userCommands } from './commands/user.js';
 import { CliContext, redactUrls, UsageError } from './context.js';
 
@@ -34,7 +35,7 @@ const processIo: AdminIo = {
 export function buildProgram(ctx: CliContext, io: AdminIo): Command {
   const program = new Command('zentrale-admin')
     .description(
-      'Operator tool of Zentrale: partners, users, feature packs, hardware codes, devices, permissions, phone numbers, push application ids, SIP accounts',
+      'Operator tool of Zentrale: partners, users, feature packs, hardware codes, devices, permissions, phone numbers, push application ids, SIP accounts, usage counters',
     )
     .option('--json', 'print JSON (objects and arrays) instead of text')
     .addHelpText(
@@ -60,6 +61,7 @@ export function buildProgram(ctx: CliContext, io: AdminIo): Command {
   pushAppCommands(program, ctx);
   pushFcmCommands(program, ctx);
   sipCommands(program, ctx);
+  usageCommands(program, ctx);
   return program;
 }
 

@@ -33,7 +33,12 @@ export const UserFeature = Type.Object({
   pack: Type.Array(Type.String(), { description: 'names of the feature packs the user holds' }),
   quota: Quota,
   used: Type.Object({
-    volume: Type.Number({ description: 'storage volume in use, MB' }),
+    volume: Type.Number({
+      description:
+        'storage volume in use, MB rounded up to two decimals: what all objects of the user take, ' +
+        'those in the trash included, with their metadata, comments and chat messages; a write that ' +
+        'would take it beyond quota.volume is quota-exceeded and changes nothing',
+    }),
     fax: Type.Integer({ description: 'fax pages sent this month' }),
     sip: Type.Integer({ description: 'SIP accounts (counted against quota.sip)' }),
   }),

@@ -13,6 +13,7 @@ export {
   type TagChanges,
   type TagRow,
   type TagView,
+  type UsageDifference,
   type UserTags,
 } from './object-store.js';
 export { DeleteQuery, ObjectParams, TagList, UUID_PATTERN } from './schema.js';

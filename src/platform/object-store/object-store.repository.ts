@@ -150,18 +150,6 @@ export function listTrashedObjects(db: Db, owner: string): Promise<ObjectRow[]> 
   return db.selectFrom('object').selectAll().where('owner', '=', owner).where('trashed', '=', 1).execute();
 }
 
-/** Bytes the owner's objects take, with what is stored with them (attached_volume). */
-export async function sumVolume(db: Db, owner: string): Promise<number> {
-  const row = await db
-    .selectFrom('object')
-    .select((eb) =>
-      eb.fn.sum<number | string | null>(eb('volume', '+', eb.ref('attached_volume'))).as('total'),
-    )
-    .where('owner', '=', owner)
-    .executeTakeFirst();
-  return Number(row?.total ?? 0);
-}
-
 /** Adds `delta` (negative to free) to the bytes stored with an object. */
 export function addAttachedVolume(db: Db, uuid: string, delta: number): Promise<unknown> {
   return db

@@ -26,6 +26,7 @@ import * as views from './views.js';
 export { type AccessedObject, ANY_OBJECT, type ObjectTypeDefinition } from './access.js';
 export type { ListedObject, ObjectRow, TagKind, TagRow } from './object-store.repository.js';
 export type { NewObject, ObjectChanges } from './objects.js';
+export type { UsageDifference } from './quota.js';
 export type { TagChanges, TagView, UserTags } from './tags.js';
 
 export interface ObjectStoreDeps {
@@ -121,15 +122,28 @@ export class ObjectStore {
     return quota.attachVolume(w, this.deps.volumeQuota, object, delta);
   }
 
-  /** Bytes of storage volume a user's objects take (`feature.used.volume`). */
   /** Objects created in [from, to) (seconds), per type (internal statistics and usage). */
   async countCreated(from: number, to: number): Promise<Record<string, number>> {
     const rows = await repo.countCreatedObjects(this.db, from, to);
     return Object.fromEntries(rows.map((row) => [row.type, Number(row.count)]));
   }
 
+  /** Bytes of storage volume a user's objects take (`feature.used.volume`), as counted. */
   usedVolume(user: string, db: Db = this.db): Promise<number> {
-    return repo.sumVolume(db, user);
+    return quota.usedVolume(db, user);
+  }
+
+  /**
+   * Recomputes every usage counter from the object rows; lists the ones that differed and,
+   * with `fix`, sets them to the sums (the operator's `usage recount`).
+   */
+  recountUsage(fix: boolean): Promise<quota.UsageDifference[]> {
+    return this.write((w) => quota.recountUsage(w, fix));
+  }
+
+  /** The user's objects per type, trashed ones included, as counted. */
+  objectCounts(user: string, db: Db = this.db): Promise<Record<string, number>> {
+    return quota.objectCounts(db, user);
   }
 
   // tags (tags.ts) and tags on objects (object-tags.ts)

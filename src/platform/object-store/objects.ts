@@ -10,7 +10,7 @@ import { type AccessedObject, levelsOf, type ObjectTypeDefinition, readers, read
 import { Level } from './grants.js';
 import * as repo from './object-store.repository.js';
 import { attachTags } from './object-tags.js';
-import { checkQuota, rowBytes, type VolumeQuota } from './quota.js';
+import { chargeVolume, countObject, releaseObject, rowBytes, type VolumeQuota } from './quota.js';
 import { userTags } from './tags.js';
 import { unlinkUsers } from './user-links.js';
 import { emitPerViewer, objectPayload } from './views.js';
@@ -59,7 +59,8 @@ export async function createObject(
   const description = input.description ?? '';
   const data = JSON.stringify(input.data ?? {});
   const volume = rowBytes(description, data) + (input.contentBytes ?? 0);
-  if (input.checkQuota !== false) await checkQuota(w.trx, ctx.volumeQuota, input.owner, volume);
+  await chargeVolume(w, ctx.volumeQuota, input.owner, volume, input.checkQuota === false);
+  await countObject(w, input.owner, input.type, 1);
   const row: repo.ObjectRow = {
     uuid,
     type: input.type,
@@ -101,7 +102,7 @@ export async function updateObject(
   const data = changes.data === undefined ? row.data : JSON.stringify(changes.data);
   const contentBytes = changes.contentBytes ?? row.volume - rowBytes(row.description, row.data);
   const volume = rowBytes(description, data) + Math.max(0, contentBytes);
-  if (volume > row.volume) await checkQuota(w.trx, ctx.volumeQuota, row.owner, volume - row.volume);
+  await chargeVolume(w, ctx.volumeQuota, row.owner, volume - row.volume);
   const updated: repo.ObjectRow = {
     ...row,
     description,
@@ -126,6 +127,7 @@ export async function updateObject(
 
 async function purge(ctx: ObjectContext, w: UnitOfWork, row: repo.ObjectRow): Promise<void> {
   await ctx.types.get(row.type)?.onPurge?.(w, row);
+  await releaseObject(w, row);
   // Tags, comments, links and metadata go with the row (foreign keys cascade).
   await repo.deleteObject(w.trx, row.uuid);
 }

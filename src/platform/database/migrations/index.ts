@@ -32,6 +32,7 @@ import * as dropRunningCallOwner from './0030-drop-running-call-owner.js';
 import * as callreverseNode from './0031-callreverse-node.js';
 import * as cspUnknown from './0032-csp-unknown.js';
 import * as callEventSubscription from './0033-call-event-subscription.js';
+import * as usageCounters from './0034-usage-counters.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '0031-callreverse-node': callreverseNode,
   '0032-csp-unknown': cspUnknown,
   '0033-call-event-subscription': callEventSubscription,
+  '0034-usage-counters': usageCounters,
 };
