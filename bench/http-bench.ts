@@ -24,13 +24,17 @@ export interface HttpOptions {
   profileDir?: string | undefined;
 }
 
-interface Target {
+export interface Target {
   readonly key: string;
   readonly label: string;
   readonly url: string;
   readonly headers: Record<string, string>;
   /** The server process, whose CPU time is read around each run. */
   readonly pid: number;
+  readonly method?: 'GET' | 'POST';
+  readonly body?: string;
+  /** CPU seconds of the server's processes so far, when more than `pid` counts (PostgreSQL). */
+  readonly cpu?: () => number;
 }
 
 export interface Measurement {
@@ -60,16 +64,23 @@ export interface HttpResult {
   cpuRatio: number;
 }
 
-async function measure(target: Target, options: HttpOptions, seconds: number): Promise<Measurement> {
-  const cpuBefore = readCpuSeconds(target.pid);
+export async function measure(
+  target: Target,
+  options: Pick<HttpOptions, 'connections' | 'pipelining'>,
+  seconds: number,
+): Promise<Measurement> {
+  const cpuOf = target.cpu ?? (() => readCpuSeconds(target.pid));
+  const cpuBefore = cpuOf();
   const result = await autocannon({
     url: target.url,
     headers: target.headers,
+    method: target.method ?? 'GET',
+    ...(target.body === undefined ? {} : { body: target.body }),
     connections: options.connections,
     pipelining: options.pipelining,
     duration: seconds,
   });
-  const cpu = readCpuSeconds(target.pid) - cpuBefore;
+  const cpu = cpuOf() - cpuBefore;
   const failures = result.errors + result.timeouts + result.non2xx;
   if (failures > 0 || result['2xx'] === 0) {
     throw new Error(`${target.label}: ${failures} failed requests of ${result.requests.total}`);
@@ -90,7 +101,7 @@ async function expectStatus(target: Target, check: (body: Record<string, unknown
   if (!check(body)) throw new Error(`${target.label}: unexpected answer ${JSON.stringify(body)}`);
 }
 
-async function loginOnce(zentrale: RunningServer): Promise<string> {
+export async function loginOnce(zentrale: RunningServer): Promise<string> {
   const response = await fetch(`${zentrale.url}/api/session`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

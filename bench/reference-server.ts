@@ -4,11 +4,15 @@
  * - `node-http`: bare node:http answering `{"status":"ok"}` to every request;
  * - `node-http-hold`: bare node:http holding every request until the parent sends `release`
  *   (the memory and delivery yardstick for long-polls);
+ * - `node-http-json`: bare node:http doing the JSON work of the contact routes in memory: GET
+ *   /contact/<id> answers the stored contact, POST /contact parses the body, stores a contact
+ *   under a new UUID and answers it (the yardstick of `bench objects`);
  * - `fastify`: a plain Fastify route answering `{"status":"ok"}` (no plugins, no hooks);
  * - `fastify-sqlite`: a plain Fastify route that reads the Bearer session from SQLite on every
  *   request (what a database-backed session check costs, for comparison with Zentrale's
  *   in-memory sessions).
  */
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -63,6 +67,52 @@ if (kind === 'node-http' || kind === 'node-http-hold') {
     }
     return { start, returned: performance.timeOrigin + performance.now() };
   };
+  port = await listen(server);
+  stop = async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+  };
+} else if (kind === 'node-http-json') {
+  const contacts = new Map<string, Record<string, unknown>>();
+  const send = (response: http.ServerResponse, body: string) => {
+    response.writeHead(200, { ...HEADERS, 'content-length': Buffer.byteLength(body) });
+    response.end(body);
+  };
+  const first = randomUUID();
+  contacts.set(first, {
+    owner: randomUUID(),
+    time: 0,
+    firstname: 'Ada',
+    lastname: 'Lovelace',
+    tag: [],
+    entry: {},
+  });
+  const server = http.createServer((request, response) => {
+    if (request.method === 'GET') {
+      const contact = contacts.get(request.url?.slice('/contact/'.length) ?? '');
+      send(response, JSON.stringify(contact ? { status: 'ok', contact } : { status: 'wrong-contact' }));
+      return;
+    }
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        firstname: string;
+        lastname: string;
+      };
+      const uuid = randomUUID();
+      // Bounded like the benchmark's user: the map does not grow through the run.
+      if (contacts.size > 100_000) contacts.clear();
+      contacts.set(uuid, {
+        owner: 'bench',
+        time: Date.now(),
+        firstname: body.firstname,
+        lastname: body.lastname,
+      });
+      send(response, JSON.stringify({ status: 'ok', uuid }));
+    });
+  });
+  ready = { contact: first };
   port = await listen(server);
   stop = async () => {
     server.closeAllConnections();

@@ -1,13 +1,17 @@
 /**
- * `npm run bench [-- http|longpoll] [options]`: the platform benchmarks, described
- * with their figures in docs/benchmarks.md. Without a part it runs both. Progress goes to
- * stderr; the summary (Markdown, or JSON with --json) goes to stdout.
+ * `npm run bench [-- http|longpoll|objects] [options]`: the platform benchmarks, described
+ * with their figures in docs/benchmarks.md. Without a part it runs http and longpoll (objects
+ * takes a quarter of an hour: asked for by name). Progress goes to stderr; the summary
+ * (Markdown, or JSON with --json) goes to stdout.
  *
  *   http      (a) GET /api/session with a Bearer sid against bare node:http, same autocannon
  *             settings; unless --no-references also (c) GET /api/language, plain Fastify, and
  *             Fastify reading the session from SQLite.
  *   longpoll  (b) 10,000 idle long-polls: server memory per poll against bare node:http, and
  *             the time until one event reaches every client.
+ *   objects   GET and POST /api/contact against bare node:http doing the same JSON work, on
+ *             SQLite and PostgreSQL, and the write at 1k, 10k and 100k objects per user
+ *             (bench/objects-bench.ts; --sizes, --databases).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -16,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { type HttpResult, runHttpBench } from './http-bench.js';
 import { type LongPollResult, runLongPollBench } from './longpoll-bench.js';
 import { openFileLimit } from './memory.js';
+import { objectsSummary, runObjectsBench } from './objects-bench.js';
 
 const TARGET_RATIO = 0.5;
 const TARGET_BYTES_PER_POLL = 16 * 1024;
@@ -34,12 +39,15 @@ const { values, positionals } = parseArgs({
     'login-concurrency': { type: 'string', default: '8' },
     json: { type: 'boolean', default: false },
     profile: { type: 'string' },
+    sizes: { type: 'string', default: '1000,10000,100000' },
+    databases: { type: 'string', default: 'sqlite,postgres' },
     help: { type: 'boolean', short: 'h', default: false },
   },
 });
 
-const USAGE = `usage: npm run bench -- [http|longpoll] [--rounds N] [--duration S] [--warmup S]
+const USAGE = `usage: npm run bench -- [http|longpoll|objects] [--rounds N] [--duration S] [--warmup S]
        [--connections N] [--pipelining N] [--no-references] [--polls N] [--login-concurrency N] [--json]
+       [--sizes 1000,10000,100000] [--databases sqlite,postgres]   (objects)
        [--profile DIR]   CPU profiles of the Zentrale node while measured (.cpuprofile files)`;
 
 function whole(name: string, raw: string | undefined, min: number): number {
@@ -132,7 +140,8 @@ async function main(): Promise<void> {
     return;
   }
   const part = positionals[0] ?? 'all';
-  if (!['all', 'http', 'longpoll'].includes(part) || positionals.length > 1) throw new Error(USAGE);
+  if (!['all', 'http', 'longpoll', 'objects'].includes(part) || positionals.length > 1)
+    throw new Error(USAGE);
   const rounds = whole('rounds', values.rounds, 1);
   const polls = whole('polls', values.polls, 1);
   const profileDir = values.profile === undefined ? undefined : path.resolve(values.profile);
@@ -179,6 +188,25 @@ async function main(): Promise<void> {
     );
     json.longpoll = result;
     output.push(...longPollSummary(result), '');
+  }
+
+  if (part === 'objects') {
+    const sizes = (values.sizes ?? '').split(',').map((size) => whole('sizes', size, 1));
+    const dialects = (values.databases ?? '').split(',');
+    if (!dialects.every((d) => d === 'sqlite' || d === 'postgres'))
+      throw new Error('--databases is a comma list of sqlite and postgres');
+    const options = {
+      connections: whole('connections', values.connections, 1),
+      duration: whole('duration', values.duration, 1),
+      warmup: whole('warmup', values.warmup, 0),
+      rounds,
+      sizes,
+      dialects: dialects as ('sqlite' | 'postgres')[],
+    };
+    log('objects: the contact routes against bare node:http');
+    const result = await runObjectsBench(options, log);
+    json.objects = result;
+    output.push(...objectsSummary(result, options), '');
   }
 
   process.stdout.write(values.json ? `${JSON.stringify(json, null, 2)}\n` : `${output.join('\n')}\n`);

@@ -66,7 +66,7 @@ export async function startZentrale(
   };
 }
 
-export type ReferenceKind = 'node-http' | 'node-http-hold' | 'fastify' | 'fastify-sqlite';
+export type ReferenceKind = 'node-http' | 'node-http-hold' | 'node-http-json' | 'fastify' | 'fastify-sqlite';
 
 /** A reference server of bench/reference-server.ts. */
 export async function startReference(kind: ReferenceKind): Promise<RunningServer> {

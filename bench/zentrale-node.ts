@@ -4,6 +4,7 @@
  * SESSION_RATE_LIMIT=0). It creates the benchmark user (unless BENCH_USER_UUID names the one
  * already in DATA_DIR), then answers the parent over IPC:
  * `emit` sends an event to every session of that user, `memory` reports the heap after a GC,
+ * `fill` gives the user that many more contacts, `objects` counts the user's objects,
  * `pending` counts the long-polls it holds, `profile-start`/`profile-stop` write a CPU profile.
  */
 import fs from 'node:fs';
@@ -67,6 +68,35 @@ serveCommands(
       return { file: command.file };
     },
     memory: async () => ({ ...(await heapAfterGc()) }),
+    // bench objects: the user's contacts raised to `count`, in batches of one unit of work each.
+    // The quota is not checked while filling (the figures measure the writes after it).
+    fill: async (command) => {
+      const count = Number(command.count);
+      const { store } = app.services;
+      for (let done = 0; done < count; done += 500) {
+        await store.write(async (w) => {
+          for (let i = done; i < Math.min(count, done + 500); i += 1) {
+            const data = { firstname: 'Fill', lastname: `Contact ${i}`, entry: {} };
+            await store.createObject(w, {
+              type: 'contact',
+              owner: userUuid,
+              description: `Fill Contact ${i}`,
+              data,
+              checkQuota: false,
+            });
+          }
+        });
+      }
+      return { filled: count };
+    },
+    objects: async () => {
+      const row = await app.services.store.db
+        .selectFrom('object')
+        .select((eb) => eb.fn.countAll<number | string>().as('n'))
+        .where('owner', '=', userUuid)
+        .executeTakeFirstOrThrow();
+      return { objects: Number(row.n) };
+    },
     pending: () => ({ pending: pendingPolls, lastWritten, sessions: app.services.sessions.count }),
     emit: (command) => {
       const start = performance.timeOrigin + performance.now();
