@@ -16,6 +16,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { CallAreaRecorder } from '../src/modules/call/index.js';
+import { systemClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newUuid } from '../src/platform/ids.js';
 
@@ -57,7 +58,9 @@ const env = (port: number) => {
 const first = await buildApp(env(18091));
 const apps = values.postgres ? [first, await buildApp(env(18092))] : [first];
 try {
-  const directories = apps.map((app) => new CallAreaRecorder(app.services, app.database.db, app.server.log));
+  const directories = apps.map(
+    (app) => new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock),
+  );
   const { db } = first.database;
   const owner = newUuid();
   const cpu0 = process.cpuUsage();

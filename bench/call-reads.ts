@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { CallAreaRecorder, CallAreaRouting } from '../src/modules/call/index.js';
 import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
+import { systemClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newUuid } from '../src/platform/ids.js';
 import type { RunningLeg } from '../src/telephony/index.js';
@@ -77,7 +78,7 @@ await insertSipAccount(app.database.db, {
   created: Math.floor(Date.now() / 1000),
 });
 const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
-const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
+const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock);
 const node = newUuid();
 
 async function oneCall(): Promise<void> {

@@ -25,6 +25,7 @@ import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import * as mupdf from 'mupdf';
 import pino from 'pino';
+import { systemClock } from '../src/platform/clock.js';
 import { speakWithEspeak } from '../src/platform/content/converters.js';
 import { ContentService, type ConversionResult, LocalContentStorage } from '../src/platform/content/index.js';
 import { encodeOggVorbis } from '../src/platform/content/ogg.js';
@@ -104,6 +105,7 @@ async function contentService(dir: string, workers?: number) {
     storage: new LocalContentStorage(path.join(dir, 'content')),
     node: 'http://bench',
     log: pino({ level: 'silent' }),
+    clock: systemClock,
     maxUploadSize: 200 * 1024 * 1024,
     ...(workers === undefined ? {} : { workers }),
   });

@@ -10,6 +10,7 @@
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { buildApp } from '../src/app.js';
+import { systemClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newUuid, nowSeconds } from '../src/platform/ids.js';
 import { hashSecret } from '../src/platform/secrets.js';
@@ -37,7 +38,7 @@ const devices: string[] = [];
 async function createDevices(count: number): Promise<string[]> {
   const keyHash = await hashSecret(KEY);
   const made: string[] = [];
-  const created = nowSeconds();
+  const created = nowSeconds(systemClock);
   for (let i = 0; i < count; i += 500) {
     const rows = [];
     for (let j = i; j < Math.min(count, i + 500); j++) {

@@ -15,6 +15,10 @@
 //   transaction as a bare `trx: Db` (it takes the caller's UnitOfWork), and none takes an optional
 //   UnitOfWork that it opens itself when none is given (it takes one, or opens its own, not
 //   either). A write of one statement joins through Writer.writeStatement, the same way.
+// - the wall clock is read through the injected Clock (src/platform/clock.ts, decisions.md
+//   "Clocks"): production code calls no `Date.now()` and no argument-less `new Date()`, so a
+//   test's SettableClock moves every stamp; a place that must have the system's time says so by
+//   reading `systemClock`.
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -199,6 +203,31 @@ function unitOfWorkBypasses() {
 }
 
 problems.push(...unitOfWorkBypasses());
+
+// Where the system's time is read directly: the clock itself, and the migrations, which stamp
+// their seed rows once with the real time (fixed history, not a service's reading).
+const CLOCK_READERS = [path.join('src', 'platform', 'clock.ts')];
+const CLOCK_READER_DIRS = [path.join('src', 'platform', 'database', 'migrations') + path.sep];
+
+/** Direct readings of the system clock in production code (outside the exemptions). */
+function systemClockReadings() {
+  const found = [];
+  for (const file of graph.keys()) {
+    if (isTestCode(file) || CLOCK_READERS.includes(file)) continue;
+    if (CLOCK_READER_DIRS.some((dir) => file.startsWith(dir))) continue;
+    const lines = fs.readFileSync(path.join(root, file), 'utf8').split('\n');
+    lines.forEach((line, index) => {
+      // Comments may name the calls they explain.
+      if (/^\s*(\/\/|\/?\*)/.test(line)) return;
+      if (/\bDate\.now\(\s*\)|\bnew Date\(\s*\)/.test(line)) {
+        found.push(`${file}:${index + 1}: reads the system clock (use the injected Clock, clock.now())`);
+      }
+    });
+  }
+  return found;
+}
+
+problems.push(...systemClockReadings());
 
 if (problems.length > 0) {
   console.error(`house rule violations:\n${problems.join('\n')}`);

@@ -157,9 +157,9 @@ export function createServices(
       volumeQuota: async (trx, user) =>
         (await services.features.quotaOf(user, trx)).quota.volume * 1024 * 1024,
     }),
-    content: createContentService(config, db, log, { workers: config.contentWorkers }),
+    content: createContentService(config, db, log, clock, { workers: config.contentWorkers }),
     // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.
-    telephony: new Telephony(config, database, log),
+    telephony: new Telephony(config, database, log, clock),
   });
   const context: AreaContext = { config, database, log, clock };
   for (const area of AREAS) Object.assign(services, area.create?.(services, context));

@@ -1,7 +1,8 @@
 /**
  * The house rules of scripts/check-imports.mjs that keep the code's structure: production code
  * imports no test code, no import cycle among the files of src/ (type-only imports count), no
- * repository write outside a unit of work, and one way to join one.
+ * repository write outside a unit of work, one way to join one, and no reading of the system
+ * clock outside the Clock.
  */
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -140,5 +141,28 @@ test('a transaction taken as Db and an optional UnitOfWork are refused: a functi
     "src/modules/thing/thing.service.ts:4: a transaction taken as Db (take the caller's UnitOfWork, w)",
     "src/modules/thing/thing.service.ts:5: an optional UnitOfWork (take the caller's, or open one with Writer.write)",
     "src/modules/thing/thing.service.ts:6: an optional UnitOfWork (take the caller's, or open one with Writer.write)",
+  ]);
+});
+
+test('production code reading the system clock is refused; the clock, the migrations, tests and comments are exempt', (t) => {
+  const run = lint(t, {
+    'src/modules/a/a.service.ts': [
+      'export const stamp = () => Date.now();',
+      'export const when = () => new Date( );',
+      '// Date.now() would not follow a test clock.',
+      'export const parsed = new Date(0);',
+      'export const later = (clock: { now(): number }) => new Date(clock.now());',
+    ].join('\n'),
+    'src/telephony/engine.ts': 'export const started = Math.floor(Date.now() / 1000);\n',
+    'src/platform/clock.ts': 'export const systemClock = { now: () => Date.now() };\n',
+    'src/platform/database/migrations/0001-seed.ts': 'export const seeded = Date.now();\n',
+    'src/modules/a/a.test.ts': 'export const t0 = Date.now();\n',
+  });
+  assert.equal(run.status, 1);
+  const lines = run.problems.split('\n').filter((line) => line.includes('system clock'));
+  assert.deepEqual(lines.sort(), [
+    'src/modules/a/a.service.ts:1: reads the system clock (use the injected Clock, clock.now())',
+    'src/modules/a/a.service.ts:2: reads the system clock (use the injected Clock, clock.now())',
+    'src/telephony/engine.ts:1: reads the system clock (use the injected Clock, clock.now())',
   ]);
 });

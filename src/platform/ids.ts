@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { v1 } from 'uuid';
-import { type Clock, systemClock } from './clock.js';
+import type { Clock } from './clock.js';
 
 export function newUuid(): string {
   return v1();
@@ -35,6 +35,6 @@ export function randomToken(bytes = 24): string {
 }
 
 /** Whole seconds since the epoch on `clock` (the stamps stored in seconds). */
-export function nowSeconds(clock: Clock = systemClock): number {
+export function nowSeconds(clock: Clock): number {
   return Math.floor(clock.now() / 1000);
 }

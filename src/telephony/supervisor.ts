@@ -132,7 +132,8 @@ export class EngineSupervisor {
         if (lastLines.length > 5) lastLines.shift();
       });
     }
-    const startedAt = Date.now();
+    // Start timeout and stable run are durations: measured on the monotonic clock.
+    const startedAt = performance.now();
     const deadline = startedAt + START_TIMEOUT_MS;
     let exitReason: string | undefined;
     void exited.then((reason) => {
@@ -146,7 +147,7 @@ export class EngineSupervisor {
         await this.spec.ready();
         break;
       } catch (error) {
-        if (Date.now() > deadline) {
+        if (performance.now() > deadline) {
           this.signal(child, 'SIGKILL');
           throw new Error(`${this.spec.name} not ready after ${START_TIMEOUT_MS / 1000} s: ${String(error)}`);
         }
@@ -156,7 +157,7 @@ export class EngineSupervisor {
     this.spec.onReady?.();
     void exited.then((reason) => {
       if (this.stopping || this.child !== child) return;
-      if (Date.now() - startedAt > STABLE_AFTER_MS) this.backoff = 1000;
+      if (performance.now() - startedAt > STABLE_AFTER_MS) this.backoff = 1000;
       this.log.error(`${this.spec.name} stopped (${reason}); restarting in ${this.backoff / 1000} s`);
       this.scheduleRestart();
     });

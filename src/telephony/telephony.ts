@@ -20,6 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { FastifyBaseLogger } from 'fastify';
+import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
@@ -128,6 +129,11 @@ const STALE_ROWS_MS = WRITE_BACK_MS + 4000;
  * just before it is in the table by then (write-back: one usrloc timer tick).
  */
 const EXPIRY_GRACE_MS = WRITE_BACK_MS + 500;
+/**
+ * Kamailio stamps registrations (usrloc `expires`) with the system's time and expires them on
+ * it: they are compared with that clock, not with the injected one a test may set.
+ */
+const kamailioClock = systemClock;
 
 function findBinary(name: string): string | undefined {
   const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
@@ -181,7 +187,10 @@ export class Telephony implements TelephonyEngine {
    * the last seconds.
    */
   private readonly reported = new Map<string, Registration[]>();
-  /** Write-back: when each user's registrations last changed (until the table shows the change). */
+  /**
+   * Write-back: when each user's registrations last changed (performance.now(), until the table
+   * shows the change): only ages are taken of it.
+   */
   private readonly unsettled = new Map<string, number>();
   /**
    * Write-back: per user, contacts that Kamailio reported gone but whose rows usrloc did not
@@ -207,12 +216,14 @@ export class Telephony implements TelephonyEngine {
     private readonly config: Config,
     private readonly database: DatabaseHandle,
     log: FastifyBaseLogger,
+    /** The wall clock of the call engine (calls, CDRs, heartbeats). */
+    private readonly clock: Clock,
   ) {
     this.log = log.child({ module: 'telephony' });
   }
 
   async registrations(sipUser: string): Promise<Registration[]> {
-    const now = Date.now() / 1000;
+    const now = kamailioClock.now() / 1000;
     const reported = this.reported.get(sipUser);
     const gone = this.gone.get(sipUser);
     // Write-back: a refresh made just before the expiry may not be in the table yet.
@@ -228,7 +239,7 @@ export class Telephony implements TelephonyEngine {
 
   async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
     if (!this.directory) return Object.fromEntries(numbers.map((number) => [number, 0]));
-    return this.directory.recorder.callsTo(numbers, Date.now() - ALIVE_MS);
+    return this.directory.recorder.callsTo(numbers, this.clock.now() - ALIVE_MS);
   }
 
   /** The composition root hands over what the call engine reads and where it records (src/modules/call/). */
@@ -259,7 +270,7 @@ export class Telephony implements TelephonyEngine {
     await deleteLocations(this.database.db, sipUser);
     if (this.writeBack) {
       this.reported.set(sipUser, []);
-      this.unsettled.set(sipUser, Date.now());
+      this.unsettled.set(sipUser, performance.now());
       this.scheduleSettle();
     }
     this.evapi?.send(`unregister:${sipUser}`);
@@ -327,6 +338,7 @@ export class Telephony implements TelephonyEngine {
         rtpengine: this.rtpengine,
         carrierUri: config.carrierUri,
         log: this.log,
+        clock: this.clock,
       });
       this.calls.calls.onAdd((call) => this.events.emit('call', call));
       app = this.calls.port;
@@ -396,7 +408,7 @@ export class Telephony implements TelephonyEngine {
       }
       this.reported.set(event.user, contacts);
       this.gone.delete(event.user);
-      this.unsettled.set(event.user, Date.now());
+      this.unsettled.set(event.user, performance.now());
       this.scheduleSettle();
     }
     void this.publish(event.user);
@@ -428,7 +440,7 @@ export class Telephony implements TelephonyEngine {
     try {
       // A report younger than one write-back interval is compared only when a stop waits for it:
       // usrloc may not have written it yet, and in a storm each user would be read several times.
-      const writtenBefore = all ? Number.POSITIVE_INFINITY : Date.now() - WRITE_BACK_MS;
+      const writtenBefore = all ? Number.POSITIVE_INFINITY : performance.now() - WRITE_BACK_MS;
       const pending = [...this.unsettled].filter(([, changed]) => changed <= writtenBefore);
       for (let start = 0; start < pending.length; start += SETTLE_BATCH)
         await this.settleSome(pending.slice(start, start + SETTLE_BATCH));
@@ -451,8 +463,10 @@ export class Telephony implements TelephonyEngine {
       const stored = rows.get(user);
       // A newer report meanwhile is compared at the next pass.
       if (this.unsettled.get(user) !== changed || this.reported.get(user) !== reported) continue;
-      const now = Date.now();
-      const table = reported ? compareWithTable(stored ?? [], reported, now / 1000) : undefined;
+      const now = performance.now();
+      const table = reported
+        ? compareWithTable(stored ?? [], reported, kamailioClock.now() / 1000)
+        : undefined;
       if (table?.caughtUp && table.extra.length > 0 && now - changed >= STALE_ROWS_MS)
         this.gone.set(user, new Set(table.extra));
       else if (table && !(table.caughtUp && table.extra.length === 0)) {
@@ -509,7 +523,7 @@ export class Telephony implements TelephonyEngine {
   private async watchExisting(): Promise<void> {
     for (const row of await listLocationExpiries(this.database.db)) {
       const expires = parseKamailioTime(row.expires) * 1000;
-      if (expires > Date.now()) this.watched.set(row.username, expires);
+      if (expires > kamailioClock.now()) this.watched.set(row.username, expires);
     }
     this.scheduleWatch();
   }
@@ -527,12 +541,12 @@ export class Telephony implements TelephonyEngine {
     let next = Number.POSITIVE_INFINITY;
     for (const expires of this.watched.values()) if (expires < next) next = expires;
     // At most once a second, however many registrations expire together.
-    const wait = Math.max(1000, next - Date.now() + this.expiryGrace);
-    this.watchAt = Date.now() + wait;
+    const wait = Math.max(1000, next - kamailioClock.now() + this.expiryGrace);
+    this.watchAt = kamailioClock.now() + wait;
     this.watchTimer = setTimeout(() => {
       this.watchTimer = undefined;
       this.watchAt = Number.POSITIVE_INFINITY;
-      const now = Date.now();
+      const now = kamailioClock.now();
       for (const [user, expires] of this.watched) {
         if (expires <= now) {
           this.watched.delete(user);
@@ -554,8 +568,8 @@ export class Telephony implements TelephonyEngine {
    */
   private async awaitWriteBack(): Promise<void> {
     if (!this.writeBack || this.state !== 'running') return;
-    const deadline = Date.now() + WRITE_BACK_WAIT_MS;
-    while (this.unsettled.size > 0 && Date.now() < deadline) {
+    const deadline = performance.now() + WRITE_BACK_WAIT_MS;
+    while (this.unsettled.size > 0 && performance.now() < deadline) {
       await this.settle(true);
       if (this.unsettled.size > 0) await sleep(100);
     }

@@ -7,6 +7,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import type {
@@ -51,6 +52,7 @@ export class CallAreaRecorder implements CallRecorder {
     private readonly services: Services,
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -79,7 +81,7 @@ export class CallAreaRecorder implements CallRecorder {
         to: voicemail.to,
         recording,
         seconds: Math.max(0, (voicemail.wav.length - 44) / 16000),
-        time: new Date(),
+        time: new Date(this.clock.now()),
         wav: settings.notification_attachment ? voicemail.wav : undefined,
       });
       await this.services.mailer

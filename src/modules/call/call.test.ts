@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { build, buildPartner, buildUser, DIALECTS, testEnv } from '../../../test/helper.js';
 import { buildApp } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 import { newUuid } from '../../platform/ids.js';
 import type { GroupCallLimit, LegEnd, RunningLeg } from '../../telephony/index.js';
@@ -23,7 +24,7 @@ type App = Awaited<ReturnType<typeof build>>;
  * legs it started (it hands the started leg back to legEnded).
  */
 function directoryOf(app: App) {
-  const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
+  const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock);
   const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
   const legs = new Map<string, RunningLeg>();
   return {
@@ -146,7 +147,7 @@ for (const dialect of DIALECTS) {
     test('a leg ends: its CDR is written from the leg the engine hands back, not from its running row read back', async (t) => {
       const app = await build(t, { dialect });
       const user = await buildUser(app);
-      const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
+      const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock);
       const leg: RunningLeg = {
         id: newUuid(),
         node: 'n1',

@@ -26,7 +26,7 @@ export const callArea = defineArea({
     const callLog = log.child({ module: 'call' });
     s.telephony.useDirectory({
       routing: new CallAreaRouting(s, database.db, callLog),
-      recorder: new CallAreaRecorder(s, database.db, callLog),
+      recorder: new CallAreaRecorder(s, database.db, callLog, clock),
     });
     // POST /api/dialplan/callback is carried out by this node's engine once recorded.
     s.dialplans.onCallbackRequest((user) => {

@@ -4,6 +4,7 @@
  * asks `callFilterOf(user)` on every outgoing call, and the simulate route decides a call the
  * same way (src/telephony/decisions/callfilter.ts) with a trace.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -28,6 +29,8 @@ export interface PartnerAccess {
 export interface CallFilterServiceDeps {
   db: Db;
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   partners: PartnerAccess;
 }
 
@@ -72,7 +75,7 @@ export class CallFilterService {
         user_uuid: userUuid,
         filter: JSON.stringify(checked),
         operators: countOperators(checked),
-        updated: nowSeconds(),
+        updated: nowSeconds(this.deps.clock),
       });
     });
   }

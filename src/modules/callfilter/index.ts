@@ -14,8 +14,8 @@ declare module '../../platform/area.js' {
 /** Spec "Partner API" call filters; the call engine reads them through `callFilterOf`. */
 export const callFilterArea = defineArea({
   name: 'callfilter',
-  create: (s, { database }) => ({
-    callFilters: new CallFilters({ db: database.db, writer: s.writer, partners: s.partnerApi }),
+  create: (s, { database, clock }) => ({
+    callFilters: new CallFilters({ clock, db: database.db, writer: s.writer, partners: s.partnerApi }),
   }),
   routes: (app, s) => routes(app, s.callFilters),
 });

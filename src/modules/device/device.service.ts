@@ -3,6 +3,7 @@
  * and a key, which is stored only as an argon2id hash. The operator registers them and may give
  * each an owner; the device protocol authenticates with `verifyDevice`.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -65,6 +66,7 @@ export class DeviceService {
   constructor(
     private readonly writer: Writer,
     private readonly users: UserService,
+    private readonly clock: Clock,
   ) {}
 
   private get db(): Db {
@@ -116,7 +118,7 @@ export class DeviceService {
       key_hash: await hashSecret(input.key),
       owner_uuid: input.owner ?? null,
       description,
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
       license: null,
     };
     await this.writer.write(async (w) => {

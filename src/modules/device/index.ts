@@ -23,7 +23,7 @@ declare module '../../platform/area.js' {
 export const deviceArea = defineArea({
   name: 'device',
   create: (s, { config, log, clock }) => {
-    const devices = new Devices(s.writer, s.users);
+    const devices = new Devices(s.writer, s.users, clock);
     const deviceProtocol = new DeviceProtocol({
       clock,
       writer: s.writer,

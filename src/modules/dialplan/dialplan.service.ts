@@ -4,6 +4,7 @@
  * dialplan, and the call features as state the call engine carries out. The decisions are the
  * pure functions of src/telephony/decisions.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -62,6 +63,8 @@ export interface DialplanNumbers {
 export interface DialplanServiceDeps {
   db: Db;
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   announcements: Pick<AnnouncementService, 'requireReadable'>;
   phones: DialplanNumbers;
   /** The partner's call filter of a user (spec "Partner API"), which a callback must pass. */
@@ -199,7 +202,7 @@ export class DialplanService {
       compileDialplan(dialplan),
       {
         caller: call.caller === ANONYMOUS ? null : call.caller,
-        instant: (call.time ?? nowSeconds()) * 1000,
+        instant: (call.time ?? nowSeconds(this.deps.clock)) * 1000,
       },
       { explain: true },
     );
@@ -263,7 +266,7 @@ export class DialplanService {
         user_uuid: user,
         phone: body.phone,
         filter: body.filter ?? null,
-        expires: nowSeconds() + CALLTHROUGH_LIFETIME,
+        expires: nowSeconds(this.deps.clock) + CALLTHROUGH_LIFETIME,
       });
     });
   }
@@ -271,7 +274,7 @@ export class DialplanService {
   /** The user's pending call-through at `now`, for the call engine (an expired one is none). */
   async pendingCallThrough(
     user: string,
-    now = nowSeconds(),
+    now = nowSeconds(this.deps.clock),
   ): Promise<{ phone: string; filter?: string } | null> {
     const row = await repo.findCallThrough(this.deps.db, user);
     if (!row || row.expires <= now) return null;
@@ -304,7 +307,7 @@ export class DialplanService {
         via: legacy.cti_via,
         clip_number: legacy.clip_number ?? null,
         clir: legacy.clir_enable ? 1 : 0,
-        created: nowSeconds(),
+        created: nowSeconds(this.deps.clock),
       });
       w.afterCommit(() => this.#callbackListener?.(user));
     });
@@ -315,7 +318,11 @@ export class DialplanService {
    * the saved phone, or undefined when none is pending (or it expired). With `caller` (a call
    * from outside), only a request whose filter is that number matches.
    */
-  async takeCallThrough(user: string, caller?: string, now = nowSeconds()): Promise<string | undefined> {
+  async takeCallThrough(
+    user: string,
+    caller?: string,
+    now = nowSeconds(this.deps.clock),
+  ): Promise<string | undefined> {
     // Read first: every call from outside to a number asks, and almost none has a request.
     const pending = await repo.findCallThrough(this.deps.db, user);
     if (!pending || (caller !== undefined && pending.filter !== caller)) return undefined;
@@ -371,7 +378,7 @@ export class DialplanService {
       phone_from: from,
       phone_to: to,
       filter: null,
-      started: nowSeconds(),
+      started: nowSeconds(this.deps.clock),
       leg: holder?.leg ?? null,
       address: holder?.address ?? null,
       token: holder ? this.deps.box.seal(holder.token) : null,

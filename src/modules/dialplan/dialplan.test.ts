@@ -11,6 +11,7 @@ import {
 } from '../../../test/helper.js';
 import { newEvents } from '../../../test/object-store.js';
 import { type App, buildApp } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 
@@ -27,7 +28,7 @@ async function addSip(app: App, owner: string, username: string): Promise<void> 
       ha1: 'x',
       ha1b: 'x',
       description: '',
-      created: nowSeconds(),
+      created: nowSeconds(systemClock),
     })
     .execute();
 }
@@ -403,7 +404,7 @@ for (const dialect of DIALECTS) {
       });
       assert.equal(status(await client.call('POST', '/api/dialplan/callthrough', { phone: 'bob01' })), 'ok');
       assert.deepEqual(await dialplans.pendingCallThrough(user.uuid), { phone: 'bob01' });
-      assert.equal(await dialplans.pendingCallThrough(user.uuid, nowSeconds() + 121), null);
+      assert.equal(await dialplans.pendingCallThrough(user.uuid, nowSeconds(systemClock) + 121), null);
       assert.equal(await dialplans.pendingCallThrough(otherUser.uuid), null);
       assert.equal(status(await client.call('POST', '/api/dialplan/callthrough', {})), 'ok');
       assert.equal(await dialplans.pendingCallThrough(user.uuid), null);

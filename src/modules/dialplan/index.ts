@@ -16,8 +16,9 @@ declare module '../../platform/area.js' {
 /** Spec "Dialplan v2", "Legacy dialplan and call features". */
 export const dialplanArea = defineArea({
   name: 'dialplan',
-  create: (s, { config, database }) => ({
+  create: (s, { config, database, clock }) => ({
     dialplans: new Dialplans({
+      clock,
       db: database.db,
       writer: s.writer,
       announcements: s.announcements,

@@ -3,6 +3,7 @@
  * of quotas and feature flags. A user's quota is the sum over the packs they hold and a flag is
  * on when any of them turns it on. Packs marked default are given to every new user.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -119,6 +120,7 @@ export class FeatureService {
     private readonly writer: Writer,
     /** The user area's service; declared here, as the user area depends on this one. */
     private readonly users: { findUser(uuid: string): Promise<object | undefined> },
+    private readonly clock: Clock,
   ) {}
 
   private get db(): Db {
@@ -134,7 +136,7 @@ export class FeatureService {
       quota: JSON.stringify({ ...emptyQuota(), ...definedOnly(changes.quota) }),
       feature: JSON.stringify({ ...noFeatures(), ...definedOnly(changes.feature) }),
       is_default: changes.isDefault ? 1 : 0,
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
     };
     await this.writer.write(async ({ trx }) => {
       if (await repo.findPack(trx, name)) throw new ApiError('already-exist', `pack ${name} exists`);

@@ -23,8 +23,8 @@ declare module '../../platform/area.js' {
 
 export const featureArea = defineArea({
   name: 'feature',
-  create: (s) => {
-    const features = new Features(s.writer, s.users);
+  create: (s, { clock }) => {
+    const features = new Features(s.writer, s.users, clock);
     // decisions.md "Feature packs": every new user gets the packs marked default.
     s.users.onUserCreated((w, user) => features.giveDefaultPacks(w, user.uuid));
     return { features };

@@ -4,6 +4,7 @@
  * so a SHA-256 hash is enough to store and to look them up by.
  */
 import { createHash } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -38,7 +39,10 @@ function toCode(row: repo.HardwareCodeTable): HardwareCode {
 }
 
 export class HardwareCodeService {
-  constructor(private readonly writer: Writer) {}
+  constructor(
+    private readonly writer: Writer,
+    private readonly clock: Clock,
+  ) {}
 
   private get db(): Db {
     return this.writer.db;
@@ -53,7 +57,7 @@ export class HardwareCodeService {
       uuid: newUuid(),
       label,
       uses: 0,
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
     };
     await this.writer.write(async ({ trx }) => {
       if (await repo.findCodeByHash(trx, row.code_hash))

@@ -15,5 +15,5 @@ declare module '../../platform/area.js' {
 
 export const hardwareArea = defineArea({
   name: 'hardware',
-  create: (s) => ({ hardwareCodes: new HardwareCodes(s.writer) }),
+  create: (s, { clock }) => ({ hardwareCodes: new HardwareCodes(s.writer, clock) }),
 });

@@ -24,8 +24,9 @@ export const internalArea = defineArea({
  */
 export const internalDataArea = defineArea({
   name: 'internal-data',
-  create: (s, { database }) => ({
+  create: (s, { database, clock }) => ({
     internal: new InternalService({
+      clock,
       db: database.db,
       writer: s.writer,
       cdrs: s.cdrs,

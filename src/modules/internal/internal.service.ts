@@ -8,6 +8,7 @@
  * mwi: the message-waiting URI of a platform number (`sip:<user>@<host>`). statistics and usage:
  * totals computed from the CDRs, users and objects of a UTC day or month.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -33,6 +34,8 @@ import {
 export interface InternalDeps {
   db: Db;
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   cdrs: Pick<CdrService, 'summarize'>;
   users: Pick<UserService, 'countUsers'>;
   store: Pick<ObjectStore, 'countCreated'>;
@@ -70,7 +73,13 @@ export class InternalService {
     await this.deps.writer.write(async ({ trx }) => {
       if (!(await repo.hostKnown(trx, host)) && (await repo.countHosts(trx)) >= JEYE_HOSTS_MAX)
         throw new ApiError('exceeded-limit', `at most ${JEYE_HOSTS_MAX} hosts report`);
-      await repo.insertJeye(trx, { uuid, sort_key: uuidSortKey(uuid), host, time: nowSeconds(), data: text });
+      await repo.insertJeye(trx, {
+        uuid,
+        sort_key: uuidSortKey(uuid),
+        host,
+        time: nowSeconds(this.deps.clock),
+        data: text,
+      });
       const from = await repo.jeyeKeepFrom(trx, host, JEYE_KEEP_PER_HOST);
       if (from) await repo.deleteJeyeBefore(trx, host, from);
     });
@@ -96,7 +105,7 @@ export class InternalService {
   async postMwi(body: PostMwiBody): Promise<{ ok: string[]; fail: string[] }> {
     const ok: string[] = [];
     const fail: string[] = [];
-    const updated = nowSeconds();
+    const updated = nowSeconds(this.deps.clock);
     for (const [phone, uri] of Object.entries(body)) {
       if (!PHONE.test(phone) || !MWI_URI.test(uri) || !(await this.deps.phones.findNumber(phone))) {
         fail.push(phone);

@@ -13,6 +13,6 @@ declare module '../../platform/area.js' {
 
 export const invitationArea = defineArea({
   name: 'invitation',
-  create: (s) => ({ invitations: new Invitations(s.store, s.users) }),
+  create: (s, { clock }) => ({ invitations: new Invitations(s.store, s.users, clock) }),
   routes: (app, s) => routes(app, s.invitations),
 });

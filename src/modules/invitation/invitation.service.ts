@@ -7,6 +7,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -23,6 +24,7 @@ export class InvitationService {
   constructor(
     private readonly store: ObjectStore,
     private readonly users: UserService,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -49,7 +51,12 @@ export class InvitationService {
       if ((await repo.countSent(w.trx, owner)) >= MAX_PENDING_INVITATIONS)
         throw new ApiError('exceeded-limit', 'too many pending invitations');
       const id = randomToken(18);
-      await repo.insertInvitation(w.trx, { id, owner, user_uuid: invited.uuid, time: nowSeconds() });
+      await repo.insertInvitation(w.trx, {
+        id,
+        owner,
+        user_uuid: invited.uuid,
+        time: nowSeconds(this.clock),
+      });
       w.emit([owner, invited.uuid], 'invitation_new', { invitation: id, owner, user: invited.uuid });
       return id;
     });
@@ -69,7 +76,7 @@ export class InvitationService {
         id,
         owner,
         user_uuid: invited ?? owner,
-        time: nowSeconds(),
+        time: nowSeconds(this.clock),
         email,
         alias,
       });

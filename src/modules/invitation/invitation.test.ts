@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { build, type Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import { newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
+import { SettableClock } from '../../platform/clock.js';
 
 const MISSING = '6f1c1a40-0000-1000-8000-000000000000';
 
@@ -186,6 +187,23 @@ for (const dialect of DIALECTS) {
         (await a.client.call('DELETE', `/api/user/invitation/${withdrawn}`)).status,
         'wrong-invitation',
       );
+    });
+
+    test("the invitation's and the link's time are the app clock's, not the system's", async (t) => {
+      // Far from the system's time: a stamp read from the system clock cannot match.
+      const clock = new SettableClock(1_500_000_000_000);
+      const app = await build(t, { dialect, clock });
+      const { a, b } = await three(app);
+      const id = await invite(a.client, b.user.username);
+      const listed = (await a.client.call('GET', '/api/user/invitation')).invitation as Record<
+        string,
+        { time: number }
+      >;
+      assert.equal(listed[id]?.time, 1_500_000_000);
+      clock.advance(3_600_000);
+      assert.equal((await b.client.call('POST', '/api/user/link', { invitation: id })).status, 'ok');
+      const links = (await a.client.call('GET', '/api/user/link')).link as Record<string, { time: number }>;
+      assert.equal(links[b.user.uuid]?.time, 1_500_003_600);
     });
 
     test('GET /api/user/{user-uuid}: linked users and oneself only', async (t) => {

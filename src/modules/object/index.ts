@@ -21,6 +21,6 @@ declare module '../../platform/area.js' {
 
 export const objectArea = defineArea({
   name: 'object',
-  create: (s) => ({ objects: new Objects(s.store) }),
+  create: (s, { clock }) => ({ objects: new Objects(s.store, clock) }),
   routes: (app, s) => routes(app, s.objects),
 });

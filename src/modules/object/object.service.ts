@@ -6,6 +6,7 @@
  * suffices to comment, links need write on both objects, metadata changes need write.
  */
 
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -72,7 +73,10 @@ function metadataBytes(entries: Iterable<readonly [string, string]>): number {
 }
 
 export class ObjectService {
-  constructor(private readonly store: ObjectStore) {}
+  constructor(
+    private readonly store: ObjectStore,
+    private readonly clock: Clock,
+  ) {}
 
   // ---------------------------------------------------------------- comments
 
@@ -89,7 +93,7 @@ export class ObjectService {
       const { row } = await this.store.getForRead(w.trx, user, object);
       await this.store.attachVolume(w, row, Buffer.byteLength(text, 'utf8'));
       const uuid = newUuid();
-      const now = nowSeconds();
+      const now = nowSeconds(this.clock);
       await repo.insertComment(w.trx, {
         uuid,
         object,
@@ -112,7 +116,7 @@ export class ObjectService {
       if (comment.owner !== user) throw new ApiError('access-denied', 'not your comment');
       const delta = Buffer.byteLength(text, 'utf8') - Buffer.byteLength(comment.text, 'utf8');
       await this.store.attachVolume(w, object, delta);
-      await repo.updateComment(w.trx, uuid, text, nowSeconds());
+      await repo.updateComment(w.trx, uuid, text, nowSeconds(this.clock));
       const readers = await this.store.readers(w.trx, object);
       w.emit(readers, 'comment_modify', {
         comment: uuid,
@@ -173,7 +177,12 @@ export class ObjectService {
         if ((await repo.countLinks(w.trx, end)) >= LINK_MAX)
           throw new ApiError('exceeded-limit', `at most ${LINK_MAX} links per object`);
       const [a, b] = repo.ordered(object, other);
-      await repo.insertLink(w.trx, { object_a: a, object_b: b, user_uuid: user, time: nowSeconds() });
+      await repo.insertLink(w.trx, {
+        object_a: a,
+        object_b: b,
+        user_uuid: user,
+        time: nowSeconds(this.clock),
+      });
       await this.emitLink(w, 'object_link_new', user, first.row, second.row);
     });
   }

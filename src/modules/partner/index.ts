@@ -19,7 +19,7 @@ declare module '../../platform/area.js' {
 
 export const partnerArea = defineArea({
   name: 'partner',
-  create: (s) => ({ partners: new Partners(s.writer) }),
+  create: (s, { clock }) => ({ partners: new Partners(s.writer, clock) }),
 });
 
 /**

@@ -2,6 +2,7 @@
  * Partners (spec "Partner API"): named resellers with a key (stored as an argon2id hash) and
  * rights. Partner routes build on this service.
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
@@ -37,7 +38,10 @@ function toPartner(row: repo.PartnerTable): Partner {
 }
 
 export class PartnerService {
-  constructor(private readonly writer: Writer) {}
+  constructor(
+    private readonly writer: Writer,
+    private readonly clock: Clock,
+  ) {}
 
   private get db(): Db {
     return this.writer.db;
@@ -49,7 +53,7 @@ export class PartnerService {
       name,
       key_hash: await hashSecret(key),
       rights: JSON.stringify(rights),
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
     };
     await this.writer.writeStatement((w) => repo.insertPartner(w.trx, row));
     return toPartner(row);

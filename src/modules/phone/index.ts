@@ -24,8 +24,8 @@ declare module '../../platform/area.js' {
 
 export const phoneArea = defineArea({
   name: 'phone',
-  create: (s, { database }) => ({
-    phones: new Phones({ db: database.db, writer: s.writer, users: s.users, partners: s.partners }),
+  create: (s, { database, clock }) => ({
+    phones: new Phones({ clock, db: database.db, writer: s.writer, users: s.users, partners: s.partners }),
   }),
   routes: (app, s) => routes(app, s.phones),
 });

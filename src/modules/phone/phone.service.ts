@@ -6,6 +6,7 @@
  */
 
 import type { Static } from 'typebox';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -103,6 +104,8 @@ export interface PhoneServiceDeps {
   db: Db;
   /** Every write goes through it (the platform's unit of work). */
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   users: UserService;
   /** The partner area's service; declared here, as the partner area depends on this one. */
   partners: { findPartner(uuid: string): Promise<object | undefined> };
@@ -310,7 +313,7 @@ export class PhoneService {
       partner_uuid: holders.partnerUuid ?? null,
       locked: locked ? 1 : 0,
       settings: '{}',
-      created: nowSeconds(),
+      created: nowSeconds(this.deps.clock),
     };
     await this.deps.writer.write(async ({ trx }) => {
       if (await repo.findNumber(trx, number)) throw new ApiError('phone-duplicate', `${number} exists`);

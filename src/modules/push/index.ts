@@ -44,8 +44,8 @@ export const pushArea = defineArea({
   name: 'push',
   create: (s, { config, log, clock }) => {
     const box = loadSecretBox(config);
-    const pushApplications = new PushApplications(s.writer, box);
-    const pushFcmCredentials = new FcmCredentials(s.writer, box);
+    const pushApplications = new PushApplications(s.writer, box, clock);
+    const pushFcmCredentials = new FcmCredentials(s.writer, box, clock);
     const pushConnections = new Http2Pool(config.pushCaFile);
     const pushDelivery = new PushDelivery({
       writer: s.writer,

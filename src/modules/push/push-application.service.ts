@@ -7,6 +7,7 @@
  * and on first read.
  */
 import { createPrivateKey } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -56,6 +57,7 @@ export class PushApplicationService {
   constructor(
     private readonly writer: Writer,
     private readonly box: SecretBox,
+    private readonly clock: Clock,
   ) {}
 
   private get db(): Db {
@@ -73,7 +75,7 @@ export class PushApplicationService {
       team_id: input.teamId,
       key_id: input.keyId,
       private_key: normalizeKey(input.privateKey),
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
     };
     const stored = { ...row, private_key: this.box.seal(row.private_key) };
     await this.writer.write(async ({ trx }) => {

@@ -6,6 +6,7 @@
  * registrations name no application; decisions in docs/decisions.md "Push delivery").
  */
 import { createPrivateKey } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { nowSeconds } from '../../platform/ids.js';
@@ -68,6 +69,7 @@ export class FcmCredentialService {
   constructor(
     private readonly writer: Writer,
     private readonly box: SecretBox,
+    private readonly clock: Clock,
   ) {}
 
   /** Sets (or replaces) the service-account key. */
@@ -78,7 +80,7 @@ export class FcmCredentialService {
       project_id: credentials.project_id,
       client_email: credentials.client_email,
       credentials: this.box.seal(JSON.stringify(credentials)),
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
     };
     await this.writer.write(({ trx }) => repo.upsertFcmCredential(trx, row));
     return { project_id: row.project_id, client_email: row.client_email, created: row.created };

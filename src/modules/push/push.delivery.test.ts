@@ -10,6 +10,7 @@ import { type Client, DIALECTS, type Dialect, loggedInClient, testEnv, until } f
 import { linkUsers } from '../../../test/object-store.js';
 import { ANSWERS, PushStandIns } from '../../../test/push-services.js';
 import { type App, buildApp } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 import { CallAreaRecorder } from '../call/index.js';
 
@@ -226,7 +227,7 @@ for (const dialect of DIALECTS) {
       await credentials(app);
       const { client, user } = await loggedInClient(app);
       await register(client, { system: 'fcm', device_token: 'voicemail-phone' });
-      const directory = new CallAreaRecorder(app.services, app.database.db, app.server.log);
+      const directory = new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock);
       const recording = await directory.storeVoicemail({
         owner: user.uuid,
         from: '+4930555',

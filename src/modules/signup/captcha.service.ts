@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import type { SessionContext } from '../../platform/access.js';
 import { normaliseCaptchaAnswer, renderCaptcha } from '../../platform/captcha.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -33,6 +34,7 @@ export class CaptchaService {
     private readonly writer: Writer,
     private readonly config: Pick<Config, 'captchaTestAnswer'>,
     private readonly throttle: Throttle,
+    private readonly clock: Clock,
     private readonly render: () => Promise<{ answer: string; png: Buffer }> = renderCaptcha,
   ) {}
 
@@ -45,7 +47,7 @@ export class CaptchaService {
       repo.saveCaptcha(w.trx, {
         session_did: session.did,
         answer_hash: hashAnswer(session.did, answer),
-        expires: nowSeconds() + CAPTCHA_LIFETIME,
+        expires: nowSeconds(this.clock) + CAPTCHA_LIFETIME,
       }),
     );
     return png;
@@ -59,7 +61,7 @@ export class CaptchaService {
   /** wrong-captcha unless `answer` solves the captcha taken; resource-throttle after many wrong ones. */
   async verify(session: SessionContext, pending: PendingCaptcha, answer: string): Promise<void> {
     await this.throttle.check('captcha-session', session.did);
-    const live = pending !== undefined && pending.expires > nowSeconds();
+    const live = pending !== undefined && pending.expires > nowSeconds(this.clock);
     const testAnswer = this.config.captchaTestAnswer;
     const right =
       live &&

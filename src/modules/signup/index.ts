@@ -20,9 +20,10 @@ declare module '../../platform/area.js' {
 /** Spec "Session and sign-up": captcha, verification, sign-up and password recovery. */
 export const signupArea = defineArea({
   name: 'signup',
-  create: (s, { config, database }) => {
-    const captchas = new Captchas(s.writer, config, s.throttle);
+  create: (s, { config, database, clock }) => {
+    const captchas = new Captchas(s.writer, config, s.throttle, clock);
     const signup = new Signup({
+      clock,
       db: database.db,
       writer: s.writer,
       users: s.users,

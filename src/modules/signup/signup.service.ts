@@ -10,6 +10,7 @@
  */
 
 import type { SessionContext } from '../../platform/access.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -34,6 +35,8 @@ export interface SignupServiceDeps {
   db: Db;
   /** Every write goes through it (the platform's unit of work). */
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   users: UserService;
   partners: PartnerService;
   sessions: Pick<SessionService, 'authenticateUser'>;
@@ -108,7 +111,8 @@ export class SignupService {
     const partner = session.partnerUuid ?? null;
     if (
       partner &&
-      (await repo.countPartnerVerifications(this.deps.db, partner, nowSeconds())) >= PARTNER_VERIFICATION_MAX
+      (await repo.countPartnerVerifications(this.deps.db, partner, nowSeconds(this.deps.clock))) >=
+        PARTNER_VERIFICATION_MAX
     )
       throw new ApiError('exceeded-limit', `at most ${PARTNER_VERIFICATION_MAX} unused keys per partner`);
     const key = newSecret(KEY_LENGTH);
@@ -157,7 +161,7 @@ export class SignupService {
     partnerUuid: string | null,
     info: string | null,
   ): Promise<repo.VerificationTable> {
-    const now = nowSeconds();
+    const now = nowSeconds(this.deps.clock);
     const row: repo.VerificationTable = {
       key_hash: hashSecretCode(key),
       kind,
@@ -178,7 +182,7 @@ export class SignupService {
     const { throttle, db } = this.deps;
     await throttle.check('key-session', session.did);
     const row = await repo.findVerification(db, hashSecretCode(key));
-    if (row && row.expires > nowSeconds()) return row;
+    if (row && row.expires > nowSeconds(this.deps.clock)) return row;
     await throttle.fail('key-session', session.did);
     throw new ApiError('unknown-verification', 'unknown or expired verification key');
   }

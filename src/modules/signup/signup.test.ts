@@ -7,6 +7,7 @@ import sharp from 'sharp';
 import { build, buildPartner, buildUser, Client, DIALECTS, type Dialect } from '../../../test/helper.js';
 import { linkParameter, type Mailbox, startMailbox } from '../../../test/mailbox.js';
 import type { App } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { CaptchaService } from './captcha.service.js';
 
 const TEST_ANSWER = 'TestAnswer42';
@@ -104,6 +105,7 @@ describe('captcha image', () => {
       app.services.writer,
       { captchaTestAnswer: undefined },
       app.services.throttle,
+      systemClock,
       async () => ({
         answer: 'KX4P9A',
         png: Buffer.alloc(0),

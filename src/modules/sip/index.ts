@@ -25,8 +25,9 @@ declare module '../../platform/area.js' {
 /** Spec "SIP accounts": accounts, registrations (from the call engine), notify and BLF. */
 export const sipArea = defineArea({
   name: 'sip',
-  create: (s, { config, database, log }) => ({
+  create: (s, { config, database, log, clock }) => ({
     sip: new Sip({
+      clock,
       db: database.db,
       writer: s.writer,
       hub: s.hub,

@@ -10,6 +10,7 @@
  * deletion, end the account's registrations at once.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
 import type { Config } from '../../platform/config.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
@@ -85,6 +86,8 @@ export interface UsergroupSource {
 export interface SipServiceDeps {
   db: Db;
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   hub: EventHub;
   config: Pick<Config, 'sipDomainCurrent' | 'sipDomainLegacy'>;
   users: UserService;
@@ -174,7 +177,7 @@ export class SipService {
 
   /** POST /api/sip: quota-exceeded, wrong-domain. */
   async createAccount(owner: string, input: NewSipAccount): Promise<{ user: string; domain: string }> {
-    const created = nowSeconds();
+    const created = nowSeconds(this.deps.clock);
     const domain = input.domain ?? this.defaultDomain(created);
     this.checkDomain(domain);
     const user = await this.deps.users.findUser(owner);
@@ -361,7 +364,7 @@ export class SipService {
       if (!(await repo.findOwnSipAccount(w.trx, owner, username)))
         throw new ApiError('wrong-sip', `no SIP account ${username}`);
       if (unsubscribe.length > 0) await repo.deleteBlf(w.trx, account.uuid, unsubscribe);
-      const created = nowSeconds();
+      const created = nowSeconds(this.deps.clock);
       const fresh = [...new Set(subscribe)].map((number) => ({ account: account.uuid, number, created }));
       if (fresh.length > 0) await repo.insertBlf(w.trx, fresh);
       if ((await repo.listBlf(w.trx, account.uuid)).length > BLF_LIMIT)

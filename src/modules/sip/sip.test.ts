@@ -10,6 +10,7 @@ import { build, type Client, DIALECTS, type Dialect, loggedInClient } from '../.
 import { newEvents } from '../../../test/object-store.js';
 import { registerSipAccount as register } from '../../../test/security-telephony.js';
 import type { App } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { newUuid, nowSeconds } from '../../platform/ids.js';
 import { loadSecretBox } from '../../platform/sealing.js';
 import { sipDigests } from '../../telephony/index.js';
@@ -152,7 +153,7 @@ for (const dialect of DIALECTS) {
           password: 'clear-secret',
           ...sipDigests(old, app.config.sipDomainCurrent, 'clear-secret'),
           description: '',
-          created: nowSeconds(),
+          created: nowSeconds(systemClock),
         })
         .execute();
       assert.equal((await accounts(client))[old]?.password, 'clear-secret');
@@ -347,6 +348,7 @@ for (const dialect of DIALECTS) {
       ]);
       const s = app.services;
       const sip = new SipService({
+        clock: systemClock,
         db: app.database.db,
         writer: s.writer,
         hub: s.hub,

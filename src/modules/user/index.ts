@@ -44,8 +44,8 @@ declare module '../../platform/area.js' {
 /** Spec "User": the users themselves, made first because most areas hook into them. */
 export const userArea = defineArea({
   name: 'user',
-  create: (s) => {
-    const users = new UserService(s.writer);
+  create: (s, { clock }) => {
+    const users = new UserService(s.writer, clock);
     users.onUserDeleted((w, user) => s.store.removeUser(w, user.uuid));
     return { users };
   },

@@ -3,6 +3,7 @@
  * permissions. Sign-up and the /api/user routes build on this service.
  */
 
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -60,7 +61,10 @@ export class UserService {
   private readonly createdHooks: UserCreatedHook[] = [];
   private readonly deletedHooks: UserDeletedHook[] = [];
 
-  constructor(private readonly writer: Writer) {}
+  constructor(
+    private readonly writer: Writer,
+    private readonly clock: Clock,
+  ) {}
 
   private get db(): Db {
     return this.writer.db;
@@ -113,7 +117,7 @@ export class UserService {
       partner_uuid: input.partnerUuid ?? null,
       disabled: 0,
       ignore_ip_whitelisting: 0,
-      created: nowSeconds(),
+      created: nowSeconds(this.clock),
       birthday: null,
       zip_code: null,
       town: null,
@@ -203,7 +207,7 @@ export class UserService {
     lifetime: number,
     email: string | null = null,
   ): Promise<void> {
-    const now = nowSeconds();
+    const now = nowSeconds(this.clock);
     await this.writer.write(async ({ trx }) => {
       await repo.deleteExpiredCodes(trx, now);
       await repo.deleteCodesOfUser(trx, userUuid, purpose);
@@ -226,7 +230,7 @@ export class UserService {
   async resetPasswordWithCode(userUuid: string, code: string, password: string): Promise<boolean> {
     const codeHash = hashSecretCode(code);
     const row = await repo.findCode(this.db, codeHash);
-    if (row?.purpose !== 'recovery' || row.user_uuid !== userUuid || row.expires <= nowSeconds())
+    if (row?.purpose !== 'recovery' || row.user_uuid !== userUuid || row.expires <= nowSeconds(this.clock))
       return false;
     const passwordHash = await hashSecret(password);
     return this.writer.write(async ({ trx }) => {

@@ -18,8 +18,9 @@ declare module '../../platform/area.js' {
  */
 export const usergroupArea = defineArea({
   name: 'usergroup',
-  create: (s, { database }) => ({
+  create: (s, { database, clock }) => ({
     usergroups: new Usergroups({
+      clock,
       db: database.db,
       writer: s.writer,
       partners: s.partnerApi,

@@ -10,6 +10,7 @@
  * The call engine and other areas read through `usergroupOf` (the user object, BLF),
  * `resolveExtension`, `callLimitOf`, `zonesOf` and `setCredit` (rule action set_credit).
  */
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
 import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
@@ -40,6 +41,8 @@ export interface PrefixFlag {
 export interface UsergroupServiceDeps {
   db: Db;
   writer: Writer;
+  /** The wall clock of the stamps and expiries. */
+  clock: Clock;
   partners: UsergroupPartners;
   enterprises: PrefixFlag;
 }
@@ -117,7 +120,7 @@ export class UsergroupService {
           credit: 0,
           call_limit: 0,
           zonefilter: '[]',
-          time: nowSeconds(),
+          time: nowSeconds(this.deps.clock),
           sort_key: uuidSortKey(uuid),
         })
         .catch(prefixTaken(prefix));
@@ -170,7 +173,7 @@ export class UsergroupService {
       if (elsewhere) throw new ApiError('already-grouped', `${elsewhere} is in another usergroup`);
       const fresh = added.filter((user) => !groupOf.has(user));
       const leaving = [...removed].filter((user) => groupOf.get(user) === uuid);
-      const added_at = nowSeconds();
+      const added_at = nowSeconds(this.deps.clock);
       if (fresh.length > 0)
         await repo
           .insertMembers(

@@ -3,6 +3,7 @@ import { describe, test } from 'node:test';
 import { build, buildUser, Client, DIALECTS } from '../../../test/helper.js';
 import { newEvents } from '../../../test/object-store.js';
 import { partnerClient } from '../../../test/security-telephony.js';
+import { systemClock } from '../../platform/clock.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
 import { MAX_USERGROUPS } from './index.js';
 
@@ -477,7 +478,7 @@ for (const dialect of DIALECTS) {
           credit: 0,
           call_limit: 0,
           zonefilter: '[]',
-          time: nowSeconds(),
+          time: nowSeconds(systemClock),
           sort_key: uuidSortKey(uuid),
         };
       });

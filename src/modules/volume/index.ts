@@ -18,11 +18,11 @@ declare module '../../platform/area.js' {
 /** The /api/volume family: file stores with commits; upgrades of boxes from them. */
 export const volumeArea = defineArea({
   name: 'volume',
-  create: (s, { config, log }) => {
-    const volumes = new Volumes(s.store, config.maxUploadSize);
+  create: (s, { config, log, clock }) => {
+    const volumes = new Volumes(s.store, config.maxUploadSize, clock);
     return {
       volumes,
-      volumeUpgrades: new VolumeUpgrades(volumes, s.store, s.boxes, s.deviceProtocol, s.hub, log),
+      volumeUpgrades: new VolumeUpgrades(volumes, s.store, s.boxes, s.deviceProtocol, s.hub, log, clock),
     };
   },
   routes: (app, s) => routes(app, s.volumes, s.volumeUpgrades),

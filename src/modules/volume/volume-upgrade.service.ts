@@ -10,6 +10,7 @@
  * it whichever node started the upgrade; one upgrade per device at a time.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import { nowSeconds } from '../../platform/ids.js';
@@ -37,6 +38,7 @@ export class VolumeUpgradeService {
     private readonly protocol: DeviceProtocolService,
     private readonly hub: EventHub,
     private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock,
   ) {}
 
   /**
@@ -48,7 +50,7 @@ export class VolumeUpgradeService {
     await this.store.getForWrite(this.store.db, user, box, this.boxes.definition);
     await this.volumes.readable(user, volume);
     if (!(await this.protocol.connection(box))) throw new ApiError('box-offline');
-    const now = nowSeconds();
+    const now = nowSeconds(this.clock);
     const granted = await this.store.write((w) =>
       repo.insertGrant(
         w.trx,
@@ -89,12 +91,12 @@ export class VolumeUpgradeService {
 
   /** A file of a granted volume; undefined (HTTP 404) without grant or file. */
   async deviceContent(device: string, volume: string, file: string): Promise<FileContent | undefined> {
-    if (!(await repo.findGrant(this.store.db, device, volume, nowSeconds()))) return undefined;
+    if (!(await repo.findGrant(this.store.db, device, volume, nowSeconds(this.clock)))) return undefined;
     return this.volumes.content(volume, file);
   }
 
   private async checkGrant(device: string, volume: string): Promise<void> {
-    if (!(await repo.findGrant(this.store.db, device, volume, nowSeconds())))
+    if (!(await repo.findGrant(this.store.db, device, volume, nowSeconds(this.clock))))
       throw new ApiError('wrong-volume', 'no upgrade of this device reads the volume');
   }
 

@@ -12,6 +12,7 @@
  * record of the commit history.
  */
 import { createHash } from 'node:crypto';
+import type { Clock } from '../../platform/clock.js';
 import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../../platform/ids.js';
@@ -117,6 +118,7 @@ export class VolumeService {
   constructor(
     private readonly store: ObjectStore,
     readonly maxUploadSize: number,
+    private readonly clock: Clock,
   ) {
     // Files and commits go with the volume row (foreign keys cascade).
     this.definition = store.defineType({ type: 'volume', wrong: 'wrong-volume' });
@@ -319,7 +321,7 @@ export class VolumeService {
         uuid: commit,
         volume_uuid: volume,
         sort_key: uuidSortKey(commit),
-        time: nowSeconds(),
+        time: nowSeconds(this.clock),
         user_uuid: user,
         message,
         changes: record,
@@ -401,7 +403,7 @@ export class VolumeService {
     const charged = charge(change.name, size);
     await this.store.attachVolume(w, volume, charged);
     const uuid = newUuid();
-    const now = nowSeconds();
+    const now = nowSeconds(this.clock);
     const row: repo.VolumeFileTable = {
       uuid,
       volume_uuid: volume.uuid,
@@ -453,7 +455,7 @@ export class VolumeService {
     if (row.type !== 'file') throw new ApiError('wrong-file', 'a folder has no content');
     const charged = charge(row.name, change.content.length);
     await this.store.attachVolume(w, ctx.volume, charged - Number(row.charged));
-    const now = nowSeconds();
+    const now = nowSeconds(this.clock);
     const mime = change.mime_type?.toLowerCase() ?? row.mime_type ?? DEFAULT_MIME;
     const md5 = createHash('md5').update(change.content).digest('hex');
     await repo.updateFile(w.trx, row.uuid, {
@@ -507,7 +509,7 @@ export class VolumeService {
     }
     const charged = charge(name, Number(row.size));
     await this.store.attachVolume(w, volume, charged - Number(row.charged));
-    const now = nowSeconds();
+    const now = nowSeconds(this.clock);
     await repo.updateFile(w.trx, row.uuid, {
       name,
       parent_uuid: target.uuid,

@@ -19,6 +19,7 @@ import {
 } from '../../../test/content-inputs.js';
 import { createPostgresDatabase, DIALECTS, type Dialect, until } from '../../../test/helper.js';
 import { FaxContent } from '../../modules/fax/fax.content.js';
+import { systemClock } from '../clock.js';
 import { type DatabaseHandle, migrateToLatest, openDatabase } from '../database/database.js';
 import { ApiError } from '../errors.js';
 import { getPixel } from './bitmap.js';
@@ -76,6 +77,7 @@ function createService(
   workers = 1,
 ) {
   const service = new ContentService({
+    clock: systemClock,
     db: store.database.db,
     storage: new LocalContentStorage(path.join(store.dir, 'content')),
     node: NODE,
@@ -487,6 +489,7 @@ describe('conversion bounds', () => {
   before(async () => {
     store = await openStore('sqlite');
     service = new ContentService({
+      clock: systemClock,
       db: store.database.db,
       storage: new LocalContentStorage(path.join(store.dir, 'content')),
       node: NODE,
@@ -626,6 +629,7 @@ describe('superseded jobs, worker deaths, crash-safe order, orphans', () => {
 
   test('the upload stays until the job row is gone, so that a crash at any point can rerun the job', async () => {
     const service = new ContentService({
+      clock: systemClock,
       db: store.database.db,
       storage: new LocalContentStorage(path.join(store.dir, 'content')),
       node: NODE,
@@ -656,6 +660,7 @@ describe('superseded jobs, worker deaths, crash-safe order, orphans', () => {
       after(() => own.close());
       const storage = new LocalContentStorage(path.join(own.dir, 'content'));
       const service = new ContentService({
+        clock: systemClock,
         db: own.database.db,
         storage,
         node: NODE,

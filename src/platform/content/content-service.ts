@@ -10,6 +10,7 @@
 import os from 'node:os';
 import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import { ApiError, NotFoundError } from '../errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
@@ -108,6 +109,8 @@ export interface ContentServiceOptions {
   /** This node's identity (PUBLIC_URL): its jobs' inputs are on its own disk. */
   readonly node: string;
   readonly log: FastifyBaseLogger;
+  /** The wall clock of the jobs' stamps. */
+  readonly clock: Clock;
   /** Uploads beyond this many bytes are too-large. */
   readonly maxUploadSize: number;
   /** Conversion workers; default: one less than the cores, at least one. */
@@ -273,7 +276,7 @@ export class ContentService {
 
   private async sweep(atStart: boolean): Promise<SweepResult> {
     const result: SweepResult = { versions: 0, files: 0, bytes: 0 };
-    const now = nowSeconds();
+    const now = nowSeconds(this.options.clock);
     const jobs = new Set((await listAllJobs(this.db)).map((job) => job.content));
     for (const version of await this.storage.listVersions()) {
       if (jobs.has(version.prefix) || this.preparing.has(version.prefix) || this.closing) continue;
@@ -418,7 +421,7 @@ export class ContentService {
       options: JSON.stringify(prepared.options),
       sort_key: uuidSortKey(prepared.job),
       attempts: 0,
-      created: nowSeconds(),
+      created: nowSeconds(this.options.clock),
     };
   }
 

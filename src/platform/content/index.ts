@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../database/database.js';
 import { ContentService } from './content-service.js';
@@ -43,6 +44,7 @@ export function createContentService(
   config: Pick<Config, 'dataDir' | 'publicUrl' | 'maxUploadSize'>,
   db: Db,
   log: FastifyBaseLogger,
+  clock: Clock,
   options: { workers?: number; speech?: SpeechEngine } = {},
 ): ContentService {
   return new ContentService({
@@ -50,6 +52,7 @@ export function createContentService(
     storage: new LocalContentStorage(path.join(config.dataDir, 'content')),
     node: config.publicUrl,
     log,
+    clock,
     maxUploadSize: config.maxUploadSize,
     ...options,
   });

@@ -27,13 +27,13 @@ export { type AccessedObject, ANY_OBJECT, type ObjectTypeDefinition } from './ac
 export type { ListedObject, ObjectRow, TagKind, TagRow } from './object-store.repository.js';
 export type { NewObject, ObjectChanges } from './objects.js';
 export type { UsageDifference } from './quota.js';
-export type { TagChanges, TagView, UserTags } from './tags.js';
+export type { NewTag, TagChanges, TagView, UserTags } from './tags.js';
 
 export interface ObjectStoreDeps {
   readonly writer: Writer;
   /** The storage volume a user may use, in bytes (from the feature packs). */
   readonly volumeQuota: quota.VolumeQuota;
-  /** The wall clock of the objects' stamps. */
+  /** The wall clock of the objects', tags' and user links' stamps. */
   readonly clock: Clock;
 }
 
@@ -147,12 +147,19 @@ export class ObjectStore {
   }
 
   // tags (tags.ts) and tags on objects (object-tags.ts)
-  readonly createUserTags = tags.createUserTags;
+  createUserTags(w: UnitOfWork, user: string): Promise<void> {
+    return tags.createUserTags(this.deps.clock, w, user);
+  }
+
   readonly userTags = tags.userTags;
   readonly getTagForRead = tags.getTagForRead;
   readonly listTags = tags.listTags;
   readonly tagSeenBy = tags.tagSeenBy;
-  readonly createTag = tags.createTag;
+
+  createTag(w: UnitOfWork, owner: string, input: tags.NewTag): Promise<string> {
+    return tags.createTag(this.deps.clock, w, owner, input);
+  }
+
   readonly updateTag = tags.updateTag;
   readonly deleteTag = tags.deleteTag;
   readonly listByTag = objectTags.listByTag;
@@ -161,6 +168,10 @@ export class ObjectStore {
 
   // user links (user-links.ts)
   readonly linkedUsers = userLinks.linkedUsers;
-  readonly linkUsers = userLinks.linkUsers;
+
+  linkUsers(w: UnitOfWork, a: string, b: string): Promise<void> {
+    return userLinks.linkUsers(this.deps.clock, w, a, b);
+  }
+
   readonly unlinkUsers = userLinks.unlinkUsers;
 }

@@ -3,6 +3,7 @@
  * user's system and share tags, custom tags and the tags object types hold for one object.
  * A change of a tag's policy re-derives the access to every object carrying it.
  */
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
@@ -33,9 +34,17 @@ export type UserTags = Record<(typeof SYSTEM_TAGS)[number] | ShareTagName, strin
 
 const ALL_TAG_NAMES = [...SYSTEM_TAGS, ...(Object.keys(SHARE_TAGS) as ShareTagName[])];
 
+/** A tag to create (createTag). */
+export interface NewTag {
+  label: string;
+  policy: Record<string, number>;
+  foreignUse: boolean;
+  kind?: 'custom' | 'object';
+}
+
 /** The system and share tags every user gets at creation (run in the creating transaction). */
-export async function createUserTags(w: UnitOfWork, user: string): Promise<void> {
-  const now = nowSeconds();
+export async function createUserTags(clock: Clock, w: UnitOfWork, user: string): Promise<void> {
+  const now = nowSeconds(clock);
   const rows: repo.TagRow[] = ALL_TAG_NAMES.map((name) => {
     const uuid = newUuid();
     return {
@@ -151,16 +160,7 @@ export const CUSTOM_TAG_MAX = 1000;
  * tag calls cannot change or put on objects); tag_new to every user in its policy.
  * quota-exceeded beyond CUSTOM_TAG_MAX custom tags of the owner.
  */
-export async function createTag(
-  w: UnitOfWork,
-  owner: string,
-  input: {
-    label: string;
-    policy: Record<string, number>;
-    foreignUse: boolean;
-    kind?: 'custom' | 'object';
-  },
-): Promise<string> {
+export async function createTag(clock: Clock, w: UnitOfWork, owner: string, input: NewTag): Promise<string> {
   const kind = input.kind ?? 'custom';
   if (kind === 'custom' && (await repo.countTags(w.trx, owner, 'custom')) >= CUSTOM_TAG_MAX)
     throw new ApiError('quota-exceeded', `at most ${CUSTOM_TAG_MAX} tags per user`);
@@ -172,7 +172,7 @@ export async function createTag(
     name: null,
     label: input.label,
     foreign_use: input.foreignUse ? 1 : 0,
-    time: nowSeconds(),
+    time: nowSeconds(clock),
     sort_key: uuidSortKey(uuid),
   };
   await repo.insertTag(w.trx, row);

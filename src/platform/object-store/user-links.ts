@@ -2,6 +2,7 @@
  * Links between users (decisions.md "Sharing"; spec "Invitations"): linked users appear in each
  * other's share tags, so what one tags with a share tag is shared with the other.
  */
+import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
 import { nowSeconds } from '../ids.js';
@@ -30,8 +31,8 @@ async function unlinkTags(w: UnitOfWork, owner: string, other: string): Promise<
 }
 
 /** Links two users: each joins the other's share tags. */
-export async function linkUsers(w: UnitOfWork, a: string, b: string): Promise<void> {
-  await repo.insertUserLink(w.trx, a, b, nowSeconds());
+export async function linkUsers(clock: Clock, w: UnitOfWork, a: string, b: string): Promise<void> {
+  await repo.insertUserLink(w.trx, a, b, nowSeconds(clock));
   await linkShareTags(w, a, b);
   await linkShareTags(w, b, a);
 }

@@ -13,6 +13,8 @@
  * Node (telephony-notes.md: 500 relayed calls at 45 % of one core), and it is the one owner of
  * each media session for later recording and play-media.
  */
+import type { Clock } from '../../platform/clock.js';
+import { nowSeconds } from '../../platform/ids.js';
 import type { Bencodable } from '../rtpengine/bencode.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
 import type { IncomingCall, OutgoingCall, Remote, SipCall, SipUserAgent } from '../sip/index.js';
@@ -51,8 +53,6 @@ export interface BridgeOutcome {
   /** Resolves when the connected call ended (at once when it never connected). */
   readonly ended: Promise<void>;
 }
-
-const now = () => Math.floor(Date.now() / 1000);
 
 /** The status a caller hears when every fork failed: busy wins, then the one failure, else 480. */
 export function failureStatus(statuses: readonly number[]): number {
@@ -98,6 +98,8 @@ export function firstAnswer<L extends { readonly result: Promise<{ status: numbe
 export async function bridge(
   ua: SipUserAgent,
   ng: NgClient,
+  /** The wall clock of the answer's stamp. */
+  clock: Clock,
   caller: IncomingCall,
   options: BridgeOptions,
 ): Promise<BridgeOutcome> {
@@ -167,7 +169,7 @@ export async function bridge(
       await ended;
       return { status: caller.ended === 'cancel' ? 0 : 408, answered: null, ended: none };
     }
-    return { status: 200, answered: now(), ended };
+    return { status: 200, answered: nowSeconds(clock), ended };
   }
   // A fallback may bridge the same call again (same session key): the session is gone before it offers.
   if (options.keepCallerOnFailure && !caller.ended) await ng.delete(session).catch(() => {});

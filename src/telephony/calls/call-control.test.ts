@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import { type Baresip, startBaresip } from '../../../test/sip-peers.js';
+import { systemClock } from '../../platform/clock.js';
 import { dominantFrequencies, type MediaEndpoint, MediaEngine, ToneSource } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import { SipUserAgent } from '../sip/index.js';
@@ -34,13 +35,16 @@ async function callPhone(ua: SipUserAgent, engine: MediaEngine, phone: Baresip) 
   const leg = await MediaLeg.originate(ua, engine, { uri: `sip:baresip@127.0.0.1:${phone.sipPort}` });
   assert.equal((await leg.result).status, 200);
   await phone.waitFor('CALL_ESTABLISHED');
-  const call = new Call({
-    direction: 'out',
-    service: 'call',
-    owner: 'alice',
-    from: 'zentrale',
-    status: 'ringing',
-  });
+  const call = new Call(
+    {
+      direction: 'out',
+      service: 'call',
+      owner: 'alice',
+      from: 'zentrale',
+      status: 'ringing',
+    },
+    systemClock,
+  );
   call.adopt(leg.call);
   call.answeredWith(leg);
   void leg.endpoint.play(new ToneSource(1000, { amplitude: 0.25 }));

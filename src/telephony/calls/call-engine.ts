@@ -81,7 +81,7 @@ export class CallEngine {
       });
     });
     this.heartbeatTimer = setInterval(() => {
-      const now = Date.now();
+      const now = options.clock.now();
       const unreleased = [...this.unreleased];
       this.unreleased.clear();
       const { recorder } = this;
@@ -114,7 +114,11 @@ export class CallEngine {
     const engine = new CallEngine(ua, media, directory, options);
     // Calls this node carried when it stopped without ending them get their CDRs now.
     try {
-      const closed = await directory.recorder.closeOrphanLegs(engine.node, Date.now() - ALIVE_MS, true);
+      const closed = await directory.recorder.closeOrphanLegs(
+        engine.node,
+        options.clock.now() - ALIVE_MS,
+        true,
+      );
       if (closed > 0) options.log.info({ closed }, 'calls left running by the last start were closed');
     } catch (error) {
       options.log.error({ err: error }, 'closing calls left running failed');
@@ -201,7 +205,7 @@ export class CallEngine {
       ? [null, undefined]
       : await Promise.all([this.routing.callLimit(user), this.routing.groupCallLimit(user)]);
     const id = newUuid();
-    const now = Date.now();
+    const now = this.options.clock.now();
     const admission = this.recorder.admitCall({
       id,
       node: this.node,

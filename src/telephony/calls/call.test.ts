@@ -6,18 +6,22 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { systemClock } from '../../platform/clock.js';
 import { Call, type CallOutcome, finalStatus, type Step } from './call.js';
 import { CallRegistry } from './registry.js';
 
 const numberCall = () =>
-  new Call({
-    direction: 'in',
-    service: 'call',
-    owner: 'alice',
-    number: '+4930100',
-    from: '+4917000',
-    status: 'ringing',
-  });
+  new Call(
+    {
+      direction: 'in',
+      service: 'call',
+      owner: 'alice',
+      number: '+4930100',
+      from: '+4917000',
+      status: 'ringing',
+    },
+    systemClock,
+  );
 
 const outcome: CallOutcome = { answer: null, status: 480, recording: null };
 
@@ -90,14 +94,17 @@ test('the end kills the running step, clears the timers and runs the cleanup onc
 test('the registry finds calls by uuid, user and number in step with redirects and ends', () => {
   const registry = new CallRegistry();
   const first = numberCall();
-  const second = new Call({
-    direction: 'out',
-    service: 'call',
-    owner: 'alice',
-    party: 'bob',
-    from: 'alice_01',
-    status: 'ringing',
-  });
+  const second = new Call(
+    {
+      direction: 'out',
+      service: 'call',
+      owner: 'alice',
+      party: 'bob',
+      from: 'alice_01',
+      status: 'ringing',
+    },
+    systemClock,
+  );
   registry.add(first);
   registry.add(second);
   assert.equal(registry.size, 2);

@@ -7,7 +7,8 @@
  * call: `end` does all of it once, whichever path ends the call. While it runs it can be
  * steered: hold and resume, DTMF, transfer (blind or attended by REFER) through its dialogs.
  */
-import { newUuid } from '../../platform/ids.js';
+import type { Clock } from '../../platform/clock.js';
+import { newUuid, nowSeconds } from '../../platform/ids.js';
 import type { HoldMode, MediaLeg } from '../media-leg.js';
 import { type SipCall, withDirection } from '../sip/index.js';
 import { uriUser } from './dial.js';
@@ -89,7 +90,7 @@ export class Call {
   readonly party: string | undefined;
   readonly from: string;
   /** ms since the epoch. */
-  readonly created = Date.now();
+  readonly created: number;
   #owner: string | null;
   #number: string | undefined;
   #status: CallStatus;
@@ -109,7 +110,11 @@ export class Call {
   #ended = false;
   #bridgeHeld: HoldMode | undefined;
 
-  constructor(init: CallInit) {
+  constructor(
+    init: CallInit,
+    private readonly clock: Clock,
+  ) {
+    this.created = clock.now();
     this.direction = init.direction;
     this.service = init.service;
     this.#owner = init.owner;
@@ -184,7 +189,7 @@ export class Call {
   /** Zentrale answered the caller with `leg`. */
   answeredWith(leg: MediaLeg): void {
     this.leg = leg;
-    this.answered = Math.floor(Date.now() / 1000);
+    this.answered = nowSeconds(this.clock);
     this.setStatus('in-progress');
   }
 

@@ -120,7 +120,7 @@ export async function reverseCall(
   const local = ctx.reversing.get(owner);
   const holder = process.holder;
   if (local && (!holder || sameSecret(local.token, holder.token))) return local.take(call);
-  if (!holder?.leg || !(await ctx.routing.legAlive(holder.leg, Date.now() - ALIVE_MS)))
+  if (!holder?.leg || !(await ctx.routing.legAlive(holder.leg, ctx.options.clock.now() - ALIVE_MS)))
     return local?.take(call) ?? false;
   return handOver(ctx, call, owner, caller, holder);
 }
@@ -144,7 +144,7 @@ export async function handOver(
     ctx.options.log.info({ owner, holder: holder.address }, 'callreverse holder unreachable');
     return false;
   }
-  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, call, {
+  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, ctx.options.clock, call, {
     groups: [[{ uri, target }]],
     timeout: HANDOVER_SECONDS,
     from: `sip:${caller}@${ctx.options.host}`,

@@ -4,6 +4,7 @@
  * every kind of call uses to reach a target outside.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
 import type { WorkerMediaEngine } from '../media/index.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
 import type { IncomingCall, Remote, SipUserAgent } from '../sip/index.js';
@@ -32,6 +33,11 @@ export interface CallEngineOptions {
   readonly log: FastifyBaseLogger;
   /** RTP ports of Zentrale's own media endpoints (announcements, voicemail). */
   readonly mediaPorts?: { readonly min: number; readonly max: number };
+  /**
+   * The wall clock of the calls' stamps (created, answered), their CDRs and the legs' heartbeats
+   * (decisions.md "Clocks").
+   */
+  readonly clock: Clock;
 }
 
 /** A call-reverse process waiting for the filter number's call (callreverse.ts). */
@@ -89,7 +95,7 @@ export function callerId(account: SipAccountInfo | undefined, call: IncomingCall
 
 /** Starts recording a leg of this node (record.ts). */
 export function trackLeg(ctx: EngineContext, start: LegStart, parent?: TrackedLeg): TrackedLeg {
-  return track(ctx.recorder, ctx.node, ctx.options.log, start, parent);
+  return track(ctx.recorder, ctx.node, ctx.options.log, ctx.options.clock, start, parent);
 }
 
 /** From and headers for a call leaving the platform as `callerNumber` (clir: withheld). */

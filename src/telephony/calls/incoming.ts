@@ -44,7 +44,7 @@ export async function counted(
   body: (call: Call) => Promise<CallStatus>,
   always = false,
 ): Promise<void> {
-  const call = new Call(init);
+  const call = new Call(init, ctx.options.clock);
   call.adopt(sip);
   if (!(await ctx.admit(call, always))) {
     sip.reject(486, 'Call Limit Reached');
@@ -71,7 +71,7 @@ async function bridgeLegs(
   legs: readonly TrackedLeg[],
   options: BridgeOptions,
 ): Promise<CallStatus> {
-  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, sip, {
+  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, ctx.options.clock, sip, {
     ...options,
     onConnected: (leg) => call.adopt(leg),
   });
@@ -181,7 +181,7 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
       ctx,
       numberCall,
       call,
-      { caller, instant: Date.now() },
+      { caller, instant: ctx.options.clock.now() },
       answer.announcementOnly === true,
       answerStep,
     );

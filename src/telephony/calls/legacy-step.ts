@@ -22,7 +22,8 @@ export async function runLegacy(run: NumberRun): Promise<CallOutcome> {
     const reverse = decision.targets.some((target) => 'callreverse' in target)
       ? await startCallReverse(run)
       : undefined;
-    const started = Date.now();
+    // The ring timeout is a duration: measured on the monotonic clock, not the wall clock.
+    const started = performance.now();
     const ringFor = decision.ringTimeout ?? MAX_RING_SECONDS;
     let outcome: BridgeOutcome;
     try {
@@ -38,7 +39,7 @@ export async function runLegacy(run: NumberRun): Promise<CallOutcome> {
             ? waitRinging(run, ringFor, reverse.signal)
             : Promise.resolve({ status: 480, answered: null, ended: Promise.resolve() });
       outcome = await ringing;
-      const left = ringFor * 1000 - (Date.now() - started);
+      const left = ringFor * 1000 - (performance.now() - started);
       if (reverse && !reverse.arrived() && outcome.status !== 200 && outcome.status !== 0 && left > 0) {
         // The other targets failed: the caller keeps waiting for the reverse call until the ring timeout.
         const waited = await waitRinging(run, left / 1000, reverse.signal);
@@ -59,7 +60,7 @@ export async function runLegacy(run: NumberRun): Promise<CallOutcome> {
     }
     if (outcome.status === 0 || run.sip.ended) return { answer: run.answered, status: 0, recording: null };
     const timedOut =
-      decision.ringTimeout !== undefined && Date.now() - started >= decision.ringTimeout * 1000 - 500;
+      decision.ringTimeout !== undefined && performance.now() - started >= decision.ringTimeout * 1000 - 500;
     decision = decideLegacyDialplan(
       dialplan,
       outcome.status === 486 ? 'busy' : timedOut ? 'timeout' : 'unavailable',

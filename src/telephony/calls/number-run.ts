@@ -142,11 +142,14 @@ export async function ring(
   };
   if (run.ringtone && !run.sip.ended) await playRingtone(run, run.ringtone);
   if (!run.leg)
-    return bridge(run.ctx.ua, run.ctx.options.rtpengine, run.sip, {
+    return bridge(run.ctx.ua, run.ctx.options.rtpengine, run.ctx.options.clock, run.sip, {
       ...options,
       onConnected: (leg) => run.call.adopt(leg),
     });
-  const outcome = await relay(run.ctx.ua, run.ctx.media, run.leg, { ...options, cancel });
+  const outcome = await relay(run.ctx.ua, run.ctx.media, run.ctx.options.clock, run.leg, {
+    ...options,
+    cancel,
+  });
   if (outcome.status !== 200 && !keep) void run.leg.hangup().catch(() => {});
   return outcome;
 }

@@ -36,7 +36,7 @@ async function placed(
   ctx: EngineContext,
   init: ConstructorParameters<typeof Call>[0],
 ): Promise<Call | undefined> {
-  const call = new Call(init);
+  const call = new Call(init, ctx.options.clock);
   if (!(await ctx.admit(call))) {
     call.end('failed');
     return undefined;
@@ -192,7 +192,7 @@ async function viaThenTo(ctx: EngineContext, call: Call, request: ViaThenTo): Pr
       await child.end();
       return;
     }
-    const outcome = await relay(ctx.ua, ctx.media, viaLeg, {
+    const outcome = await relay(ctx.ua, ctx.media, ctx.options.clock, viaLeg, {
       groups: [[{ uri: to.uri }]],
       timeout: request.ringSeconds,
       ...identityFor(ctx, request.from, identity.clir, asserted),

@@ -4,6 +4,7 @@
  * started back at its end, so that it never reads the running row it wrote.
  */
 import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
 import { newUuid } from '../../platform/ids.js';
 import type { CallRecorder, RunningLeg } from './directory.js';
 
@@ -26,6 +27,7 @@ export function track(
   recorder: CallRecorder,
   node: string,
   log: FastifyBaseLogger,
+  clock: Clock,
   start: LegStart,
   parent?: TrackedLeg,
 ): TrackedLeg {
@@ -33,7 +35,7 @@ export function track(
     ...start,
     id: newUuid(),
     node,
-    date: start.date ?? Date.now(),
+    date: start.date ?? clock.now(),
     parent: parent?.id ?? start.parent,
   };
   const { id } = leg;
@@ -50,7 +52,7 @@ export function track(
     id,
     stored,
     written,
-    answered(at = Date.now()) {
+    answered(at = clock.now()) {
       if (answered !== null || ended) return;
       answered = at;
       // Written for a restart to find (closeOrphanLegs); a leg that ends before the write's
@@ -60,7 +62,7 @@ export function track(
     end(recording = null) {
       if (ended) return Promise.resolve();
       ended = true;
-      const end = Date.now();
+      const end = clock.now();
       // The leg is over now (its concurrent-call slot is free at once); its CDR follows in the
       // background, after its parent's, in the recorder's next batch of leg writes.
       void (async () => {

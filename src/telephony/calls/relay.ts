@@ -7,6 +7,8 @@
  * and moving it to rtpengine needs a re-INVITE towards the caller, which the UA does not send
  * yet. The relay costs a decode and an encode per packet, acceptable for the IVR paths.
  */
+import type { Clock } from '../../platform/clock.js';
+import { nowSeconds } from '../../platform/ids.js';
 import type { Endpoint, EndpointSource } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { SipUserAgent } from '../sip/index.js';
@@ -27,8 +29,6 @@ export function connectLegs(a: MediaLeg, b: MediaLeg): Promise<void> {
   });
 }
 
-const now = () => Math.floor(Date.now() / 1000);
-
 /**
  * Connects the answered `caller` to the first target that answers; the caller's leg stays up on
  * failure. `cancel` stops the ringing (another way connected the caller).
@@ -36,6 +36,8 @@ const now = () => Math.floor(Date.now() / 1000);
 export async function relay(
   ua: SipUserAgent,
   media: EndpointSource<Endpoint>,
+  /** The wall clock of the answer's stamp. */
+  clock: Clock,
   caller: MediaLeg,
   options: BridgeOptions & { readonly cancel?: AbortSignal },
 ): Promise<BridgeOutcome> {
@@ -70,7 +72,7 @@ export async function relay(
     );
     if (!winner) continue;
     const ended = connectLegs(caller, winner);
-    return { status: 200, answered: now(), ended };
+    return { status: 200, answered: nowSeconds(clock), ended };
   }
   return { status: caller.call.ended ? 0 : failureStatus(statuses), answered: null, ended: none };
 }

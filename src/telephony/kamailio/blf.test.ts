@@ -4,6 +4,7 @@
  * number's dialog states while a real call (baresips through Kamailio and Zentrale) rings it,
  * is answered and ends; numbers the account did not subscribe to, and other events, are refused.
  */
+
 import assert from 'node:assert/strict';
 import type { TestContext } from 'node:test';
 import { describe, test } from 'node:test';
@@ -15,6 +16,7 @@ import { freePort } from '../../../test/sip-peers.js';
 import { freePortRange, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
 import { SipService } from '../../modules/sip/index.js';
+import { systemClock } from '../../platform/clock.js';
 import { loadSecretBox } from '../../platform/sealing.js';
 
 requireTelephonyPackages();
@@ -34,6 +36,7 @@ async function node(t: TestContext, dialect: Dialect) {
 function sipWithUsergroup(app: App): SipService {
   const s = app.services;
   return new SipService({
+    clock: systemClock,
     db: app.database.db,
     writer: s.writer,
     hub: s.hub,

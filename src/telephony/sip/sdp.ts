@@ -4,6 +4,7 @@
  * inactive, and the RFC 2543 form c=0.0.0.0; RFC 4733 section 7 telephone-event). Codecs are
  * PCMU (0) and PCMA (8).
  */
+import { systemClock } from '../../platform/clock.js';
 
 export type Direction = 'sendrecv' | 'sendonly' | 'recvonly' | 'inactive';
 
@@ -158,7 +159,9 @@ export function acceptAnswer(answer: SessionDescription, local: LocalAudio): Neg
   return negotiate(answer, { ...local, codecs: [0, 8] });
 }
 
-let sessionCounter = Math.floor(Date.now() / 1000);
+// o= session ids need only be unique (RFC 4566 5.2 suggests an NTP time): seeded once from the
+// system's time, an id like a UUID's stamp, not a reading a test moves.
+let sessionCounter = Math.floor(systemClock.now() / 1000);
 
 export interface SdpBuilder {
   /** Our offer: every supported codec and telephone-event 101. */
