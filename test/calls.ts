@@ -260,3 +260,49 @@ export async function hangUp(peer: Baresip, ...others: Baresip[]): Promise<void>
   peer.command('hangup');
   await Promise.all(closed);
 }
+
+/**
+ * A click-to-dial call of a fresh user: the user's phone `mine_01` (600 Hz) rings, the far
+ * phone `carol_01` (1000 Hz) waits; the user's session is subscribed to call events. Resolves
+ * while the user's phone rings; `connect` answers both phones in turn.
+ */
+export async function clickToDial(t: TestContext, node: Node) {
+  const { client, user } = await loggedInClient(node.app);
+  const own = await phone(t, node, await sipAccount(node.app, 'mine_01', user.uuid), {
+    answerMode: 'manual',
+    microphone: tone(600),
+  });
+  const far = await phone(t, node, await sipAccount(node.app, 'carol_01'), {
+    answerMode: 'manual',
+    microphone: tone(1000),
+  });
+  assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
+  const ownRings = own.waitFor('CALL_INCOMING', 20_000);
+  const dialled = await client.call('POST', '/api/call/dial', {
+    via: 'mine_01',
+    to: 'carol_01',
+    timeout: 30,
+  });
+  await ownRings;
+  const connect = async () => {
+    const farRings = far.waitFor('CALL_INCOMING', 20_000);
+    own.command('accept');
+    await farRings;
+    const talking = far.waitFor('CALL_ESTABLISHED', 20_000);
+    far.command('accept');
+    await talking;
+  };
+  const call = dialled.call as { uuid: string; state: string; direction: string };
+  return { client, user, own, far, dialled, uuid: call.uuid, call, connect };
+}
+
+/** Every event the client's session has, without waiting. */
+export async function eventsOf(
+  client: Client,
+): Promise<{ id: number; event: string; [key: string]: unknown }[]> {
+  return (await client.call('GET', '/api/event?next=0&timeout=0')).event as {
+    id: number;
+    event: string;
+    [key: string]: unknown;
+  }[];
+}

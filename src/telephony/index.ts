@@ -1,7 +1,17 @@
 /** The call engine subsystem: what the rest of Zentrale may use of it. */
 
 export { parseDialled } from './calls/dial.js';
-export { type Call, CallError, type CallErrorCode, type CallStatus, isFinal } from './calls/index.js';
+export {
+  type Call,
+  CallError,
+  type CallErrorCode,
+  type CallStatus,
+  type CollectEnd,
+  type Collected,
+  callMedia,
+  isFinal,
+  type PlaySource,
+} from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {
@@ -39,3 +49,4 @@ export type {
   SipAccountInfo,
   Voicemail,
 } from './calls/index.js';
+export { pcmFromWav, recordingToWav } from './media/index.js';

@@ -76,7 +76,10 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           '(dtmf without digits), ' +
           "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
           '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
-          'wrong-call).',
+          'wrong-call). The media commands (play, stop, mute, unmute, collect, record-start, record-stop) are ' +
+          "described with their `command`; they add wrong-announcement (play of an announcement not the user's " +
+          'or without audio) and illegal-state (Zentrale carries no media of the call, a second record-start, ' +
+          'record-stop with none running).',
         tags: ['call'],
         params: CallParams,
         body: ControlBody,
@@ -97,9 +100,11 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
         summary: "Subscribe the session to its user's call events",
         description:
           'From now on, until `timeout` seconds have passed (renewed by calling again), the session receives ' +
-          `call_update and call_dtmf (GET /api/event); without a subscription it receives neither. ${CALL_UPDATE} ` +
+          `call_update, call_dtmf and call_collect (GET /api/event); without a subscription it receives none. ${CALL_UPDATE} ` +
           'call_dtmf carries `{call, digit, duration}` (duration in ms) for each key the phone presses on a call ' +
-          'whose media Zentrale carries (click-to-dial, callback, announcements, IVRs). ' +
+          'whose media Zentrale carries (click-to-dial, callback, announcements, IVRs). call_collect carries ' +
+          '`{call, digits, reason}` when a collect command ends (reason max-digits, terminator, timeout, ended, ' +
+          'replaced). ' +
           'The subscription lasts as long as the session at most, also across a restart of the node.',
         tags: ['call'],
         querystring: SubscribeQuery,

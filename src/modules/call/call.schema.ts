@@ -88,7 +88,7 @@ export const DialAnswer = envelope({ call: CallView });
 
 export const CallParams = Type.Object({ uuid: Uuid });
 
-export const ControlBody = Type.Object(
+const CallControlBody = Type.Object(
   {
     command: Type.Union(
       [Type.Literal('hangup'), Type.Literal('hold'), Type.Literal('resume'), Type.Literal('dtmf')],
@@ -112,4 +112,100 @@ export const ControlBody = Type.Object(
   },
   { additionalProperties: false },
 );
+
+// The media commands (play, stop, mute, unmute, collect, record-start, record-stop): one shape of
+// their own beside the others' (a union of one shape per command made Ajv report the required
+// fields of the shapes not meant: missing-element where the value was wrong). What a command
+// needs and may not mix (play: one of announcement and tone) the service judges.
+export const MediaControlBody = Type.Object(
+  {
+    command: Type.Union(
+      [
+        Type.Literal('play'),
+        Type.Literal('stop'),
+        Type.Literal('mute'),
+        Type.Literal('unmute'),
+        Type.Literal('collect'),
+        Type.Literal('record-start'),
+        Type.Literal('record-stop'),
+      ],
+      {
+        description:
+          "media commands, on the user's side of a call whose media Zentrale carries (a call Zentrale " +
+          "answered, the user's own phone of a click-to-dial call; a call rtpengine relays between two " +
+          'phones, or one not answered: illegal-state). play (`announcement` or `tone`, `loop`) replaces what ' +
+          'plays, and a connected party is heard again after it; stop ends it; mute/unmute (`direction`); ' +
+          'collect (`max_digits`, `timeout`, `terminator`) reports each key as call_dtmf and its end as ' +
+          "call_collect; record-start records what the user's side sends (`max_seconds`), record-stop ends " +
+          'it, and the recording becomes a recording of the user (recording_new)',
+      },
+    ),
+    announcement: Type.Optional({
+      ...Uuid,
+      description: "play: one of the user's announcements (its audio); not with `tone`",
+    }),
+    tone: Type.Optional(
+      Type.Object(
+        {
+          frequency: Type.Integer({
+            minimum: 50,
+            maximum: 3900,
+            description: 'Hz (50..3900; G.711 carries up to 4 kHz)',
+          }),
+          duration: Type.Optional(
+            Type.Integer({
+              minimum: 20,
+              maximum: 600_000,
+              description: 'ms (20..600000); none: until stopped',
+            }),
+          ),
+        },
+        { additionalProperties: false, description: 'play: a sine tone; not with `announcement`' },
+      ),
+    ),
+    loop: Type.Optional(
+      Type.Boolean({
+        description:
+          'play: repeat until stopped (default false; a tone with a duration repeats with a pause as long, a ' +
+          'tone without one plays until stopped anyway)',
+      }),
+    ),
+    direction: Type.Optional(
+      Type.Union([Type.Literal('in'), Type.Literal('out'), Type.Literal('both')], {
+        description:
+          "mute/unmute: in: what the user's side hears (Zentrale sends it silence, plays included); out: " +
+          'what it sends (its audio reaches neither the other party nor a recording; its keys still reach ' +
+          'collect and call_dtmf); both (the default)',
+      }),
+    ),
+    max_digits: Type.Optional(
+      Type.Integer({ minimum: 1, maximum: 32, description: 'collect: digits at most (1..32, default 1)' }),
+    ),
+    timeout: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 300,
+        description: 'collect: seconds to wait for the first key and for each next one (1..300, default 10)',
+      }),
+    ),
+    terminator: Type.Optional(
+      Type.String({
+        pattern: '^[0-9*#A-D]$',
+        description: 'collect: a key that ends the digits early; it is not among the digits reported',
+      }),
+    ),
+    max_seconds: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        maximum: 3600,
+        description:
+          'record-start: the recording stops by itself after this many seconds (1..3600, default 3600)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type MediaControlBody = Static<typeof MediaControlBody>;
+
+export const ControlBody = Type.Union([CallControlBody, MediaControlBody]);
 export type ControlBody = Static<typeof ControlBody>;

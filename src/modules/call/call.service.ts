@@ -27,9 +27,10 @@ import {
   type DialBody,
   type ListCallsQuery,
 } from './call.schema.js';
+import { type CallCommandDeps, CallCommands, isMediaCommand } from './call-commands.js';
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
-export const CALL_EVENTS = ['call_update', 'call_dtmf'] as const;
+export const CALL_EVENTS = ['call_update', 'call_dtmf', 'call_collect'] as const;
 const TOPIC = 'call';
 /** How long, and how many, ended calls are remembered, so that a late command gets illegal-state. */
 const ENDED_KEEP_MS = 10 * 60 * 1000;
@@ -64,6 +65,8 @@ export interface CallApiDeps {
   readonly callFilters: Pick<CallFilterService, 'callFilterOf'>;
   readonly clock: Clock;
   readonly log: FastifyBaseLogger;
+  /** The media commands' (call-commands.ts). */
+  readonly commands: Pick<CallCommandDeps, 'recordings' | 'announcementWav'>;
 }
 
 export class CallApiService {
@@ -75,9 +78,11 @@ export class CallApiService {
   private readonly hub: EventHub;
   private readonly clock: Clock;
   private readonly log: FastifyBaseLogger;
+  private readonly commands: CallCommands;
 
   constructor(private readonly deps: CallApiDeps) {
     ({ db: this.db, writer: this.writer, hub: this.hub, clock: this.clock, log: this.log } = deps);
+    this.commands = new CallCommands({ ...deps.commands, hub: deps.hub, log: deps.log });
     this.hub.topic(TOPIC, CALL_EVENTS);
     deps.telephony.onCall((call) => this.follow(call));
   }
@@ -125,9 +130,13 @@ export class CallApiService {
       throw new ApiError('wrong-call', `no call ${uuid}`);
     }
     if (call.ended || isFinal(call.status)) throw new ApiError('illegal-state', `call ${uuid} is ending`);
-    if (body.command === 'dtmf' && body.digits === undefined)
-      throw new ApiError('missing-element', 'dtmf needs digits');
     try {
+      if (isMediaCommand(body)) {
+        await this.commands.run(user, call, body);
+        return;
+      }
+      if (body.command === 'dtmf' && body.digits === undefined)
+        throw new ApiError('missing-element', 'dtmf needs digits');
       switch (body.command) {
         case 'hangup':
           await call.hangup();

@@ -24,8 +24,9 @@ export const callArea = defineArea({
   name: 'call',
   create: (s, { database, log, clock }) => {
     const callLog = log.child({ module: 'call' });
+    const routing = new CallAreaRouting(s, database.db, callLog);
     s.telephony.useDirectory({
-      routing: new CallAreaRouting(s, database.db, callLog),
+      routing,
       recorder: new CallAreaRecorder(s, database.db, callLog, clock),
     });
     // POST /api/dialplan/callback is carried out by this node's engine once recorded.
@@ -49,6 +50,10 @@ export const callArea = defineArea({
       callFilters: s.callFilters,
       clock,
       log: callLog,
+      commands: {
+        recordings: s.recordings,
+        announcementWav: (user, uuid) => routing.announcementWav(user, uuid),
+      },
     });
     return { callApi };
   },

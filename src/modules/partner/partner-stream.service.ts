@@ -58,6 +58,7 @@ export interface PartnerStreamDeps {
 export const OBSERVABLE_USER_EVENTS = [
   'call_update',
   'call_dtmf',
+  'call_collect',
   'sip_register',
   'sip_unregister',
   'fax_convert',

@@ -5,7 +5,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { heard, phone, sipAccount, telephonyNode, tone, windowsOf } from '../../../test/calls.js';
+import {
+  clickToDial,
+  heard,
+  phone,
+  sipAccount,
+  telephonyNode,
+  tone,
+  windowsOf,
+} from '../../../test/calls.js';
 import { Client, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 
@@ -117,35 +125,16 @@ test('a live call is listed for both users and its states reach the subscribed s
 
 test("click-to-dial rings the user's own phone first, then the destination, bridges them; the API hangs up", async (t) => {
   const node = await telephonyNode(t);
-  const { client, user } = await loggedInClient(node.app);
-  const mine = await sipAccount(node.app, 'mine_01', user.uuid);
-  const carol = await sipAccount(node.app, 'carol_01');
-  const own = await phone(t, node, mine, { answerMode: 'manual', microphone: tone(600) });
-  const far = await phone(t, node, carol, { answerMode: 'manual', microphone: tone(1000) });
-  assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
-
-  const ownRings = own.waitFor('CALL_INCOMING', 20_000);
-  const dialled = await client.call('POST', '/api/call/dial', {
-    via: 'mine_01',
-    to: 'carol_01',
-    timeout: 30,
-  });
+  const { client, own, far, dialled, call, connect } = await clickToDial(t, node);
   assert.equal(dialled.status, 'ok');
-  const call = dialled.call as { uuid: string; state: string; direction: string };
   assert.equal(call.state, 'queued', 'the call exists before its first INVITE leaves');
-  await ownRings;
   // The destination is not called before the user's phone answered.
   assert.equal(
     far.events.some((event) => event.type === 'CALL_INCOMING'),
     false,
     'carol does not ring while the user is not there',
   );
-  const farRings = far.waitFor('CALL_INCOMING', 20_000);
-  own.command('accept');
-  await farRings;
-  const talking = far.waitFor('CALL_ESTABLISHED', 20_000);
-  far.command('accept');
-  await talking;
+  await connect();
   await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
   // Hold: the user's phone is re-INVITEd inactive and answers so; resume brings sendrecv back.
   const live = node.app.services.telephony.calls!.calls.get(call.uuid)!;

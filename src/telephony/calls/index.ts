@@ -7,6 +7,9 @@ export {
   type NotifyRequest,
   type RuleCallAction,
 } from './call-engine.js';
+export type { CollectEnd, Collected, PlaySource } from './call-media.js';
+/** The media commands of a live call (play, stop, mute, collect, record). */
+export * as callMedia from './call-media.js';
 export type {
   CallAdmission,
   CallbackRequest,

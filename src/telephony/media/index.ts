@@ -10,6 +10,7 @@ export {
   type Endpoint,
   type EndpointSource,
   MediaEndpoint,
+  type Muted,
   type PlayResult,
   type RecordingHandle,
   type RemoteMedia,

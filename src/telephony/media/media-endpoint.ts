@@ -60,6 +60,12 @@ export interface Endpoint {
   playPcm(samples: Int16Array, loop?: boolean): Promise<PlayResult>;
   tone(frequency: number, options?: ToneOptions): Promise<PlayResult>;
   stop(): void;
+  /**
+   * Mutes what this endpoint sends (`send`: the peer hears silence, plays included) and what it
+   * receives (`receive`: the peer's audio reaches neither a connected endpoint nor a recorder;
+   * its DTMF still counts).
+   */
+  mute(muted: Muted): void;
   sendDtmf(digits: string, durationMs?: number): Promise<void>;
   record(maxSeconds: number): RecordingHandle;
   onDtmf(handler: (event: DtmfEvent) => void): void;
@@ -67,6 +73,12 @@ export interface Endpoint {
   /** Relays audio both ways with `other` (an endpoint of the same engine); returns the off switch. */
   connect(other: Endpoint): () => void;
   close(): void;
+}
+
+/** What an endpoint mutes (Endpoint.mute). */
+export interface Muted {
+  readonly send: boolean;
+  readonly receive: boolean;
 }
 
 /** Where endpoints come from (MediaEngine, WorkerMediaEngine). */
@@ -95,6 +107,10 @@ const DTMF_PAUSE_FRAMES = 3;
 export class MediaEndpoint implements Endpoint {
   private remote: RemoteMedia | undefined;
   private playing: Playing | undefined;
+  /** What a connected endpoint relays: heard whenever nothing plays, so a play interrupts the relay and it resumes after. */
+  private relayed: QueueSource | undefined;
+  private readonly scratch = new Int16Array(FRAME_SAMPLES);
+  private muted: Muted = { send: false, receive: false };
   private dtmfOut: DtmfSending | undefined;
   private readonly dtmfHandlers: ((event: DtmfEvent) => void)[] = [];
   private readonly dtmfIn: DtmfReceiver;
@@ -149,6 +165,10 @@ export class MediaEndpoint implements Endpoint {
   stop(): void {
     this.playing?.resolve('stopped');
     this.playing = undefined;
+  }
+
+  mute(muted: Muted): void {
+    this.muted = { ...muted };
   }
 
   /** Sends DTMF digits as RFC 4733 events (each `durationMs` long, 60 ms apart). */
@@ -209,7 +229,7 @@ export class MediaEndpoint implements Endpoint {
       this.stats.ignored++;
       return;
     }
-    if (this.recorders.size === 0 && this.listeners.size === 0) return;
+    if ((this.recorders.size === 0 && this.listeners.size === 0) || this.muted.receive) return;
     const samples = this.decoded.subarray(0, packet.payload.length);
     decodeG711(packet.payload, packet.payloadType, samples);
     for (const recorder of this.recorders) recorder.write(packet.ssrc, packet.timestamp, samples);
@@ -234,10 +254,15 @@ export class MediaEndpoint implements Endpoint {
       this.onAudio((samples) => toOther.push(samples)),
       other.onAudio((samples) => toThis.push(samples)),
     ];
-    void this.play(toThis);
-    void other.play(toOther);
+    // What played before (a ring tone while the target rang) ends with the connection.
+    this.stop();
+    other.stop();
+    this.relayed = toThis;
+    other.relayed = toOther;
     return () => {
       for (const off of offs) off();
+      if (this.relayed === toThis) this.relayed = undefined;
+      if (other.relayed === toOther) other.relayed = undefined;
     };
   }
 
@@ -248,13 +273,15 @@ export class MediaEndpoint implements Endpoint {
     this.timestamp = (this.timestamp + FRAME_SAMPLES) >>> 0;
     if (this.dtmfOut && this.sendDtmfFrame(timestamp)) return;
     let frame: Int16Array | undefined = this.frame;
+    // The relay is read on every tick, so that it does not fall behind while a play runs.
+    const relayed = this.relayed?.read(this.playing ? this.scratch : this.frame);
     if (this.playing && !this.playing.source.read(this.frame)) {
       this.playing.resolve('done');
       this.playing = undefined;
       frame = undefined;
-    } else if (!this.playing) frame = undefined;
+    } else if (!this.playing && !relayed) frame = undefined;
     if (!remote || remote.direction === 'recvonly' || remote.direction === 'inactive') return;
-    if (!frame) {
+    if (!frame || this.muted.send) {
       this.frame.fill(0);
       frame = this.frame;
     }

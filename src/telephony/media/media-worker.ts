@@ -74,6 +74,9 @@ function handle(command: WorkerCommand): void {
     case 'stop':
       endpoint?.stop();
       return;
+    case 'mute':
+      endpoint?.mute(command.muted);
+      return;
     case 'dtmf':
       if (!endpoint) {
         post({ ev: 'result', id: command.id, value: 'done' });

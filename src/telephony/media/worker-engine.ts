@@ -13,6 +13,7 @@ import type {
   DtmfEvent,
   Endpoint,
   EndpointSource,
+  Muted,
   PlayResult,
   RecordingHandle,
   RemoteMedia,
@@ -37,6 +38,7 @@ export type WorkerCommand =
   | { readonly op: 'remote'; readonly endpoint: number; readonly remote: RemoteMedia }
   | { readonly op: 'play'; readonly endpoint: number; readonly id: number; readonly source: SourceSpec }
   | { readonly op: 'stop'; readonly endpoint: number }
+  | { readonly op: 'mute'; readonly endpoint: number; readonly muted: Muted }
   | {
       readonly op: 'dtmf';
       readonly endpoint: number;
@@ -278,6 +280,10 @@ export class WorkerEndpoint implements Endpoint {
 
   stop(): void {
     if (!this.closed) this.engine.send({ op: 'stop', endpoint: this.id });
+  }
+
+  mute(muted: Muted): void {
+    if (!this.closed) this.engine.send({ op: 'mute', endpoint: this.id, muted });
   }
 
   async sendDtmf(digits: string, durationMs?: number): Promise<void> {
