@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { buildApp } from '../src/app.js';
 import { CallAreaRecorder, CallAreaRouting } from '../src/modules/call/index.js';
 import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
+import { systemClock } from '../src/platform/clock.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newUuid } from '../src/platform/ids.js';
 import type { RunningLeg } from '../src/telephony/index.js';
@@ -76,7 +77,7 @@ await insertSipAccount(app.database.db, {
   description: '',
   created: Math.floor(Date.now() / 1000),
 });
-const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
+const routing = new CallAreaRouting(app.services, app.database.db, app.server.log, systemClock);
 const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
 const node = newUuid();
 

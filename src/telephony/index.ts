@@ -1,7 +1,17 @@
 /** The call engine subsystem: what the rest of Zentrale may use of it. */
 
 export { parseDialled } from './calls/dial.js';
-export { type Call, CallError, type CallErrorCode, type CallStatus, isFinal } from './calls/index.js';
+export {
+  type ApiDecision,
+  type Call,
+  CallError,
+  type CallErrorCode,
+  type CallStatus,
+  decide,
+  isFinal,
+  type RedirectTarget,
+  RedirectTargetError,
+} from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {

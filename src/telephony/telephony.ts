@@ -326,6 +326,7 @@ export class Telephony implements TelephonyEngine {
         proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
         rtpengine: this.rtpengine,
         carrierUri: config.carrierUri,
+        apiWaitSeconds: config.callApiWait,
         log: this.log,
       });
       this.calls.calls.onAdd((call) => this.events.emit('call', call));

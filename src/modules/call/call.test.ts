@@ -9,6 +9,7 @@ import { describe, test } from 'node:test';
 import { sql } from 'kysely';
 import { build, buildPartner, buildUser, DIALECTS, testEnv } from '../../../test/helper.js';
 import { buildApp } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
 import { newUuid } from '../../platform/ids.js';
 import type { GroupCallLimit, LegEnd, RunningLeg } from '../../telephony/index.js';
@@ -24,7 +25,7 @@ type App = Awaited<ReturnType<typeof build>>;
  */
 function directoryOf(app: App) {
   const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log);
-  const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
+  const routing = new CallAreaRouting(app.services, app.database.db, app.server.log, systemClock);
   const legs = new Map<string, RunningLeg>();
   return {
     legStarted(leg: RunningLeg) {

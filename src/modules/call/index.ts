@@ -25,7 +25,7 @@ export const callArea = defineArea({
   create: (s, { database, log, clock }) => {
     const callLog = log.child({ module: 'call' });
     s.telephony.useDirectory({
-      routing: new CallAreaRouting(s, database.db, callLog),
+      routing: new CallAreaRouting(s, database.db, callLog, clock),
       recorder: new CallAreaRecorder(s, database.db, callLog),
     });
     // POST /api/dialplan/callback is carried out by this node's engine once recorded.

@@ -32,6 +32,8 @@ export interface CallEngineOptions {
   readonly log: FastifyBaseLogger;
   /** RTP ports of Zentrale's own media endpoints (announcements, voicemail). */
   readonly mediaPorts?: { readonly min: number; readonly max: number };
+  /** CALL_API_WAIT: seconds a call to a call_enable number waits for the API (default 30). */
+  readonly apiWaitSeconds?: number;
 }
 
 /** A call-reverse process waiting for the filter number's call (callreverse.ts). */
