@@ -69,7 +69,7 @@ async function apiNumber(node: Node) {
   return { client, user };
 }
 
-test('a call_enable call: refused at once without a subscriber; else ringing, then answered, rejected busy, or left to wait out', async (t) => {
+test('a call_enable call: refused at once without a subscriber; else ringing, then answered, rejected busy or declined, or left to wait out', async (t) => {
   const node = await telephonyNode(t, { CALL_API_WAIT: '3' });
   const { client } = await apiNumber(node);
   const { client: stranger } = await loggedInClient(node.app);
@@ -135,6 +135,22 @@ test('a call_enable call: refused at once without a subscriber; else ringing, th
   );
   assert.deepEqual(busyStates, ['ringing', 'busy']);
   assert.equal((await control(client, busyCall, { command: 'answer' })).status, 'illegal-state');
+
+  // Rejected with decline: the caller gets 603, the call ends failed.
+  closed = alice.waitFor('CALL_CLOSED', 20_000);
+  alice.command('dial', NUMBER);
+  const declinedCall = await ringingCall(client, seen);
+  seen.add(declinedCall);
+  assert.deepEqual(await control(client, declinedCall, { command: 'reject', cause: 'decline' }), {
+    status: 'ok',
+  });
+  assert.match(JSON.stringify(await closed), /603/);
+  const declinedStates = await eventually(
+    () => statesOf(client, declinedCall),
+    (states) => states.length === 2,
+    'the declined call ended',
+  );
+  assert.deepEqual(declinedStates, ['ringing', 'failed']);
 
   // Nobody acts: after CALL_API_WAIT the caller gets 480 and the call ends no-answer.
   closed = alice.waitFor('CALL_CLOSED', 20_000);
