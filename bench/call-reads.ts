@@ -77,7 +77,7 @@ await insertSipAccount(app.database.db, {
   description: '',
   created: Math.floor(Date.now() / 1000),
 });
-const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
+const routing = new CallAreaRouting(app.services, app.database.db, app.server.log, systemClock);
 const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock);
 const node = newUuid();
 

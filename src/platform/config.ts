@@ -43,6 +43,8 @@ export interface Config {
   readonly rtpPortMax: number;
   /** sip: URI for numbers outside the platform; undefined: such calls are refused with 403. */
   readonly carrierUri: string | undefined;
+  /** Seconds a call to a number answered by the call API waits for a client's decision (decisions.md "The call API"). */
+  readonly callApiWait: number;
   /** Loopback ports of Zentrale's SIP user agent and the engines' control sockets; 0 = any free port. */
   readonly sipAppPort: number;
   readonly kamailioEventPort: number;
@@ -147,6 +149,7 @@ export function loadConfig(env: Env = process.env): Config {
     rtpPortMin,
     rtpPortMax,
     carrierUri: sipUri(env, 'CARRIER_URI'),
+    callApiWait: integer(env, 'CALL_API_WAIT', 30, 1, 600),
     sipAppPort: integer(env, 'SIP_APP_PORT', 0, 0, 65535),
     kamailioEventPort: integer(env, 'KAMAILIO_EVENT_PORT', 0, 0, 65535),
     rtpengineControlPort: integer(env, 'RTPENGINE_CONTROL_PORT', 0, 0, 65535),

@@ -2,6 +2,7 @@
 
 export { parseDialled } from './calls/dial.js';
 export {
+  type ApiDecision,
   type Call,
   CallError,
   type CallErrorCode,
@@ -9,8 +10,11 @@ export {
   type CollectEnd,
   type Collected,
   callMedia,
+  decide,
   isFinal,
   type PlaySource,
+  type RedirectTarget,
+  RedirectTargetError,
 } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';

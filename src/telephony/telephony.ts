@@ -337,6 +337,7 @@ export class Telephony implements TelephonyEngine {
         proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
         rtpengine: this.rtpengine,
         carrierUri: config.carrierUri,
+        apiWaitSeconds: config.callApiWait,
         log: this.log,
         clock: this.clock,
       });

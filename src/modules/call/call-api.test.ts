@@ -170,6 +170,27 @@ for (const dialect of DIALECTS) {
       assert.equal((await control(UUID, { command: 'dtmf', digits: '12x' })).status, 'wrong-syntax');
       assert.equal((await control(UUID, { command: 'dtmf', digits: '' })).status, 'wrong-syntax');
       assert.equal((await control('not-a-uuid', { command: 'hangup' })).status, 'wrong-syntax');
+      // answer, reject, redirect: a cause or target of the wrong form, a redirect without one.
+      assert.equal((await control(UUID, { command: 'answer' })).status, 'wrong-call');
+      assert.equal((await control(UUID, { command: 'reject', cause: 'busy' })).status, 'wrong-call');
+      assert.equal((await control(UUID, { command: 'reject', cause: 'later' })).status, 'wrong-syntax');
+      assert.equal((await control(UUID, { command: 'redirect' })).status, 'missing-element');
+      assert.equal((await control(UUID, { command: 'redirect', target: {} })).status, 'missing-element');
+      for (const target of [
+        { sip: 'Not A Sip' },
+        { phone: '030123' },
+        { ivr: 'x' },
+        { dialplan: 7 },
+        { sip: 'bob_01', phone: '+4930123' },
+        'bob_01',
+      ]) {
+        const answer = await control(UUID, { command: 'redirect', target });
+        assert.equal(answer.status, 'wrong-syntax', JSON.stringify(target));
+      }
+      assert.equal(
+        (await control(UUID, { command: 'redirect', target: { sip: 'bob_01' } })).status,
+        'wrong-call',
+      );
       const anonymous = new Client(app);
       await anonymous.open();
       assert.equal(

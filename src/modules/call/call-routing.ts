@@ -6,9 +6,16 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
+import { ApiError } from '../../platform/errors.js';
 import { decideCallFilter } from '../../telephony/decisions/callfilter.js';
-import { type Ivr, type LegacyDialplan, routeNumber } from '../../telephony/decisions/index.js';
+import {
+  type Dialplan,
+  type Ivr,
+  type LegacyDialplan,
+  routeNumber,
+} from '../../telephony/decisions/index.js';
 import type {
   CallbackRequest,
   CallRouting,
@@ -21,7 +28,7 @@ import type {
   ReverseProcess,
   SipAccountInfo,
 } from '../../telephony/index.js';
-import type { StoredSettings } from '../phone/index.js';
+import { effectiveSwitches, type StoredSettings } from '../phone/index.js';
 import { findSipAccountByUsername } from '../sip/index.js';
 import * as repo from './call.repository.js';
 
@@ -40,6 +47,7 @@ export class CallAreaRouting implements CallRouting {
     private readonly services: Services,
     private readonly db: Db,
     private readonly log: FastifyBaseLogger,
+    private readonly clock: Clock,
   ) {}
 
   async sipAccount(username: string): Promise<SipAccountInfo | undefined> {
@@ -62,8 +70,11 @@ export class CallAreaRouting implements CallRouting {
     const owner = found.user;
     const settings = found.settings as StoredSettings;
     const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
-    if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
     const announcementOnly = settings.play_announcement_only === true;
+    // call_enable the only switch on: the call API answers (api-wait.ts).
+    if (owner && route.kind === 'disabled' && effectiveSwitches(settings).call_api)
+      return { kind: 'api', owner, announcementOnly };
+    if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
     if (route.kind === 'dialplan') {
       return {
         kind: 'dialplan',
@@ -87,6 +98,20 @@ export class CallAreaRouting implements CallRouting {
 
   legacyDialplan(user: string): Promise<LegacyDialplan> {
     return this.services.dialplans.getLegacyDialplan(user);
+  }
+
+  async dialplan(user: string, uuid: string): Promise<Dialplan | undefined> {
+    try {
+      return await this.services.dialplans.getDialplan(user, uuid);
+    } catch (error) {
+      // wrong-dialplan: not the user's, or gone.
+      if (error instanceof ApiError) return undefined;
+      throw error;
+    }
+  }
+
+  callApiListening(user: string): Promise<boolean> {
+    return repo.hasCallSubscription(this.db, user, this.clock.now());
   }
 
   async announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined> {

@@ -292,3 +292,16 @@ export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise
 export function listCallSubscriptions(db: Db): Promise<CallSubscriptionTable[]> {
   return db.selectFrom('call_event_subscription').selectAll().execute();
 }
+
+/** Whether a live session of `user` holds a call event subscription that has not ended by `now`. */
+export async function hasCallSubscription(db: Db, user: string, now: number): Promise<boolean> {
+  const row = await db
+    .selectFrom('call_event_subscription')
+    .innerJoin('session', 'session.did', 'call_event_subscription.did')
+    .select('call_event_subscription.did')
+    .where('session.user_uuid', '=', user)
+    .where('call_event_subscription.expires', '>', now)
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

@@ -18,6 +18,13 @@ const CALL_UPDATE =
   'state (the last one final: completed, busy, no-answer, canceled or failed), to the sessions of the users ' +
   "it concerns (the caller's account owner, the called account's or number's owner).";
 
+const CALL_API_WAIT =
+  'A call to a number whose only switch on is call_enable rings nowhere by itself: its call_update (ringing) ' +
+  "reaches the owner's subscribed sessions and the call waits for answer, reject (`cause`) or redirect " +
+  '(`target`), the first decision winning. No decision within CALL_API_WAIT seconds (default 30): the caller ' +
+  'gets 480, state no-answer. No session of the owner subscribed to call events when the call arrives: 480 ' +
+  'at once.';
+
 export function callRoutes(app: AppInstance, calls: CallApiService): void {
   app.get(
     '/api/call',
@@ -72,14 +79,16 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           '(`mode` inactive, the default, or sendonly), resume and dtmf (`digits`, sent as RFC 4733 events) act ' +
           "on the leg whose media Zentrale carries (click-to-dial: the user's own phone) and answer once the " +
           'phone answered the re-INVITE; on a call between two phones, relayed by rtpengine, hold and resume ' +
-          're-INVITE both phones and dtmf is illegal-state, as all three are before the answer. Statuses missing-element ' +
-          '(dtmf without digits), ' +
-          "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
-          '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
-          'wrong-call). The media commands (play, stop, mute, unmute, collect, record-start, record-stop) are ' +
-          "described with their `command`; they add wrong-announcement (play of an announcement not the user's " +
-          'or without audio) and illegal-state (Zentrale carries no media of the call, a second record-start, ' +
-          'record-stop with none running).',
+          're-INVITE both phones and dtmf is illegal-state, as all three are before the answer. ' +
+          CALL_API_WAIT +
+          ' Statuses missing-element (dtmf without digits, redirect without target), wrong-call (no such call), ' +
+          "access-denied (another user's call), wrong-sip, wrong-ivr, wrong-dialplan (a redirect target the " +
+          'user does not have; the call keeps waiting), illegal-state (the call has ended or is ending: a ' +
+          'repeated hangup gets it, for ten minutes after the end, then wrong-call; answer, reject or redirect ' +
+          'on a call not waiting for the API). The media commands (play, stop, mute, unmute, collect, ' +
+          'record-start, record-stop) are described with their `command`; they add wrong-announcement (play ' +
+          "of an announcement not the user's or without audio) and illegal-state (Zentrale carries no media " +
+          'of the call, a second record-start, record-stop with none running).',
         tags: ['call'],
         params: CallParams,
         body: ControlBody,

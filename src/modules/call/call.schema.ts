@@ -3,7 +3,7 @@
  * docs/decisions.md "The call API"): the live calls of the user and the call event subscription.
  */
 import { type Static, Type } from 'typebox';
-import { Phone, Uuid } from '../../platform/formats.js';
+import { Phone, SipUser, Uuid } from '../../platform/formats.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -88,14 +88,67 @@ export const DialAnswer = envelope({ call: CallView });
 
 export const CallParams = Type.Object({ uuid: Uuid });
 
+/**
+ * answer, reject and redirect: the decision on a call to a number whose only switch on is
+ * call_enable, which waits for it (docs/decisions.md "The call API"; src/telephony/calls/api-wait.ts).
+ */
+const WaitCommands = [Type.Literal('answer'), Type.Literal('reject'), Type.Literal('redirect')] as const;
+
+const WAIT_COMMANDS_TEXT =
+  ' answer, reject and redirect decide a call waiting for the API (a call to a number whose only switch ' +
+  'on is call_enable; illegal-state for any other call): answer: Zentrale answers the caller itself ' +
+  '(state in-progress; the other commands then act on its media); reject: the caller gets `cause`; ' +
+  'redirect: the call goes to `target` as a dial of it from the number would.';
+
+const WaitFields = {
+  cause: Type.Optional(
+    Type.Union([Type.Literal('busy'), Type.Literal('decline'), Type.Literal('unavailable')], {
+      description:
+        'reject: what the caller gets: busy (SIP 486, state busy, the default), decline (603, state failed) ' +
+        'or unavailable (480, state no-answer)',
+    }),
+  ),
+  target: Type.Optional(
+    Type.Object(
+      {
+        sip: Type.Optional({ ...SipUser, description: "one of the user's SIP accounts: it rings" }),
+        phone: Type.Optional({
+          ...Phone,
+          description:
+            "a number in E.164: a platform number answers as it would be called (its owner's call from " +
+            "then on), another one is called through the carrier after the partner's call filter (call_api)",
+        }),
+        ivr: Type.Optional({ ...Uuid, description: "one of the user's IVRs: it answers the call" }),
+        dialplan: Type.Optional({
+          ...Uuid,
+          description: "one of the user's v2 dialplans: it answers the call",
+        }),
+      },
+      {
+        additionalProperties: false,
+        maxProperties: 1,
+        description:
+          'redirect: where the call goes, exactly one of sip, phone, ivr, dialplan ({}: missing-element)',
+      },
+    ),
+  ),
+};
+
 const CallControlBody = Type.Object(
   {
     command: Type.Union(
-      [Type.Literal('hangup'), Type.Literal('hold'), Type.Literal('resume'), Type.Literal('dtmf')],
+      [
+        Type.Literal('hangup'),
+        Type.Literal('hold'),
+        Type.Literal('resume'),
+        Type.Literal('dtmf'),
+        ...WaitCommands,
+      ],
       {
         description:
           'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
-          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)",
+          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)." +
+          WAIT_COMMANDS_TEXT,
       },
     ),
     mode: Type.Optional(
@@ -109,6 +162,7 @@ const CallControlBody = Type.Object(
         description: 'dtmf: the digits to send (1..32 of 0-9 * # A-D)',
       }),
     ),
+    ...WaitFields,
   },
   { additionalProperties: false },
 );

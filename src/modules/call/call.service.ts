@@ -15,7 +15,17 @@ import type { EventHub } from '../../platform/events/event-hub.js';
 import { uuidSortKey } from '../../platform/ids.js';
 import { pageItems } from '../../platform/paging.js';
 import { decideCallFilter } from '../../telephony/decisions/index.js';
-import { type Call, CallError, isFinal, parseDialled, type Telephony } from '../../telephony/index.js';
+import {
+  type ApiDecision,
+  type Call,
+  CallError,
+  decide,
+  isFinal,
+  parseDialled,
+  type RedirectTarget,
+  RedirectTargetError,
+  type Telephony,
+} from '../../telephony/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
 import type { SipService } from '../sip/index.js';
@@ -26,6 +36,7 @@ import {
   type ControlBody,
   type DialBody,
   type ListCallsQuery,
+  type MediaControlBody,
 } from './call.schema.js';
 import { type CallCommandDeps, CallCommands, isMediaCommand } from './call-commands.js';
 
@@ -37,6 +48,17 @@ const ENDED_KEEP_MS = 10 * 60 * 1000;
 const ENDED_KEEP_MAX = 10_000;
 /** How often subscriptions of ended sessions and ended subscriptions are dropped. */
 const PRUNE_INTERVAL_MS = 10 * 60 * 1000;
+
+/** The status of a redirect target the user does not have. */
+const TARGET_STATUS = { sip: 'wrong-sip', ivr: 'wrong-ivr', dialplan: 'wrong-dialplan' } as const;
+
+/** answer, reject (busy unless a cause is given) and redirect as the engine takes them. */
+function waitDecision(body: Exclude<ControlBody, MediaControlBody>): ApiDecision {
+  if (body.command === 'answer') return { command: 'answer' };
+  if (body.command === 'reject') return { command: 'reject', cause: body.cause ?? 'busy' };
+  // The schema lets exactly one kind through (maxProperties 1; none is missing-element above).
+  return { command: 'redirect', target: body.target as RedirectTarget };
+}
 
 /** A live call as the API shows it. */
 export function callView(call: Call): CallView {
@@ -118,14 +140,21 @@ export class CallApiService {
   }
 
   /**
-   * POST /api/call/{uuid}/control: wrong-call (no such call, or not the user's), illegal-state
-   * (the call has ended or is ending); then the command.
+   * POST /api/call/{uuid}/control: missing-element (a command without what it needs), wrong-call
+   * (no such call), access-denied (another user's call), illegal-state (the call has ended or is
+   * ending); then the command.
    */
   async control(user: string, uuid: string, body: ControlBody): Promise<void> {
+    if (body.command === 'dtmf' && body.digits === undefined)
+      throw new ApiError('missing-element', 'dtmf needs digits');
+    if (body.command === 'redirect' && Object.keys(body.target ?? {}).length === 0)
+      throw new ApiError('missing-element', 'redirect needs a target');
     const call = this.deps.telephony.calls?.calls.get(uuid);
     if (!call?.keys.users.includes(user)) {
       const ended = this.ended.get(uuid);
-      if (ended?.users.includes(user) && this.clock.now() - ended.at < ENDED_KEEP_MS)
+      if (call || (ended && !ended.users.includes(user)))
+        throw new ApiError('access-denied', `call ${uuid} is not the user's`);
+      if (ended && this.clock.now() - ended.at < ENDED_KEEP_MS)
         throw new ApiError('illegal-state', `call ${uuid} has ended`);
       throw new ApiError('wrong-call', `no call ${uuid}`);
     }
@@ -150,8 +179,15 @@ export class CallApiService {
         case 'dtmf':
           await call.sendDtmf(body.digits!);
           return;
+        // A call waiting for the API (api-wait.ts): its decision.
+        case 'answer':
+        case 'reject':
+        case 'redirect':
+          await decide(call, waitDecision(body));
+          return;
       }
     } catch (error) {
+      if (error instanceof RedirectTargetError) throw new ApiError(TARGET_STATUS[error.kind], error.message);
       // The engine's own errors in the spec's words (the engine knows no ApiError).
       if (error instanceof CallError)
         throw new ApiError(error.code === 'illegal-state' ? 'illegal-state' : 'fail', error.message);

@@ -25,7 +25,7 @@ type App = Awaited<ReturnType<typeof build>>;
  */
 function directoryOf(app: App) {
   const recorder = new CallAreaRecorder(app.services, app.database.db, app.server.log, systemClock);
-  const routing = new CallAreaRouting(app.services, app.database.db, app.server.log);
+  const routing = new CallAreaRouting(app.services, app.database.db, app.server.log, systemClock);
   const legs = new Map<string, RunningLeg>();
   return {
     legStarted(leg: RunningLeg) {

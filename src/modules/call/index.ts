@@ -24,7 +24,7 @@ export const callArea = defineArea({
   name: 'call',
   create: (s, { database, log, clock }) => {
     const callLog = log.child({ module: 'call' });
-    const routing = new CallAreaRouting(s, database.db, callLog);
+    const routing = new CallAreaRouting(s, database.db, callLog, clock);
     s.telephony.useDirectory({
       routing,
       recorder: new CallAreaRecorder(s, database.db, callLog, clock),

@@ -167,7 +167,7 @@ test("click-to-dial rings the user's own phone first, then the destination, brid
   // Another user cannot touch the call; the user hangs it up through the API.
   const { client: stranger } = await loggedInClient(node.app);
   const control = (who: Client) => who.call('POST', `/api/call/${call.uuid}/control`, { command: 'hangup' });
-  assert.equal((await control(stranger)).status, 'wrong-call');
+  assert.equal((await control(stranger)).status, 'access-denied');
   const closed = [own.waitFor('CALL_CLOSED', 20_000), far.waitFor('CALL_CLOSED', 20_000)];
   assert.deepEqual(await control(client), { status: 'ok' });
   await Promise.all(closed);
@@ -178,7 +178,7 @@ test("click-to-dial rings the user's own phone first, then the destination, brid
   // A repeated hangup is answered the same way each time: the call has ended.
   assert.equal((await control(client)).status, 'illegal-state');
   assert.equal((await control(client)).status, 'illegal-state');
-  assert.equal((await control(stranger)).status, 'wrong-call');
+  assert.equal((await control(stranger)).status, 'access-denied');
 
   const updates = (await eventsOf(client)).filter((event) => event.event === 'call_update');
   assert.deepEqual(

@@ -38,7 +38,7 @@ test('play, stop, mute, collect and record on a click-to-dial call, heard on the
   ])
     assert.equal((await steer(body)).status, 'wrong-syntax', JSON.stringify(body));
   const { client: stranger } = await loggedInClient(node.app);
-  assert.equal((await steer({ command: 'stop' }, stranger)).status, 'wrong-call');
+  assert.equal((await steer({ command: 'stop' }, stranger)).status, 'access-denied');
   assert.equal((await steer({ command: 'play', announcement: call.uuid })).status, 'wrong-announcement');
   assert.equal((await steer({ command: 'record-stop' })).status, 'illegal-state', 'nothing is recorded');
 

@@ -38,6 +38,8 @@ export interface CallEngineOptions {
    * (decisions.md "Clocks").
    */
   readonly clock: Clock;
+  /** CALL_API_WAIT: seconds a call to a call_enable number waits for the API (default 30). */
+  readonly apiWaitSeconds?: number;
 }
 
 /** A call-reverse process waiting for the filter number's call (callreverse.ts). */

@@ -35,6 +35,8 @@ export type NumberAnswer =
     } & MailboxSettings)
   | ({ readonly kind: 'ivr'; readonly owner: string; readonly ivr: string } & MailboxSettings)
   | ({ readonly kind: 'legacy'; readonly owner: string } & MailboxSettings)
+  /** call_enable the only switch on: the call waits for the call API (api-wait.ts). */
+  | ({ readonly kind: 'api'; readonly owner: string } & MailboxSettings)
   /** dialplan_enable off, or nobody holds the number. */
   | { readonly kind: 'disabled'; readonly owner: string | null };
 
@@ -181,6 +183,10 @@ export interface CallRouting {
   ivrs(user: string): Promise<ReadonlyMap<string, Ivr>>;
   /** The user's legacy dialplan ({} when never set). */
   legacyDialplan(user: string): Promise<LegacyDialplan>;
+  /** The user's v2 dialplan `uuid`; undefined when the user has none such (a call API redirect). */
+  dialplan(user: string, uuid: string): Promise<Dialplan | undefined>;
+  /** Some session of the user is subscribed to call events now (GET /api/call/event), on any node. */
+  callApiListening(user: string): Promise<boolean>;
   /** An announcement's audio as stored (WAV, 8 kHz mono); undefined when it has none (yet) or `user` may not read it. */
   announcementWav(user: string, uuid: string): Promise<Uint8Array | undefined>;
   /** Concurrent calls the user may have (feature packs, quota `calls`). */

@@ -1,4 +1,5 @@
 /** The call model: what the composition root and the API areas use of it. */
+export { type ApiDecision, decide, type RedirectTarget, RedirectTargetError } from './api-wait.js';
 export { Call, type CallOutcome, type CallStatus, isFinal, type Step } from './call.js';
 export {
   CallEngine,

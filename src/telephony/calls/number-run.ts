@@ -10,7 +10,7 @@ import type { IncomingCall } from '../sip/index.js';
 import { type BridgeOutcome, type BridgeTarget, bridge } from './bridge.js';
 import type { Call, CallOutcome, Step } from './call.js';
 import { DEFAULT_RING_SECONDS, type EngineContext, targetUri } from './context.js';
-import type { NumberAnswer } from './directory.js';
+import type { FilterService, NumberAnswer } from './directory.js';
 import type { TrackedLeg } from './record.js';
 import { relay } from './relay.js';
 
@@ -141,11 +141,15 @@ export async function ring(
     keepCallerOnFailure: keep,
   };
   if (run.ringtone && !run.sip.ended) await playRingtone(run, run.ringtone);
-  if (!run.leg)
-    return bridge(run.ctx.ua, run.ctx.options.rtpengine, run.ctx.options.clock, run.sip, {
+  if (!run.leg) {
+    const bridged = await bridge(run.ctx.ua, run.ctx.options.rtpengine, run.ctx.options.clock, run.sip, {
       ...options,
       onConnected: (leg) => run.call.adopt(leg),
     });
+    // A target answered: the call is in progress (Zentrale's own answer says so by itself).
+    if (bridged.answered !== null) run.call.setStatus('in-progress');
+    return bridged;
+  }
   const outcome = await relay(run.ctx.ua, run.ctx.media, run.ctx.options.clock, run.leg, {
     ...options,
     cancel,
@@ -198,10 +202,15 @@ export function waitRinging(run: NumberRun, seconds: number, cancel: AbortSignal
 }
 
 /**
- * An IVR's redirect: a platform number answers as it would be called (the call moves to it and
- * its answer is the call's next step), any other number rings through the carrier.
+ * An IVR's (or the call API's) redirect: a platform number answers as it would be called (the
+ * call moves to it and its answer is the call's next step), any other number rings through the
+ * carrier after the owner's call filter for `service`.
  */
-export async function redirect(run: NumberRun, phone: string): Promise<CallOutcome | undefined> {
+export async function redirect(
+  run: NumberRun,
+  phone: string,
+  service: FilterService = 'ivr',
+): Promise<CallOutcome | undefined> {
   const answer = await run.ctx.routing.numberAnswer(phone);
   if (answer && answer.kind !== 'disabled' && answer.owner && run.depth < MAX_REDIRECTS) {
     run.call.moveTo(answer.owner, phone);
@@ -209,7 +218,7 @@ export async function redirect(run: NumberRun, phone: string): Promise<CallOutco
     run.call.next(run.answerStep(run, answer));
     return undefined;
   }
-  const uri = await targetUri(run.ctx, phone, run.owner, 'ivr');
+  const uri = await targetUri(run.ctx, phone, run.owner, service);
   if (!uri) return finish(run, 480);
   return connect(run, [[{ uri }]], DEFAULT_RING_SECONDS);
 }
