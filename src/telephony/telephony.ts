@@ -24,7 +24,7 @@ import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
 import type { Call } from './calls/call.js';
-import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js';
+import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
 import { CallError } from './calls/errors.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
@@ -90,8 +90,8 @@ export interface TelephonyEngine {
    */
   dropRegistrations(sipUser: string): Promise<void>;
   /**
-   * Calls in progress to each of these platform numbers on every node sharing the database
-   * (the running-legs table; 0 for none).
+   * Calls in progress to or from each of these platform numbers on every node sharing the
+   * database (the live call registries, once the call API counts them: countCallsWith; 0 for none).
    */
   activeCalls(numbers: readonly string[]): Promise<Record<string, number>>;
 }
@@ -200,6 +200,7 @@ export class Telephony implements TelephonyEngine {
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
   private directory: CallDirectory | undefined;
+  private counter: ((numbers: readonly string[]) => Promise<Record<string, number>>) | undefined;
   /** The call model, while the engines run and a directory was given. */
   calls: CallEngine | undefined;
 
@@ -227,8 +228,13 @@ export class Telephony implements TelephonyEngine {
   }
 
   async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
-    if (!this.directory) return Object.fromEntries(numbers.map((number) => [number, 0]));
-    return this.directory.recorder.callsTo(numbers, Date.now() - ALIVE_MS);
+    if (this.counter) return this.counter(numbers);
+    return Object.fromEntries(numbers.map((number) => [number, 0]));
+  }
+
+  /** The call API counts the live calls of every node's registry (src/modules/call/call-nodes.ts). */
+  countCallsWith(counter: (numbers: readonly string[]) => Promise<Record<string, number>>): void {
+    this.counter = counter;
   }
 
   /** The composition root hands over what the call engine reads and where it records (src/modules/call/). */

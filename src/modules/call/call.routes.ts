@@ -12,13 +12,14 @@ import {
   ListCallsQuery,
 } from './call.schema.js';
 import type { CallApiService } from './call.service.js';
+import type { CallNodes } from './call-nodes.js';
 
 const CALL_UPDATE =
   "call_update carries `{call}` as GET /api/call lists it, at the call's start and at every change of its " +
   'state (the last one final: completed, busy, no-answer, canceled or failed), to the sessions of the users ' +
   "it concerns (the caller's account owner, the called account's or number's owner).";
 
-export function callRoutes(app: AppInstance, calls: CallApiService): void {
+export function callRoutes(app: AppInstance, calls: CallApiService, nodes: CallNodes): void {
   app.get(
     '/api/call',
     {
@@ -29,13 +30,13 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           'The calls in progress that the user places or receives (a SIP account of theirs calling, a call ' +
           'to one of their accounts or numbers), paged by the time they began (conventions 8; `start` is a ' +
           'call UUID). A call leaves the list once it reaches a final state; its CDR follows. Lists the calls ' +
-          'of the node that holds the session.',
+          'of every node sharing the database (a node that does not answer within 2 s is left out).',
         tags: ['call'],
         querystring: ListCallsQuery,
         response: { 200: ListCallsAnswer },
       },
     },
-    async (request) => ({ call: calls.list(userOf(request), request.query) }),
+    async (request) => ({ call: await nodes.list(userOf(request), request.query) }),
   );
 
   app.post(
@@ -76,7 +77,8 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           '(dtmf without digits), ' +
           "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
           '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
-          'wrong-call).',
+          'wrong-call). Commands to one call run one after the other. A call on another node is steered ' +
+          'there, with its status; fail: no node knows the call while a node did not answer within 2 s.',
         tags: ['call'],
         params: CallParams,
         body: ControlBody,
@@ -84,7 +86,7 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
       },
     },
     async (request) => {
-      await calls.control(userOf(request), request.params.uuid, request.body);
+      await nodes.control(userOf(request), request.params.uuid, request.body);
       return {};
     },
   );
