@@ -43,10 +43,11 @@ test('two nodes: a call on node B is listed, counted for the partner and steered
   // The user's phone registers through B; a click-to-dial through B's session rings it from B.
   const mine = await sipAccount(nodeB.app, 'mine_01', user.uuid);
   const own = await phone(t, nodeB, mine, { answerMode: 'manual' });
+  const far = await phone(t, nodeB, await sipAccount(nodeB.app, 'far_01'), { answerMode: 'auto' });
   const rings = own.waitFor('CALL_INCOMING', 20_000);
   const dialled = await onB.call('POST', '/api/call/dial', {
     via: 'mine_01',
-    to: '+4930999001',
+    to: 'far_01',
     from: '+4930777001',
   });
   assert.equal(dialled.status, 'ok', JSON.stringify(dialled));
@@ -76,7 +77,30 @@ test('two nodes: a call on node B is listed, counted for the partner and steered
   assert.equal((await steer(onA, { command: 'hangup' }, newUuid())).status, 'wrong-call', 'no such call');
   assert.ok(nodeB.app.services.telephony.calls!.calls.get(uuid), 'none of them ended the call');
 
-  // The hangup through A reaches the phone on B (CANCEL while it rings).
+  // Answered: 30 commands at once through A run one after the other on B, each answered by B.
+  const talking = far.waitFor('CALL_ESTABLISHED', 20_000);
+  own.command('accept');
+  await talking;
+  const sent = Array.from({ length: 30 }, (_, i) => ['hold', 'resume', 'dtmf'][i % 3]!);
+  const answers = await Promise.all(
+    sent.map((command, i) =>
+      steer(onA, command === 'dtmf' ? { command, digits: String(i % 10) } : { command }),
+    ),
+  );
+  assert.deepEqual(
+    answers.map((answer, i) => `${sent[i]}:${answer.status}`),
+    sent.map((command) => `${command}:ok`),
+  );
+  const live = nodeB.app.services.telephony.calls!.calls.get(uuid)!;
+  // Whichever came last, the call's hold state is what the phone last answered.
+  const direction = live.leg!.call.remoteSdp?.audio?.direction ?? 'sendrecv';
+  assert.equal(
+    direction,
+    live.held ? 'inactive' : 'sendrecv',
+    `held ${live.held}, the phone answered ${direction}`,
+  );
+
+  // The hangup through A reaches the phone on B (a BYE).
   const closed = own.waitFor('CALL_CLOSED', 20_000);
   assert.deepEqual(await steer(onA, { command: 'hangup' }), { status: 'ok' });
   await closed;

@@ -20,6 +20,11 @@ import type { CallApiService } from './call.service.js';
 
 /** How long a node waits for the other nodes' answers (a node silent that long is forgotten). */
 export const ANSWER_MS = 2000;
+/**
+ * How long a node waits for the outcome of a command the holding node took on (it said so within
+ * ANSWER_MS): the commands queued before it on that call and its own SIP exchange run meanwhile.
+ */
+export const COMMAND_MS = 30_000;
 
 const HELLO = 'call.hello';
 const GONE = 'call.gone';
@@ -31,17 +36,20 @@ type Question =
   | { kind: 'control'; user: string; uuid: string; body: ControlBody }
   | { kind: 'count'; numbers: string[] };
 
-/** list: the node's calls of the user; control: its status (`none`: the node knows no such call); count: per number. */
+/**
+ * list: the node's calls of the user; control: its status (`none`: the node knows no such call;
+ * `taken`: it holds the call and answers the outcome later); count: per number.
+ */
 type Reply =
   | { kind: 'list'; calls: CallView[] }
-  | { kind: 'control'; status: ApiStatus | 'ok' | 'none'; message?: string }
+  | { kind: 'control'; status: ApiStatus | 'ok' | 'none' | 'taken'; message?: string }
   | { kind: 'count'; counts: Record<string, number> };
 
 interface Pending {
   readonly waiting: Set<string>;
   readonly replies: Reply[];
   readonly done: (replies: Reply[]) => void;
-  readonly timer: NodeJS.Timeout;
+  timer: NodeJS.Timeout;
 }
 
 export class CallNodes {
@@ -102,7 +110,7 @@ export class CallNodes {
     const asked = this.peers.size;
     const replies = await this.ask({ kind: 'control', user, uuid, body });
     for (const reply of replies) {
-      if (reply.kind !== 'control' || reply.status === 'none') continue;
+      if (reply.kind !== 'control' || reply.status === 'none' || reply.status === 'taken') continue;
       if (reply.status === 'ok') return;
       throw new ApiError(reply.status, reply.message);
     }
@@ -214,7 +222,13 @@ export class CallNodes {
   private answered(request: string, from: string, reply: Reply): void {
     this.peers.add(from);
     const pending = this.pending.get(request);
-    if (!pending?.waiting.delete(from)) return;
+    if (!pending?.waiting.has(from)) return;
+    if (reply.kind === 'control' && reply.status === 'taken') {
+      clearTimeout(pending.timer);
+      pending.timer = setTimeout(() => this.timedOut(request), COMMAND_MS);
+      return;
+    }
+    pending.waiting.delete(from);
     pending.replies.push(reply);
     if (pending.waiting.size > 0) return;
     clearTimeout(pending.timer);
@@ -223,8 +237,11 @@ export class CallNodes {
   }
 
   private async answer(request: string, to: string, question: Question): Promise<void> {
-    const reply = await this.reply(question);
-    await this.hub.control(ANSWER, { node: this.node, to, request, reply });
+    const send = (reply: Reply) => this.hub.control(ANSWER, { node: this.node, to, request, reply });
+    // The asker waits longer for a command this node holds the call of (queued commands before it).
+    if (question.kind === 'control' && this.telephony.calls?.calls.get(question.uuid))
+      await send({ kind: 'control', status: 'taken' });
+    await send(await this.reply(question));
   }
 
   private async reply(question: Question): Promise<Reply> {

@@ -78,7 +78,8 @@ export function callRoutes(app: AppInstance, calls: CallApiService, nodes: CallN
           "wrong-call (no such call, or not the user's: another user's call answers as unknown), illegal-state " +
           '(the call has ended or is ending: a repeated hangup gets it, for ten minutes after the end, then ' +
           'wrong-call). Commands to one call run one after the other. A call on another node is steered ' +
-          'there, with its status; fail: no node knows the call while a node did not answer within 2 s.',
+          'there, with its status (waited for up to 30 s); fail: no node knows the call while a node did not ' +
+          'answer within 2 s.',
         tags: ['call'],
         params: CallParams,
         body: ControlBody,
