@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { telephonyNode, uploadAnnouncement } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { sine } from '../../../test/content-inputs.js';
-import { eventually, loggedInClient, until } from '../../../test/helper.js';
+import { buildPartner, eventually, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 
 requireTelephonyPackages();
@@ -142,4 +142,47 @@ test('a rule call: each recipient hears the silence, then the announcement, and 
     });
   }
   assert.equal(carrier.calls.filter((call) => call.number === '+4940302').length, 0);
+});
+
+test("a rule call passes the partner's call filter for call_api, as the call API's calls do: refused there, the recipient is not called", async (t) => {
+  const carrier = await startCarrier(t);
+  const { app } = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  const partner = await buildPartner(app);
+  await app.services.partners.setRights(partner.uuid, ['callfilter']);
+  const { client, user } = await loggedInClient(app, { partnerUuid: partner.uuid });
+  await app.services.phones.addNumber('+4930777012', { userUuid: user.uuid }, false);
+  // Callbacks pass, the call API's calls (and so the rule's) do not, to +4940311 only.
+  await app.services.callFilters.setFilter(partner.uuid, user.uuid, [
+    { type: 'match', key: '^\\+4940311$', break: true, reverse: true },
+    { type: 'service', key: 'call_api', pass: false },
+  ]);
+  carrier.answer('+4940310', { tone: 600 });
+  const created = await client.call('POST', '/api/rule', {
+    name: 'Filtered',
+    initial_state: 'quiet',
+    edges: [
+      {
+        from: 'quiet',
+        to: 'called',
+        conditions: [],
+        actions: [
+          {
+            type: 'call',
+            from: '+4930777012',
+            recipients: ['+4940311', '+4940310'],
+            commands: [{ silence: 100 }],
+          },
+        ],
+      },
+    ],
+  });
+  assert.equal(created.status, 'ok', JSON.stringify(created));
+  // The recipients are taken in order: the call to the second one placed means the first was judged.
+  const allowed = await carrier.callTo('+4940310');
+  await allowed.ended;
+  assert.deepEqual(
+    carrier.calls.map((call) => call.number),
+    ['+4940310'],
+    'the filtered recipient was not called',
+  );
 });
