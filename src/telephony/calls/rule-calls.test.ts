@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { telephonyNode, uploadAnnouncement } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { sine } from '../../../test/content-inputs.js';
-import { buildPartner, eventually, loggedInClient, until } from '../../../test/helper.js';
+import { buildPartner, type Client, eventually, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 
 requireTelephonyPackages();
@@ -24,6 +24,15 @@ interface Listed {
   state: string;
 }
 
+/** A rule whose one edge, followed at once, carries out `action` (a call action). */
+function callRule(client: Client, name: string, action: Record<string, unknown>) {
+  return client.call('POST', '/api/rule', {
+    name,
+    initial_state: 'quiet',
+    edges: [{ from: 'quiet', to: 'called', conditions: [], actions: [{ type: 'call', ...action }] }],
+  });
+}
+
 test('a rule call: each recipient hears the silence, then the announcement, and is hung up; a CDR each', async (t) => {
   const carrier = await startCarrier(t);
   const { app } = await telephonyNode(t, { CARRIER_URI: carrier.uri });
@@ -34,25 +43,11 @@ test('a rule call: each recipient hears the silence, then the announcement, and 
   carrier.answer('+4940301', { tone: 600 });
   // The owner's session follows the rule's calls as a click-to-dial's (the call API).
   assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
-  const created = await client.call('POST', '/api/rule', {
-    name: 'Alarm',
-    initial_state: 'quiet',
-    edges: [
-      {
-        from: 'quiet',
-        to: 'called',
-        conditions: [],
-        actions: [
-          {
-            type: 'call',
-            from: '+4930777010',
-            from_name: 'Alarm',
-            recipients: ['+4940300', '+4940301'],
-            commands: [{ silence: 500 }, { announcement }],
-          },
-        ],
-      },
-    ],
+  const created = await callRule(client, 'Alarm', {
+    from: '+4930777010',
+    from_name: 'Alarm',
+    recipients: ['+4940300', '+4940301'],
+    commands: [{ silence: 500 }, { announcement }],
   });
   assert.equal(created.status, 'ok', JSON.stringify(created));
   const calls = await Promise.all(['+4940300', '+4940301'].map((number) => carrier.callTo(number)));
@@ -112,17 +107,10 @@ test('a rule call: each recipient hears the silence, then the announcement, and 
     ['+4930999999', "from +4930999999 is not a number of the rule's owner"],
     ['+4930777011', 'from +4930777011 is locked'],
   ]) {
-    const spoofed = await client.call('POST', '/api/rule', {
-      name: 'Spoof',
-      initial_state: 'quiet',
-      edges: [
-        {
-          from: 'quiet',
-          to: 'called',
-          conditions: [],
-          actions: [{ type: 'call', from, recipients: ['+4940302'], commands: [{ silence: 100 }] }],
-        },
-      ],
+    const spoofed = await callRule(client, 'Spoof', {
+      from,
+      recipients: ['+4940302'],
+      commands: [{ silence: 100 }],
     });
     assert.equal(spoofed.status, 'ok');
     const outcome = await eventually(
@@ -157,24 +145,10 @@ test("a rule call passes the partner's call filter for call_api, as the call API
     { type: 'service', key: 'call_api', pass: false },
   ]);
   carrier.answer('+4940310', { tone: 600 });
-  const created = await client.call('POST', '/api/rule', {
-    name: 'Filtered',
-    initial_state: 'quiet',
-    edges: [
-      {
-        from: 'quiet',
-        to: 'called',
-        conditions: [],
-        actions: [
-          {
-            type: 'call',
-            from: '+4930777012',
-            recipients: ['+4940311', '+4940310'],
-            commands: [{ silence: 100 }],
-          },
-        ],
-      },
-    ],
+  const created = await callRule(client, 'Filtered', {
+    from: '+4930777012',
+    recipients: ['+4940311', '+4940310'],
+    commands: [{ silence: 100 }],
   });
   assert.equal(created.status, 'ok', JSON.stringify(created));
   // The recipients are taken in order: the call to the second one placed means the first was judged.
