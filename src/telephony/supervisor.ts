@@ -10,6 +10,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import readline from 'node:readline';
 import type { FastifyBaseLogger } from 'fastify';
 
@@ -215,4 +216,20 @@ export class EngineSupervisor {
       return alive(pgid);
     }
   }
+}
+
+/** An engine's executable: on PATH or in the system's sbin and bin directories. */
+export function findBinary(name: string): string | undefined {
+  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
+  for (const dir of dirs) {
+    if (!dir) continue;
+    const file = path.join(dir, name);
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      return file;
+    } catch {
+      // not here
+    }
+  }
+  return undefined;
 }

@@ -25,7 +25,7 @@ import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
 import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
 import type { Call } from './calls/call.js';
-import { ALIVE_MS, CallEngine, type NotifyRequest } from './calls/call-engine.js';
+import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
 import { CallError } from './calls/errors.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
@@ -53,7 +53,7 @@ import {
 } from './kamailio/registrations.js';
 import { NgClient } from './rtpengine/ng-client.js';
 import { rtpengineSpec } from './rtpengine/rtpengine.js';
-import { EngineSupervisor } from './supervisor.js';
+import { EngineSupervisor, findBinary } from './supervisor.js';
 
 export {
   compareWithTable,
@@ -91,8 +91,8 @@ export interface TelephonyEngine {
    */
   dropRegistrations(sipUser: string): Promise<void>;
   /**
-   * Calls in progress to each of these platform numbers on every node sharing the database
-   * (the running-legs table; 0 for none).
+   * Calls in progress to or from each of these platform numbers on every node sharing the
+   * database (the live call registries, once the call API counts them: countCallsWith; 0 for none).
    */
   activeCalls(numbers: readonly string[]): Promise<Record<string, number>>;
 }
@@ -134,21 +134,6 @@ const EXPIRY_GRACE_MS = WRITE_BACK_MS + 500;
  * it: they are compared with that clock, not with the injected one a test may set.
  */
 const kamailioClock = systemClock;
-
-function findBinary(name: string): string | undefined {
-  const dirs = [...(process.env.PATH ?? '').split(':'), '/usr/sbin', '/usr/bin', '/sbin'];
-  for (const dir of dirs) {
-    if (!dir) continue;
-    const file = path.join(dir, name);
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      return file;
-    } catch {
-      // not here
-    }
-  }
-  return undefined;
-}
 
 /** Kamailio's db_url for Zentrale's own database. */
 function kamailioDbUrl(config: Config): string {
@@ -209,6 +194,7 @@ export class Telephony implements TelephonyEngine {
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
   private directory: CallDirectory | undefined;
+  private counter: ((numbers: readonly string[]) => Promise<Record<string, number>>) | undefined;
   /** The call model, while the engines run and a directory was given. */
   calls: CallEngine | undefined;
 
@@ -238,8 +224,13 @@ export class Telephony implements TelephonyEngine {
   }
 
   async activeCalls(numbers: readonly string[]): Promise<Record<string, number>> {
-    if (!this.directory) return Object.fromEntries(numbers.map((number) => [number, 0]));
-    return this.directory.recorder.callsTo(numbers, this.clock.now() - ALIVE_MS);
+    if (this.counter) return this.counter(numbers);
+    return Object.fromEntries(numbers.map((number) => [number, 0]));
+  }
+
+  /** The call API counts the live calls of every node's registry (src/modules/call/call-nodes.ts). */
+  countCallsWith(counter: (numbers: readonly string[]) => Promise<Record<string, number>>): void {
+    this.counter = counter;
   }
 
   /** The composition root hands over what the call engine reads and where it records (src/modules/call/). */

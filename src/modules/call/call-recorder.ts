@@ -237,14 +237,6 @@ export class CallAreaRecorder implements CallRecorder {
     await this.services.writer.writeStatement((w) => repo.deleteAdmissions(w.trx, ids));
   }
 
-  async callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>> {
-    const counts: Record<string, number> = Object.fromEntries(numbers.map((number) => [number, 0]));
-    if (numbers.length === 0) return counts;
-    for (const row of await repo.countCallsTo(this.db, numbers, aliveSince))
-      if (row.phone !== null) counts[row.phone] = Number(row.n);
-    return counts;
-  }
-
   async heartbeat(node: string, now: number): Promise<void> {
     await this.services.writer.write(async ({ trx }) => {
       await repo.touchNode(trx, node, now);

@@ -227,24 +227,6 @@ export function listOrphans(db: Db, node: string | null, staleBefore: number): P
     .execute();
 }
 
-/** Calls to each of `numbers` in progress on any node alive since `aliveSince` (the callers' legs). */
-export function countCallsTo(
-  db: Db,
-  numbers: readonly string[],
-  aliveSince: number,
-): Promise<{ phone: string | null; n: string | number | bigint }[]> {
-  return db
-    .selectFrom('running_call')
-    .select((eb) => ['phone', eb.fn.countAll().as('n')])
-    .where('phone', 'in', numbers)
-    .where('service', '=', 'call')
-    .where('direction', '=', 'in')
-    .where('parent', 'is', null)
-    .where('heartbeat', '>=', aliveSince)
-    .groupBy('phone')
-    .execute();
-}
-
 /** A session subscribed to its user's call events (GET /api/call/event), until `expires` (ms). */
 export interface CallSubscriptionTable {
   did: string;

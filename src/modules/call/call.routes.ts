@@ -12,6 +12,7 @@ import {
   ListCallsQuery,
 } from './call.schema.js';
 import type { CallApiService } from './call.service.js';
+import type { CallNodes } from './call-nodes.js';
 
 const CALL_UPDATE =
   "call_update carries `{call}` as GET /api/call lists it, at the call's start and at every change of its " +
@@ -25,7 +26,7 @@ const CALL_API_WAIT =
   'gets 480, state no-answer. No session of the owner subscribed to call events when the call arrives: 480 ' +
   'at once.';
 
-export function callRoutes(app: AppInstance, calls: CallApiService): void {
+export function callRoutes(app: AppInstance, calls: CallApiService, nodes: CallNodes): void {
   app.get(
     '/api/call',
     {
@@ -36,13 +37,13 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           'The calls in progress that the user places or receives (a SIP account of theirs calling, a call ' +
           'to one of their accounts or numbers), paged by the time they began (conventions 8; `start` is a ' +
           'call UUID). A call leaves the list once it reaches a final state; its CDR follows. Lists the calls ' +
-          'of the node that holds the session.',
+          'of every node sharing the database (a node that does not answer within 2 s is left out).',
         tags: ['call'],
         querystring: ListCallsQuery,
         response: { 200: ListCallsAnswer },
       },
     },
-    async (request) => ({ call: calls.list(userOf(request), request.query) }),
+    async (request) => ({ call: await nodes.list(userOf(request), request.query) }),
   );
 
   app.post(
@@ -88,7 +89,9 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
           'on a call not waiting for the API). The media commands (play, stop, mute, unmute, collect, ' +
           'record-start, record-stop) are described with their `command`; they add wrong-announcement (play ' +
           "of an announcement not the user's or without audio) and illegal-state (Zentrale carries no media " +
-          'of the call, a second record-start, record-stop with none running).',
+          'of the call, a second record-start, record-stop with none running). Commands to one call run one ' +
+          'after the other. A call on another node is steered there, with its status (waited for up to 30 s); ' +
+          'fail: no node knows the call while a node did not answer within 2 s.',
         tags: ['call'],
         params: CallParams,
         body: ControlBody,
@@ -96,7 +99,7 @@ export function callRoutes(app: AppInstance, calls: CallApiService): void {
       },
     },
     async (request) => {
-      await calls.control(userOf(request), request.params.uuid, request.body);
+      await nodes.control(userOf(request), request.params.uuid, request.body);
       return {};
     },
   );

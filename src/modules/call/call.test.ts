@@ -36,7 +36,6 @@ function directoryOf(app: App) {
     legEnded: (id: string, end: LegEnd) => recorder.legEnded(legs.get(id)!, end),
     heartbeat: recorder.heartbeat.bind(recorder),
     closeOrphanLegs: recorder.closeOrphanLegs.bind(recorder),
-    callsTo: recorder.callsTo.bind(recorder),
     admitCall: recorder.admitCall.bind(recorder),
     releaseCalls: recorder.releaseCalls.bind(recorder),
     groupCallLimit: routing.groupCallLimit.bind(routing),
@@ -281,48 +280,6 @@ for (const dialect of DIALECTS) {
         after.some((cdr) => cdr.id === bad),
         false,
       );
-    });
-
-    test("calls to each number over all nodes: the callers' first legs on live nodes", async (t) => {
-      const app = await build(t, { dialect });
-      const user = await buildUser(app);
-      const other = await buildUser(app);
-      const directory = directoryOf(app);
-      const now = Date.now();
-      const leg = (node: string, fields: Partial<RunningLeg>, date = now) =>
-        directory.legStarted({
-          id: newUuid(),
-          node,
-          owner: user.uuid,
-          service: 'call',
-          direction: 'in',
-          number: '+4940100',
-          phone: '+4930100',
-          date,
-          ...fields,
-        });
-      const parent = newUuid();
-      await leg('n1', {});
-      await leg('n2', { id: parent });
-      // Not counted: a second leg of a counted call, a silent node's.
-      await leg('n2', { parent, service: 'call_reverse' });
-      await leg('n2', { owner: other.uuid, phone: '+4930101' });
-      await leg('n3', {}, now - 600_000);
-      // Not a call to the number: the user calling out as it.
-      await leg('n2', { direction: 'out', number: '+4940200' });
-      const alive = now - 120_000;
-      assert.equal(await directory.groupCallLimit(user.uuid), undefined, 'in no usergroup');
-      assert.deepEqual(await directory.callsTo(['+4930100', '+4930101', '+4930102'], alive), {
-        '+4930100': 2,
-        '+4930101': 1,
-        '+4930102': 0,
-      });
-      assert.deepEqual(await directory.callsTo([], alive), {});
-      // What GET /api/partner/user/{uuid}/calls answers with, whichever node runs the calls.
-      assert.deepEqual(await app.services.telephony.activeCalls(['+4930100', '+4930102']), {
-        '+4930100': 2,
-        '+4930102': 0,
-      });
     });
 
     test('call admission: the quota over all live nodes, the usergroup over its members, emergency calls never refused; released, touched, swept', async (t) => {

@@ -1,10 +1,12 @@
 import { defineArea } from '../../platform/area.js';
 import { callRoutes } from './call.routes.js';
 import { CallApiService } from './call.service.js';
+import { CallNodes } from './call-nodes.js';
 import { CallAreaRecorder } from './call-recorder.js';
 import { CallAreaRouting } from './call-routing.js';
 
 export { CallApiService } from './call.service.js';
+export { CallNodes } from './call-nodes.js';
 export { CallAreaRecorder } from './call-recorder.js';
 export { CallAreaRouting } from './call-routing.js';
 
@@ -12,6 +14,8 @@ declare module '../../platform/area.js' {
   interface Services {
     /** Spec "Calls": the call API (GET /api/call, call events). */
     readonly callApi: CallApiService;
+    /** The call API over every node sharing the database (call-nodes.ts). */
+    readonly callNodes: CallNodes;
   }
 }
 
@@ -55,9 +59,18 @@ export const callArea = defineArea({
         announcementWav: (user, uuid) => routing.announcementWav(user, uuid),
       },
     });
-    return { callApi };
+    const callNodes = new CallNodes(s.hub, callApi, s.telephony, callLog);
+    // The partner's call counts (GET /api/partner/user/{uuid}/calls) come from every node's registry.
+    s.telephony.countCallsWith((numbers) => callNodes.callsTo(numbers));
+    return { callApi, callNodes };
   },
-  routes: (app, s) => callRoutes(app, s.callApi),
-  start: (s) => s.callApi.start(),
-  stop: (s) => s.callApi.stop(),
+  routes: (app, s) => callRoutes(app, s.callApi, s.callNodes),
+  start: async (s) => {
+    await s.callApi.start();
+    await s.callNodes.start();
+  },
+  stop: async (s) => {
+    s.callApi.stop();
+    await s.callNodes.stop();
+  },
 });

@@ -60,9 +60,10 @@ export function partnerApiRoutes(app: AppInstance, api: PartnerApiService): void
       schema: {
         summary: "Calls in progress on each of the user's numbers",
         description:
-          '`{phones: {number: active_call_count}}` for every number the user holds (0 when idle): calls to the ' +
-          'number in progress (ringing, announcement, IVR or bridged) on every node sharing the database, ' +
-          'counted from the running calls table (a node silent for two minutes counts no more). ' +
+          '`{phones: {number: active_call_count}}` for every number the user holds (0 when idle): live calls to ' +
+          'or from the number (ringing, announcement, IVR, bridged, or placed with it as caller id) in the call ' +
+          'registries of every node sharing the database (a node that does not answer within 2 s counts no ' +
+          'more). ' +
           OWN_USERS,
         tags: ['partner'],
         params: PartnerUserParams,

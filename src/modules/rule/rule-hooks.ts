@@ -124,10 +124,12 @@ export function wireRuleHooks(s: Services): void {
     place: async (owner, call) => {
       const engine = s.telephony.calls;
       if (!engine) throw new ActionRefused('the call engine is not running on this node');
-      // Calls go out as one of the owner's numbers, never as someone else's.
+      // Calls go out as one of the owner's numbers, never as someone else's, nor a locked one
+      // (as POST /api/call/dial refuses them).
       const numbers = await s.phones.listNumbers({ userUuid: owner });
-      if (!numbers.some((number) => number.number === call.from))
-        throw new ActionRefused(`from ${call.from} is not a number of the rule's owner`);
+      const from = numbers.find((number) => number.number === call.from);
+      if (!from) throw new ActionRefused(`from ${call.from} is not a number of the rule's owner`);
+      if (from.locked) throw new ActionRefused(`from ${call.from} is locked`);
       await engine.ruleCall(owner, call);
     },
   });

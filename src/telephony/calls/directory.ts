@@ -215,7 +215,7 @@ export interface CallRouting {
 /**
  * What the engine records: the legs of its calls (running rows, then CDRs), admissions to the
  * concurrent-call quota, voicemails and call-reverse processes. The engine hands over everything
- * a record needs; nothing here is read back by the engine (callsTo serves the API's counts).
+ * a record needs; nothing here is read back by the engine.
  */
 export interface CallRecorder {
   /** Stores a voicemail as a recording of its owner (status ok or empty after conversion), tells the owner and mails the number's notification_email. */
@@ -249,8 +249,6 @@ export interface CallRecorder {
   admitCall(admission: CallAdmission): Promise<boolean>;
   /** The admitted calls ended (their admissions count no more). */
   releaseCalls(ids: readonly string[]): Promise<void>;
-  /** Calls in progress to each platform number on every node (the callers' legs), 0 for none. */
-  callsTo(numbers: readonly string[], aliveSince: number): Promise<Record<string, number>>;
   /** This node's running legs and admissions are alive (the heartbeat `closeOrphanLegs` looks at). */
   heartbeat(node: string, now: number): Promise<void>;
   /**

@@ -213,7 +213,8 @@ async function viaThenTo(ctx: EngineContext, call: Call, request: ViaThenTo): Pr
  * rule's owner as `from` (the recipients see `clip` when given, and `from_name`), that plays the
  * commands once answered (the owner's announcements, silences in milliseconds) and hangs up.
  * Each call is one of the owner's concurrent calls (a recipient beyond the bound is skipped)
- * and passes the partner's call filter as a callback does. Resolves once every call was
+ * and passes the partner's call filter as the call API's calls do (`call_api`): a Call of the
+ * registry like a click-to-dial's, listed and followed by the call API. Resolves once every call was
  * placed; the calls run on, their CDRs (service call, direction out) tell how they went.
  */
 export async function ruleCall(ctx: EngineContext, owner: string, action: RuleCallAction): Promise<void> {
@@ -221,7 +222,7 @@ export async function ruleCall(ctx: EngineContext, owner: string, action: RuleCa
   const asserted = (await ctx.routing.outgoingIdentity(owner, shown)).assertedIdentity;
   const identity = identityFor(ctx, shown, false, asserted);
   for (const recipient of new Set(action.recipients)) {
-    const target = await outside(ctx, owner, recipient, 'callback');
+    const target = await outside(ctx, owner, recipient, 'call_api');
     if (!target || target === 'denied') {
       ctx.options.log.info({ owner, recipient }, 'rule call not placed: no route or filtered');
       continue;
