@@ -34,7 +34,16 @@ export async function createPostgresDatabase(): Promise<string> {
 
 export function tempDir(t: TestContext): string {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-test-'));
-  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  // Registered before the node that uses the directory, so this hook can run while its engines
+  // still write there (a new file mid-removal is ENOTEMPTY): retried, and never thrown, since a
+  // throwing hook skips the hooks after it (the node's close), and the file then never ends.
+  t.after(() => {
+    try {
+      fs.rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 200 });
+    } catch (error) {
+      t.diagnostic(`temporary directory ${dir} left: ${(error as Error).message}`);
+    }
+  });
   return dir;
 }
 
