@@ -1,6 +1,3 @@
 #!/usr/bin/env node
-// The operator tool as an installed command: runs the TypeScript source through tsx.
-import { register } from 'tsx/esm/api';
-
-register();
-await import('../src/cli/admin.ts');
+// The operator tool as an installed command: the compiled CLI (`npm run build`, run at install).
+await import('../dist/cli/admin.js');
