@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import {
   clickToDial,
   heard,
+  hears,
   phone,
   sipAccount,
   telephonyNode,
@@ -76,8 +77,8 @@ test('a live call is listed for both users and its states reach the subscribed s
   const answered = (await bobClient.call('GET', '/api/call')).call as Update['call'][];
   assert.equal(answered[0]!.state, 'in-progress');
   // Audio flows before the hold (baresip 1.0 writes what it hears after a hold to a new dump:
-  // what each side heard is checked in the first one, below).
-  await new Promise((resolve) => setTimeout(resolve, 1500));
+  // what each side heard is checked in the first one, below): waited for until each hears the other.
+  await Promise.all([hears(a, 1000, 20), hears(b, 600, 20)]);
   // rtpengine relays this call's media: hold re-INVITEs both phones inactive, resume sendrecv.
   const live = node.app.services.telephony.calls!.calls.get(uuid)!;
   const directions = () => live.dialogs.map((dialog) => dialog.remoteSdp?.audio?.direction ?? 'sendrecv');
@@ -135,7 +136,8 @@ test("click-to-dial rings the user's own phone first, then the destination, brid
     'carol does not ring while the user is not there',
   );
   await connect();
-  await new Promise((resolve) => setTimeout(resolve, 1500)); // audio flows: what each side heard is checked below
+  // Audio flows before the hold: waited for until each hears the other (checked again at the end).
+  await Promise.all([hears(own, 1000, 20), hears(far, 600, 20)]);
   // Hold: the user's phone is re-INVITEd inactive and answers so; resume brings sendrecv back.
   const live = node.app.services.telephony.calls!.calls.get(call.uuid)!;
   const steer = (body: Record<string, unknown>) =>
