@@ -2,16 +2,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { ApiError } from '../../platform/errors.js';
-import {
-  type Condition,
-  checkEdges,
-  dryRun,
-  evaluate,
-  nextWake,
-  type RuleDefinition,
-  renderTemplate,
-  type Situation,
-} from './rule-engine.js';
+import { checkEdges } from './rule-check.js';
+import { type Condition, evaluate, nextWake, type RuleDefinition, type Situation } from './rule-engine.js';
+import { dryRun, renderTemplate } from './rule-look.js';
 import { instantOf, readLocal } from './rule-time.js';
 
 const SENSOR = '6f2b1e00-e9d4-11f1-9ac1-41d81e9553cb';

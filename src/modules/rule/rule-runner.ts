@@ -1,7 +1,7 @@
 /**
  * The live rule engine (spec "Rules", "Rule activity"): looks at rules when
  * they are due (a wake of their conditions, or the entry look after activation) and when a value
- * of a sensor they read arrives, follows edges with the pure engine (rule-engine.ts `follow`),
+ * of a sensor they read arrives, follows edges with the pure engine (rule-look.ts `follow`),
  * and runs the actions.
  *
  * Durable and exactly once (decided; docs/decisions.md):
@@ -32,7 +32,8 @@ import { PassLoop } from '../../platform/pass-loop.js';
 import * as repo from './rule.repository.js';
 import { type RuleHooks, TRACE_LENGTH } from './rule.service.js';
 import { DefinitionCache } from './rule-definitions.js';
-import { type Action, follow, type Json } from './rule-engine.js';
+import type { Action, Json } from './rule-engine.js';
+import { follow } from './rule-look.js';
 
 /** How often the scheduler looks for due rules and actions when nothing woke it earlier. */
 const POLL_MS = 250;

@@ -1,7 +1,7 @@
 /**
  * Schemas of spec "Rules" (`/api/rule`), plus the body of POST /api/rule/dry-run (Zentrale
  * extension). The condition and action forms, which nest, are checked by checkEdges
- * (rule-engine.ts) in the same order as the schemas: missing-element, wrong-syntax, too-large.
+ * (rule-check.ts) in the same order as the schemas: missing-element, wrong-syntax, too-large.
  */
 import { type Static, Type } from 'typebox';
 import { Uuid } from '../../platform/formats.js';

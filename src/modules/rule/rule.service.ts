@@ -1,8 +1,8 @@
 /**
  * Rules (spec "Rules", "Rule activity"): create, paged list, get, update by the activity table,
  * delete, the rule_new/rule_update/rule_delete events to all the owner's sessions, and the dry
- * run (Zentrale extension). The decisions are rule-engine.ts; this file checks access and keeps
- * the rows. Sensors and usergroups belong to other areas: they are asked through the hooks
+ * run (Zentrale extension). The decisions are rule-engine.ts, rule-check.ts and rule-look.ts;
+ * this file checks access and keeps the rows. Sensors and usergroups belong to other areas: they are asked through the hooks
  * registered with useSensors and useCredit (rule-hooks.ts, at start); until then no sensor is
  * readable (wrong-sensor) and no usergroup's credit may be set (access-denied).
  */
@@ -21,20 +21,9 @@ import {
   type RuleObject,
   type UpdateRuleBody,
 } from './rule.schema.js';
-import {
-  type Action,
-  checkEdges,
-  checkTimeZone,
-  type DryRunResult,
-  dryRun,
-  type Edge,
-  type Json,
-  type LookStep,
-  type RuleDefinition,
-  sensorsOf,
-  statesOf,
-  usergroupsOf,
-} from './rule-engine.js';
+import { checkEdges, checkTimeZone, sensorsOf, statesOf, usergroupsOf } from './rule-check.js';
+import type { Action, Edge, Json, RuleDefinition } from './rule-engine.js';
+import { type DryRunResult, dryRun, type LookStep } from './rule-look.js';
 
 /** Most rules a user keeps (quota-exceeded beyond). */
 export const MAX_RULES = 500;

@@ -5,7 +5,7 @@ import { build, buildUser, DIALECTS } from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import { newUuid } from '../ids.js';
 import { ContentObjects } from './content-object.js';
-import type { ConversionResult } from './content-service.js';
+import type { ConversionResult } from './content-types.js';
 
 /** A type of its own, so that the results handed to it are the test's alone. */
 function testType(app: App) {

@@ -21,8 +21,8 @@ import type {
   UserTags,
 } from '../object-store/index.js';
 import type { ContentStatus } from '../schema.js';
+import type { ContentService } from './content-service.js';
 import {
-  type ContentService,
   type ConversionInput,
   type ConversionKind,
   type ConversionOptions,
@@ -31,7 +31,7 @@ import {
   type InputProbe,
   MAX_JOBS_PER_USER,
   type PreparedConversion,
-} from './content-service.js';
+} from './content-types.js';
 import type { ContentStorage } from './storage.js';
 
 /** The type field every content object keeps. */

@@ -25,12 +25,8 @@ import { ApiError } from '../errors.js';
 import { getPixel } from './bitmap.js';
 import { decodeG4 } from './ccitt-g4.js';
 import { countAttempt, listJobs } from './content-job.repository.js';
-import {
-  ContentService,
-  type ConversionKind,
-  type ConversionOptions,
-  type ConversionResult,
-} from './content-service.js';
+import { ContentService } from './content-service.js';
+import type { ConversionKind, ConversionOptions, ConversionResult } from './content-types.js';
 import { FILES } from './layout.js';
 import { AudioTooLongError, decodeOggVorbis, encodeOggVorbis } from './ogg.js';
 import { renderFaxPage } from './pdf-render.js';

@@ -5,12 +5,11 @@
  * the worker pool; the handler its content type registered then gets ok, empty or fail with the
  * metadata and switches the object to the new version. The platform knows no content type:
  * each registers the converters it uses and its result handler, and results go by the job's type. Jobs are rows in content_job, so conversions that
- * were pending or running when the node stopped run again when it starts.
+ * were pending or running when the node stopped run again when it starts. The shapes and limits
+ * are content-types.ts, the orphan sweep content-sweep.ts, the built-in voice speech.ts.
  */
 import os from 'node:os';
-import type { Readable } from 'node:stream';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Clock } from '../clock.js';
 import type { Db } from '../database/database.js';
 import { ApiError, NotFoundError } from '../errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
@@ -22,162 +21,34 @@ import {
   findJob,
   hasNewerJob,
   insertJob,
-  listAllJobs,
   listJobs,
   listObjectJobs,
   listOwnerJobs,
 } from './content-job.repository.js';
+import { sweepOrphanContent } from './content-sweep.js';
+import {
+  type ContentServiceOptions,
+  type ContentTypeRegistration,
+  type ConversionInput,
+  type ConversionKind,
+  type ConversionOptions,
+  type ConversionResult,
+  type ConversionStatus,
+  type InputProbe,
+  type JobInput,
+  keepsSource,
+  MAX_ATTEMPTS,
+  MAX_AUDIO_SECONDS,
+  MAX_PAGES,
+  type PreparedConversion,
+  SWEEP_INTERVAL_MS,
+  type SweepResult,
+} from './content-types.js';
 import { MalformedContentError } from './errors.js';
 import { type FaxOptions, FILES, MAX_PAGE_IMAGE_PIXELS } from './layout.js';
-import { SPEECH_LOCALES, type SpeechAudio, type SpeechEngine } from './speech.js';
+import { EspeakSpeechEngine, type SpeechEngine } from './speech.js';
 import { type ContentStorage, ContentTooLargeError } from './storage.js';
 import { TaskCancelledError, WorkerExitedError, WorkerPool } from './worker-pool.js';
-
-export type ConversionKind = 'fax' | 'presentation' | 'audio' | 'text2speech';
-export type ConversionStatus = 'ok' | 'empty' | 'fail';
-
-/** What to convert: uploaded bytes (a stream or in memory), or text to speak. */
-export type ConversionInput =
-  | { readonly stream: Readable }
-  | { readonly data: Uint8Array }
-  | { readonly text: string; readonly locale: string };
-
-export interface ConversionOptions {
-  /** Fax: landscape rotates each page by 90 degrees. */
-  readonly orientation?: 'portrait' | 'landscape';
-  /** Fax: photo dithers grey instead of converting to black and white. */
-  readonly mode?: 'normal' | 'photo';
-}
-
-/** A stored and checked input whose job is not yet recorded (see prepareConversion). */
-export interface PreparedConversion {
-  readonly job: string;
-  /** The content type (registerType) whose handler takes the result. */
-  readonly type: string;
-  readonly kind: ConversionKind;
-  readonly objectUuid: string;
-  /** The content version (storage prefix) the conversion writes. */
-  readonly content: string;
-  readonly input: JobInput;
-  readonly options: ConversionOptions;
-  /** Bytes of the stored upload (0 for text). */
-  readonly size: number;
-  /** What the check found: pages of a PDF, seconds of audio. */
-  readonly probe: InputProbe;
-}
-
-export interface InputProbe {
-  readonly page_count?: number;
-  /** The most image pixels one page draws (pdf-render.ts MAX_PAGE_IMAGE_PIXELS). */
-  readonly image_pixels?: number;
-  readonly duration?: number;
-}
-
-type JobInput = { readonly file: string } | { readonly text: string; readonly locale: string };
-
-export interface ConversionResult {
-  readonly job: string;
-  readonly type: string;
-  readonly kind: ConversionKind;
-  readonly objectUuid: string;
-  readonly status: ConversionStatus;
-  /** The new content version when status is ok; the object should point to it from now on. */
-  readonly content: string | undefined;
-  /** fax: page_count, x_res, y_res; presentation: page_count; audio and text2speech: duration (s). */
-  readonly metadata: Readonly<Record<string, number>>;
-  /** Why it failed, for the log. */
-  readonly message?: string;
-}
-
-/** Called once per finished job (again after a restart if it did not return); should be idempotent. */
-export type ConversionHandler = (result: ConversionResult) => Promise<void>;
-
-/** What a content type registers: the converters its jobs run, and the handler of their results. */
-export interface ContentTypeRegistration {
-  readonly conversions: readonly ConversionKind[];
-  readonly handle: ConversionHandler;
-  /**
-   * The object's current content version; null when it has none, undefined when there is no
-   * such object of this type. The orphan sweep keeps what an object points to.
-   */
-  readonly currentContent?: (objectUuid: string) => Promise<string | null | undefined>;
-}
-
-export interface ContentServiceOptions {
-  readonly db: Db;
-  readonly storage: ContentStorage;
-  /** This node's identity (PUBLIC_URL): its jobs' inputs are on its own disk. */
-  readonly node: string;
-  readonly log: FastifyBaseLogger;
-  /** The wall clock of the jobs' stamps. */
-  readonly clock: Clock;
-  /** Uploads beyond this many bytes are too-large. */
-  readonly maxUploadSize: number;
-  /** Conversion workers; default: one less than the cores, at least one. */
-  readonly workers?: number;
-  /** Default: eSpeak NG in the workers. */
-  readonly speech?: SpeechEngine;
-  /** CPU time a single conversion may use (worker-pool.ts: WALL_CLOCK_FACTOR). */
-  readonly timeoutMs?: number;
-  /** PDFs of more pages are too-large (default MAX_PAGES). */
-  readonly maxPages?: number;
-  /** Audio longer than this many seconds is too-large (default MAX_AUDIO_SECONDS). */
-  readonly maxAudioSeconds?: number;
-  /** A conversion whose output files come to more bytes fails (default: 10 times maxUploadSize). */
-  readonly maxOutputSize?: number;
-  /** How often the orphan sweep runs besides at start (default SWEEP_INTERVAL_MS; 0: only at start). */
-  readonly sweepIntervalMs?: number;
-}
-
-/** Default bound of pages of an uploaded PDF (fax or presentation). */
-export const MAX_PAGES = 500;
-/** Default bound of the duration of uploaded audio: an hour. */
-export const MAX_AUDIO_SECONDS = 3600;
-/** Objects of one owner converting at a time (exceeded-limit beyond). */
-export const MAX_JOBS_PER_USER = 10;
-/** The orphan sweep runs at start and then hourly. */
-export const SWEEP_INTERVAL_MS = 60 * 60_000;
-/**
- * A `.partial` file (content being written) older than this is left from a crash; younger ones
- * may be in flight and stay until the next sweep (at start every one goes: nothing is in flight).
- */
-const PARTIAL_AGE_SECONDS = 60 * 60;
-
-/**
- * A job whose worker died on it this often fails. Only the worker's death counts (it may be the
- * input's fault): a node that stopped or crashed while the job ran is not the job's fault, and
- * its jobs simply run again at the next start.
- */
-export const MAX_ATTEMPTS = 3;
-
-/** Only presentations keep their original; fax and audio keep the converted form. */
-function keepsSource(kind: ConversionKind): boolean {
-  return kind === 'presentation';
-}
-
-/** What the orphan sweep removed. */
-export interface SweepResult {
-  /** Content versions no job and no object needs (uploads cut off by a crash, replaced content). */
-  versions: number;
-  /** Files removed from versions that stay (`.partial` files, sources no longer needed). */
-  files: number;
-  bytes: number;
-}
-
-/** The built-in voice: eSpeak NG (WebAssembly) in the conversion workers. */
-export class EspeakSpeechEngine implements SpeechEngine {
-  readonly locales = SPEECH_LOCALES;
-  constructor(private readonly pool: WorkerPool) {}
-
-  async synthesize(text: string, locale: string): Promise<SpeechAudio> {
-    const result = await this.pool.run<{ sampleRate: number; samples: Uint8Array }>({
-      task: 'speak',
-      args: { text, locale },
-    });
-    const bytes = result.samples.slice();
-    return { sampleRate: result.sampleRate, samples: new Int16Array(bytes.buffer, 0, bytes.length >> 1) };
-  }
-}
 
 export function defaultWorkerCount(): number {
   return Math.max(1, os.availableParallelism() - 1);
@@ -268,63 +139,19 @@ export class ContentService {
    * What stays is counted in the owner's volume (the object's content bytes).
    */
   sweepOrphans(atStart = false): Promise<SweepResult> {
-    this.sweeping ??= this.sweep(atStart).finally(() => {
+    const context = {
+      db: this.db,
+      storage: this.storage,
+      clock: this.options.clock,
+      log: this.log,
+      types: this.types,
+      preparing: this.preparing,
+      closing: () => this.closing,
+    };
+    this.sweeping ??= sweepOrphanContent(context, atStart).finally(() => {
       this.sweeping = undefined;
     });
     return this.sweeping;
-  }
-
-  private async sweep(atStart: boolean): Promise<SweepResult> {
-    const result: SweepResult = { versions: 0, files: 0, bytes: 0 };
-    const now = nowSeconds(this.options.clock);
-    const jobs = new Set((await listAllJobs(this.db)).map((job) => job.content));
-    for (const version of await this.storage.listVersions()) {
-      if (jobs.has(version.prefix) || this.preparing.has(version.prefix) || this.closing) continue;
-      const size = version.files.reduce((sum, file) => sum + file.size, 0);
-      const current = await this.currentContentOf(version.object);
-      // Written since the job list was read: the next sweep decides.
-      if (!atStart && version.files.some((file) => file.modified >= now - 60)) continue;
-      if (current === undefined) continue;
-      if (current.content !== version.prefix) {
-        // Another look at the job table: a job recorded since the list was read keeps it.
-        if ((await listObjectJobs(this.db, version.object)).some((job) => job.content === version.prefix))
-          continue;
-        await this.storage.deletePrefix(version.prefix);
-        result.versions += 1;
-        result.bytes += size;
-        continue;
-      }
-      for (const file of version.files) {
-        const partial =
-          file.name.endsWith('.partial') && (atStart || file.modified < now - PARTIAL_AGE_SECONDS);
-        const source =
-          !current.keepsSource && (file.name === FILES.sourcePdf || file.name === FILES.sourceAudio);
-        if (!partial && !source) continue;
-        await this.storage.delete(`${version.prefix}${file.name}`);
-        result.files += 1;
-        result.bytes += file.size;
-      }
-    }
-    if (result.versions > 0 || result.files > 0) this.log.info({ ...result }, 'content orphans removed');
-    return result;
-  }
-
-  /**
-   * The object's current content according to the type it belongs to: undefined when no
-   * registered type can tell (the version is then kept); content null when it has none or the
-   * object is gone.
-   */
-  private async currentContentOf(
-    object: string,
-  ): Promise<{ content: string | null; keepsSource: boolean } | undefined> {
-    const types = [...this.types.values()];
-    if (types.length === 0 || types.some((registration) => !registration.currentContent)) return undefined;
-    for (const registration of types) {
-      const content = await registration.currentContent!(object);
-      if (content !== undefined)
-        return { content, keepsSource: registration.conversions.some((kind) => keepsSource(kind)) };
-    }
-    return { content: null, keepsSource: false };
   }
 
   /** Resolves when no job is queued or running (tests and benchmarks). */

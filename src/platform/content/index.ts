@@ -12,24 +12,28 @@ import { ContentService } from './content-service.js';
 import type { SpeechEngine } from './speech.js';
 import { LocalContentStorage } from './storage.js';
 
-export {
-  ContentService,
-  type ContentServiceOptions,
-  type ContentTypeRegistration,
-  type ConversionHandler,
-  type ConversionInput,
-  type ConversionKind,
-  type ConversionOptions,
-  type ConversionResult,
-  type ConversionStatus,
-  defaultWorkerCount,
-  EspeakSpeechEngine,
-  type PreparedConversion,
-} from './content-service.js';
+export { ContentService, defaultWorkerCount } from './content-service.js';
+export type {
+  ContentServiceOptions,
+  ContentTypeRegistration,
+  ConversionHandler,
+  ConversionInput,
+  ConversionKind,
+  ConversionOptions,
+  ConversionResult,
+  ConversionStatus,
+  PreparedConversion,
+} from './content-types.js';
 export { CONTENT_TYPES, parseRange, type SendOptions, sendBytes, sendContent } from './download.js';
 export type { FaxReportData } from './fax-pdf.js';
 export { type FaxIndex, FILES } from './layout.js';
-export { SPEECH_LOCALES, type SpeechAudio, type SpeechEngine, type SpeechLocale } from './speech.js';
+export {
+  EspeakSpeechEngine,
+  SPEECH_LOCALES,
+  type SpeechAudio,
+  type SpeechEngine,
+  type SpeechLocale,
+} from './speech.js';
 export {
   type ByteRange,
   ContentNotFoundError,

@@ -4,6 +4,7 @@
  * replace the built-in one; the built-in one is eSpeak NG compiled to WebAssembly, which runs
  * in the conversion workers without network access.
  */
+import type { WorkerPool } from './worker-pool.js';
 
 export const SPEECH_LOCALES = ['de-DE', 'en-GB', 'en-US', 'es-ES', 'fr-FR', 'it-IT'] as const;
 export type SpeechLocale = (typeof SPEECH_LOCALES)[number];
@@ -29,3 +30,18 @@ export const ESPEAK_VOICES: Record<SpeechLocale, string> = {
   'fr-FR': 'fr',
   'it-IT': 'it',
 };
+
+/** The built-in voice: eSpeak NG (WebAssembly) in the conversion workers. */
+export class EspeakSpeechEngine implements SpeechEngine {
+  readonly locales = SPEECH_LOCALES;
+  constructor(private readonly pool: WorkerPool) {}
+
+  async synthesize(text: string, locale: string): Promise<SpeechAudio> {
+    const result = await this.pool.run<{ sampleRate: number; samples: Uint8Array }>({
+      task: 'speak',
+      args: { text, locale },
+    });
+    const bytes = result.samples.slice();
+    return { sampleRate: result.sampleRate, samples: new Int16Array(bytes.buffer, 0, bytes.length >> 1) };
+  }
+}
