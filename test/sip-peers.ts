@@ -238,6 +238,18 @@ async function startBaresipOnce(t: TestContext, options: BaresipOptions): Promis
 }
 
 async function connectWithRetry(port: number, log: () => string): Promise<net.Socket> {
+  // Connect only once baresip has loaded its modules: if another process took the control port
+  // meanwhile, it would accept the connection and the test would steer someone else's phone
+  // (CI: two tests' baresips crossed). A port taken is a new attempt on other ports.
+  await until(
+    () => log().includes('baresip is ready.') || log().includes('Address already in use'),
+    'baresip loaded its modules',
+    10_000,
+    20,
+  ).catch(() => {
+    throw new Error(`baresip did not start; log:\n${log()}`);
+  });
+  if (log().includes('Address already in use')) throw new PortTaken(log());
   let socket: net.Socket | undefined;
   const connects = async () => {
     socket = await new Promise<net.Socket | undefined>((resolve) => {
