@@ -250,3 +250,25 @@ export function assertStorableRequestText(
   }
   done();
 }
+
+/** Reads a raw upload whole, at most `limit` bytes (too-large beyond); an empty body is an empty file. */
+export async function readUploadBody(body: unknown, limit: number, declaredLength?: string): Promise<Buffer> {
+  if (declaredLength !== undefined && Number(declaredLength) > limit)
+    throw new ApiError('too-large', `larger than ${limit} bytes`);
+  if (Buffer.isBuffer(body)) {
+    if (body.length > limit) throw new ApiError('too-large', `larger than ${limit} bytes`);
+    return body;
+  }
+  const stream = body as Readable | undefined;
+  if (!stream || typeof stream.on !== 'function') return Buffer.alloc(0);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // Past the limit the rest is read and dropped, so that the connection can still answer.
+  for await (const chunk of stream) {
+    const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as string);
+    size += buffer.length;
+    if (size <= limit) chunks.push(buffer);
+  }
+  if (size > limit) throw new ApiError('too-large', `larger than ${limit} bytes`);
+  return Buffer.concat(chunks);
+}

@@ -5,6 +5,7 @@
  */
 import type { FastifyReply } from 'fastify';
 import { sessionOf, userOf } from '../../platform/access.js';
+import { readUploadBody } from '../../platform/body.js';
 import { ApiError, NotFoundError } from '../../platform/errors.js';
 import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
@@ -42,7 +43,7 @@ import {
 } from './volume.schema.js';
 import type { FileContent, VolumeService } from './volume.service.js';
 import { UPGRADE_TIMEOUT, type VolumeUpgradeService } from './volume-upgrade.service.js';
-import { mimeOf, readBody } from './volume-upload.js';
+import { mimeOf } from './volume-upload.js';
 
 const tags = ['volume'];
 
@@ -246,7 +247,11 @@ export function volumeRoutes(app: AppInstance, volumes: VolumeService, upgrades:
       },
     },
     async (request) => {
-      const content = await readBody(request.body, volumes.maxUploadSize, request.headers['content-length']);
+      const content = await readUploadBody(
+        request.body,
+        volumes.maxUploadSize,
+        request.headers['content-length'],
+      );
       return volumes.change(userOf(request), request.params.uuid, {
         action: 'file',
         name: request.query.name,
@@ -270,7 +275,11 @@ export function volumeRoutes(app: AppInstance, volumes: VolumeService, upgrades:
       },
     },
     async (request) => {
-      const content = await readBody(request.body, volumes.maxUploadSize, request.headers['content-length']);
+      const content = await readUploadBody(
+        request.body,
+        volumes.maxUploadSize,
+        request.headers['content-length'],
+      );
       return volumes.change(userOf(request), request.params.uuid, {
         action: 'content',
         file: request.params.file,
