@@ -7,12 +7,13 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { type TestContext, test } from 'node:test';
+import type { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { until } from '../../../test/helper.js';
 import type { Tables } from '../../platform/database/database.js';
 import { Writer } from '../../platform/database/unit-of-work.js';
-import { openSqlite } from './sqlite.js';
+import { checkpointThread, openSqlite } from './sqlite.js';
 
 /** A handle on a fresh file with a table `t`, and another connection to that file. */
 async function twoConnections(t: TestContext) {
@@ -95,4 +96,26 @@ test('WAL checkpoints run on a thread of their own once the WAL has grown, and s
   const rows = await sql<{ n: number }>`select count(*) as n from t`.execute(handle.db);
   assert.equal(Number(rows.rows[0]!.n), 64);
   await handle.close();
+});
+
+test('closing after the checkpoint thread ended on its own (it could not open the file) does not wait for ever', async (t) => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-sqlite-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'db.sqlite');
+  fs.writeFileSync(`${file}-wal`, 'x');
+  // The thread of a test node whose directory the test removed meanwhile fails at its start.
+  const started = new Promise<Worker>((resolve) => process.once('worker', resolve));
+  const checkpoints = checkpointThread(file, {
+    startBytes: 0,
+    intervalMs: 10,
+    script: "throw new Error('cannot open the database')",
+  });
+  const worker = await started;
+  await new Promise((resolve) => worker.once('exit', resolve));
+  // Before, stop() began listening for the exit only now, and waited for ever.
+  const stopped = await Promise.race([
+    checkpoints.stop().then(() => 'stopped'),
+    new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
+  ]);
+  assert.equal(stopped, 'stopped');
 });

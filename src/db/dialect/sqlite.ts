@@ -165,6 +165,8 @@ function keepStatements(database: SQLite.Database): void {
 export interface CheckpointOptions {
   readonly startBytes?: number;
   readonly intervalMs?: number;
+  /** The thread's script (tests give one that fails, as a thread that cannot open the file does). */
+  readonly script?: string;
 }
 
 const MAIN_AUTOCHECKPOINT_PAGES = 10_000;
@@ -178,20 +180,24 @@ const timer = setInterval(checkpoint, workerData.intervalMs);
 parentPort.once('message', () => { clearInterval(timer); db.close(); parentPort.close(); });
 `;
 
-function checkpointThread(file: string, options: CheckpointOptions): { stop(): Promise<void> } {
+export function checkpointThread(file: string, options: CheckpointOptions): { stop(): Promise<void> } {
   const startBytes = options.startBytes ?? 1000 * 4096;
   const intervalMs = options.intervalMs ?? 1000;
-  let worker: Worker | undefined;
+  let thread: { worker: Worker; exited: Promise<unknown> } | undefined;
   let stopped = false;
   // Whether the WAL has grown: a stat on libuv's pool, not a statement on the connection.
   const watch = setInterval(() => {
     fs.stat(`${file}-wal`, (error, stat) => {
-      if (error || stat.size < startBytes || worker || stopped) return;
+      if (error || stat.size < startBytes || thread || stopped) return;
       clearInterval(watch);
-      worker = new Worker(CHECKPOINTER, {
+      const worker = new Worker(options.script ?? CHECKPOINTER, {
         eval: true,
         workerData: { file, intervalMs, module: createRequire(import.meta.url).resolve('better-sqlite3') },
       });
+      // Listened for from the start: a thread that ended on its own (its file's directory gone,
+      // say, while a test removed it) has ended before stop(), whose wait would then never end.
+      // The main connection's automatic checkpoint stays as the fallback.
+      thread = { worker, exited: new Promise((resolve) => worker.once('exit', resolve)) };
       worker.unref();
       worker.on('error', () => {});
     });
@@ -201,13 +207,12 @@ function checkpointThread(file: string, options: CheckpointOptions): { stop(): P
     async stop() {
       stopped = true;
       clearInterval(watch);
-      const running = worker;
-      worker = undefined;
+      const running = thread;
+      thread = undefined;
       if (!running) return;
-      const exited = new Promise((resolve) => running.once('exit', resolve));
-      running.postMessage('stop');
-      const timeout = setTimeout(() => void running.terminate(), 2000);
-      await exited;
+      running.worker.postMessage('stop');
+      const timeout = setTimeout(() => void running.worker.terminate(), 2000);
+      await running.exited;
       clearTimeout(timeout);
     },
   };
