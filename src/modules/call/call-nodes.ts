@@ -71,6 +71,11 @@ export class CallNodes {
     hub.onControl((name, payload) => this.receive(name, payload));
   }
 
+  /** How many other nodes this node knows (they answer its questions). */
+  get knownNodes(): number {
+    return this.peers.size;
+  }
+
   /** Announces this node; every other node answers, so both know each other. */
   start(): Promise<void> {
     return this.hub.control(HELLO, { node: this.node });
