@@ -45,6 +45,7 @@ import { freePort } from '../test/sip-peers.js';
 import { mainThreadCpu } from './memory.js';
 import { openLoop, percentile } from './open-loop.js';
 import { openLoopInProcess } from './open-loop-process.js';
+import { sippAck, sippAuthenticatedInvite } from './sipp-scenarios.js';
 
 const { values } = parseArgs({
   options: {
@@ -326,63 +327,10 @@ request_route {
 }
 
 function callScenario(number: string, user: string, domain: string, hold: number): string {
-  const invite = (
-    cseq: number,
-    auth: boolean,
-  ) => `<send retrans="500" ${auth ? 'start_rtd="setup"' : ''}><![CDATA[
-INVITE sip:${number}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
-To: <sip:${number}@${domain}>
-Call-ID: [call_id]
-CSeq: ${cseq} INVITE
-Contact: <sip:${user}@[local_ip]:[local_port]>
-${auth ? '[authentication]\n' : ''}Max-Forwards: 70
-Content-Type: application/sdp
-Content-Length: [len]
-
-v=0
-o=user1 53655765 2353687637 IN IP[local_ip_type] [local_ip]
-s=-
-c=IN IP[media_ip_type] [media_ip]
-t=0 0
-m=audio [media_port] RTP/AVP 0 101
-a=rtpmap:0 PCMU/8000
-a=rtpmap:101 telephone-event/8000
-]]></send>`;
-  const ack = (cseq: number) => `<send><![CDATA[
-ACK sip:${number}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
-To: <sip:${number}@${domain}>[peer_tag_param]
-[routes]
-Call-ID: [call_id]
-CSeq: ${cseq} ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>`;
   return `<?xml version="1.0" encoding="ISO-8859-1" ?><scenario name="call">
-${invite(1, false)}
-<recv response="100" optional="true"/>
-<recv response="407" auth="true"/>
-<send><![CDATA[
-ACK sip:${number}@${domain} SIP/2.0
-Via: SIP/2.0/[transport] [local_ip]:[local_port];branch=[branch]
-From: <sip:${user}@${domain}>;tag=[pid]c[call_number]
-To: <sip:${number}@${domain}>[peer_tag_param]
-Call-ID: [call_id]
-CSeq: 1 ACK
-Max-Forwards: 70
-Content-Length: 0
-
-]]></send>
-${invite(2, true)}
-<recv response="100" optional="true"/>
-<recv response="180" optional="true"/>
-<recv response="183" optional="true"/>
+${sippAuthenticatedInvite(number, user, domain, 'start_rtd="setup"')}
 <recv response="200" rtd="setup" rrs="true"/>
-${ack(2)}
+${sippAck(number, user, domain, 2, true)}
 <pause milliseconds="${hold}"/>
 <send retrans="500"><![CDATA[
 BYE [next_url] SIP/2.0

@@ -42,6 +42,12 @@ export class CallAreaRouting implements CallRouting {
    */
   private readonly audio = new Map<string, Uint8Array>();
   private audioBytes = 0;
+  /**
+   * Reads in flight by key: the calls of a burst that miss together share one read and so one
+   * copy (and the engine one decoded copy per WAV); each read its own, 200 calls held ten copies
+   * of a long announcement (docs/benchmarks.md "Call control").
+   */
+  private readonly reading = new Map<string, Promise<Uint8Array>>();
 
   constructor(
     private readonly services: Services,
@@ -125,19 +131,28 @@ export class CallAreaRouting implements CallRouting {
         this.audio.set(key, cached);
         return cached;
       }
-      const wav = new Uint8Array(await announcements.storage.read(key));
-      this.audio.set(key, wav);
-      this.audioBytes += wav.byteLength;
-      for (const [oldKey, old] of this.audio) {
-        if (this.audioBytes <= AUDIO_CACHE_BYTES) break;
-        this.audio.delete(oldKey);
-        this.audioBytes -= old.byteLength;
+      let read = this.reading.get(key);
+      if (!read) {
+        read = this.readAudio(key).finally(() => this.reading.delete(key));
+        this.reading.set(key, read);
       }
-      return wav;
+      return await read;
     } catch (error) {
       this.log.warn({ err: error, announcement: uuid }, 'announcement audio not readable');
       return undefined;
     }
+  }
+
+  private async readAudio(key: string): Promise<Uint8Array> {
+    const wav = new Uint8Array(await this.services.announcements.storage.read(key));
+    this.audio.set(key, wav);
+    this.audioBytes += wav.byteLength;
+    for (const [oldKey, old] of this.audio) {
+      if (this.audioBytes <= AUDIO_CACHE_BYTES) break;
+      this.audio.delete(oldKey);
+      this.audioBytes -= old.byteLength;
+    }
+    return wav;
   }
 
   async callLimit(user: string): Promise<number> {

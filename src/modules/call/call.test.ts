@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { sql } from 'kysely';
-import { build, buildPartner, buildUser, DIALECTS, testEnv } from '../../../test/helper.js';
+import { uploadAnnouncement } from '../../../test/calls.js';
+import { sine } from '../../../test/content-inputs.js';
+import { build, buildPartner, buildUser, DIALECTS, loggedInClient, testEnv } from '../../../test/helper.js';
 import { buildApp } from '../../app.js';
 import { systemClock } from '../../platform/clock.js';
 import { loadConfig } from '../../platform/config.js';
@@ -431,4 +433,21 @@ test('the voicemail mail: caller, number, recording, the WAV attached only when 
   const en = voicemailMail({ ...base, from: '+4917000', language: 'en', wav: undefined });
   assert.match(en.subject, /New voice message from \+4917000/);
   assert.equal(en.attachments?.length, 0);
+});
+
+test('calls that ask for an announcement together share one read of it: one copy in memory, not one per call', async (t) => {
+  const app = await build(t);
+  const { client, user } = await loggedInClient(app);
+  const announcement = await uploadAnnouncement(app, client, sine(440, 8000, 2, 0.3));
+  const routing = new CallAreaRouting(app.services, app.database.db, app.server.log, systemClock);
+  const burst = await Promise.all(
+    Array.from({ length: 10 }, () => routing.announcementWav(user.uuid, announcement)),
+  );
+  const [first] = burst;
+  assert.ok(first && first.byteLength > 32_000, 'the WAV of 2 s at 8 kHz');
+  for (const wav of burst) assert.equal(wav, first);
+  // Later calls get the kept copy; another user may not read it at all.
+  assert.equal(await routing.announcementWav(user.uuid, announcement), first);
+  const stranger = await buildUser(app);
+  assert.equal(await routing.announcementWav(stranger.uuid, announcement), undefined);
 });
