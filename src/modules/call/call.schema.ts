@@ -3,6 +3,7 @@
  * docs/decisions.md "The call API"): the live calls of the user and the call event subscription.
  */
 import { type Static, Type } from 'typebox';
+import { SPEECH_LOCALES } from '../../platform/content/index.js';
 import { Phone, SipUser, Uuid } from '../../platform/formats.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
@@ -196,8 +197,22 @@ export const MediaControlBody = Type.Object(
     ),
     announcement: Type.Optional({
       ...Uuid,
-      description: "play: one of the user's announcements (its audio); not with `tone`",
+      description: "play: one of the user's announcements (its audio); not with `tone` or `text`",
     }),
+    text: Type.Optional(
+      Type.String({
+        pattern: '^.+$',
+        description:
+          'play: plain text spoken in `locale` (text-to-speech, as POST /api/announcement/{uuid}/text2speech): one ' +
+          'line of 1..5000 characters (empty or a line break: wrong-syntax; longer: too-large); not with ' +
+          '`announcement` or `tone`. The answer comes once the speech plays',
+      }),
+    ),
+    locale: Type.Optional(
+      Type.Enum(SPEECH_LOCALES, {
+        description: 'play with `text`: its language (default de-DE); ignored otherwise',
+      }),
+    ),
     tone: Type.Optional(
       Type.Object(
         {
@@ -214,13 +229,14 @@ export const MediaControlBody = Type.Object(
             }),
           ),
         },
-        { additionalProperties: false, description: 'play: a sine tone; not with `announcement`' },
+        { additionalProperties: false, description: 'play: a sine tone; not with `announcement` or `text`' },
       ),
     ),
     loop: Type.Optional(
       Type.Boolean({
         description:
-          'play: repeat until stopped (default false; a tone with a duration repeats with a pause as long, a ' +
+          'play: repeat until stopped (default false; an announcement or text starts again at its end, a tone ' +
+          'with a duration repeats with a pause as long, a ' +
           'tone without one plays until stopped anyway)',
       }),
     ),

@@ -88,7 +88,7 @@ export interface CallApiDeps {
   readonly clock: Clock;
   readonly log: FastifyBaseLogger;
   /** The media commands' (call-commands.ts). */
-  readonly commands: Pick<CallCommandDeps, 'recordings' | 'announcementWav'>;
+  readonly commands: Pick<CallCommandDeps, 'recordings' | 'announcementWav' | 'speak'>;
 }
 
 export class CallApiService {
