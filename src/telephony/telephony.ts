@@ -298,6 +298,10 @@ export class Telephony implements TelephonyEngine {
     const rtpengineControl = config.rtpengineControlPort || (await freeUdpPort());
     const dir = path.join(config.dataDir, 'telephony');
     fs.mkdirSync(dir, { recursive: true });
+    // What rtpengine plays into relayed calls: files of calls that ran before this start are gone.
+    const playDir = path.join(dir, 'play');
+    fs.rmSync(playDir, { recursive: true, force: true });
+    fs.mkdirSync(playDir);
 
     this.rtpengine = new NgClient({ host: '127.0.0.1', port: rtpengineControl, retransmitAfter: 200 });
     const rtp = new EngineSupervisor(
@@ -327,6 +331,7 @@ export class Telephony implements TelephonyEngine {
         port: app,
         proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
         rtpengine: this.rtpengine,
+        playDir,
         carrierUri: config.carrierUri,
         apiWaitSeconds: config.callApiWait,
         log: this.log,

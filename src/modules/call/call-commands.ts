@@ -53,17 +53,17 @@ export class CallCommands {
         // Counted as the schema's pattern counts: in code points.
         if (body.text !== undefined && [...body.text].length > MAX_TEXT)
           throw new ApiError('too-large', `play: text longer than ${MAX_TEXT} characters`);
-        // A call without Zentrale's media is illegal-state before any audio is looked up or spoken.
-        callMedia.mediaLeg(call);
-        callMedia.play(call, await this.source(user, body), body.loop ?? false);
+        // A call whose media nobody can play to is illegal-state before any audio is looked up or spoken.
+        callMedia.playable(call);
+        await callMedia.play(call, await this.source(user, body), body.loop ?? false);
         return;
       }
       case 'stop':
-        callMedia.stopPlay(call);
+        await callMedia.stopPlay(call);
         return;
       case 'mute':
       case 'unmute':
-        callMedia.mute(call, body.direction ?? 'both', body.command === 'mute');
+        await callMedia.mute(call, body.direction ?? 'both', body.command === 'mute');
         return;
       case 'collect': {
         const { result } = callMedia.collect(call, {

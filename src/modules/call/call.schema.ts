@@ -148,7 +148,7 @@ const CallControlBody = Type.Object(
       {
         description:
           'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
-          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)." +
+          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733; SIP INFO to the caller of a call rtpengine relays)." +
           WAIT_COMMANDS_TEXT,
       },
     ),
@@ -186,9 +186,10 @@ export const MediaControlBody = Type.Object(
       ],
       {
         description:
-          "media commands, on the user's side of a call whose media Zentrale carries (a call Zentrale " +
-          "answered, the user's own phone of a click-to-dial call; a call rtpengine relays between two " +
-          'phones, or one not answered: illegal-state). play (`announcement` or `tone`, `loop`) replaces what ' +
+          "media commands, on the user's side of an answered call: the caller of a call Zentrale answered, " +
+          "the user's own phone of a click-to-dial call, the caller of a call rtpengine relays between two " +
+          'phones (there only play, stop, mute and unmute; collect and record: illegal-state); a call not ' +
+          'answered or ended: illegal-state. play (`announcement`, `tone` or `text`, `loop`) replaces what ' +
           'plays, and a connected party is heard again after it; stop ends it; mute/unmute (`direction`); ' +
           'collect (`max_digits`, `timeout`, `terminator`) reports each key as call_dtmf and its end as ' +
           "call_collect; record-start records what the user's side sends (`max_seconds`), record-stop ends " +
@@ -245,7 +246,8 @@ export const MediaControlBody = Type.Object(
         description:
           "mute/unmute: in: what the user's side hears (Zentrale sends it silence, plays included); out: " +
           'what it sends (its audio reaches neither the other party nor a recording; its keys still reach ' +
-          'collect and call_dtmf); both (the default)',
+          'collect and call_dtmf); both (the default). On a call rtpengine relays, in silences the other ' +
+          'party and a play is still heard',
       }),
     ),
     max_digits: Type.Optional(

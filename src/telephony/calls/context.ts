@@ -28,6 +28,11 @@ export interface CallEngineOptions {
   /** Kamailio. */
   readonly proxy: Remote;
   readonly rtpengine: NgClient;
+  /**
+   * Where the files go that rtpengine plays into the calls it relays (the call API's play; it
+   * reads them itself). Unset: media commands on those calls are illegal-state.
+   */
+  readonly playDir?: string;
   /** CARRIER_URI; unset: calls to numbers outside are refused with 403. */
   readonly carrierUri: string | undefined;
   readonly log: FastifyBaseLogger;
