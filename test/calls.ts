@@ -115,7 +115,11 @@ export async function phone(t: TestContext, node: Node, account: Account, option
   return peer;
 }
 
-/** A baresip of a new SIP account `username` (of `owner`, else of a new user) that answers by command and sends `frequency`. */
+/**
+ * A baresip of a new SIP account `username` (of `owner`, else of a new user) that answers by
+ * command and sends `frequency` for a minute: baresip's audio ends with its microphone file, and
+ * a call of several steps on a loaded machine outlasted 20 s (the phones fell silent).
+ */
 export async function tonePhone(
   t: TestContext,
   node: Node,
@@ -125,7 +129,7 @@ export async function tonePhone(
 ) {
   return phone(t, node, await sipAccount(node.app, username, owner), {
     answerMode: 'manual',
-    microphone: tone(frequency),
+    microphone: tone(frequency, 60),
   });
 }
 
