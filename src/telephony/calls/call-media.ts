@@ -2,9 +2,9 @@
  * The media commands of a live call (issue 25, the call API's play, stop, mute, collect and
  * record; docs/decisions.md "Call control: media commands"): they act on Zentrale's media leg of
  * the call, the user's side of it (the caller of a call Zentrale answered, the user's own phone
- * of a click-to-dial call). On a call rtpengine relays between two phones, play, stop and mute
- * act on the caller through rtpengine (relayed-media.ts); collect and record have no way there
- * and are illegal-state, as every command is before the answer and once the call ends.
+ * of a click-to-dial call). On a call rtpengine relays between two phones, play, stop, mute and
+ * collect act on the caller through rtpengine (relayed-media.ts); record has no way there and is
+ * illegal-state, as every command is before the answer and once the call ends.
  */
 import { type Muted, PcmSource, type Recording, ToneSource } from '../media/index.js';
 import { FRAME_SAMPLES, SAMPLE_RATE } from '../media/sources.js';
@@ -62,17 +62,18 @@ function mediaState(call: Call): CallMedia {
   return media;
 }
 
-function mediaOf(call: Call, leg: MediaLeg): CallMedia {
+/** The call's media state, told of the keys of the user's side (Zentrale's leg, or rtpengine's log). */
+function mediaOf(call: Call, keys: MediaLeg | RelayedMedia): CallMedia {
   const media = mediaState(call);
   if (!media.listening) {
     media.listening = true;
     const current = media;
-    leg.onDtmf((event) => current.onDigit?.(event.digit));
+    keys.onDtmf((event) => current.onDigit?.(event.digit));
   }
   return media;
 }
 
-/** Where a play, stop or mute goes: Zentrale's media leg, or rtpengine's relay; else illegal-state. */
+/** Where a play, stop, mute or collect goes: Zentrale's media leg, or rtpengine's relay; else illegal-state. */
 export function playable(call: Call): MediaLeg | RelayedMedia {
   const relayed = call.leg ? undefined : relayedMedia(call);
   if (relayed && !call.ended && call.status === 'in-progress') return relayed;
@@ -155,8 +156,7 @@ export function mutedOf(call: Call): Muted {
  * with the promise of its result.
  */
 export function collect(call: Call, options: CollectOptions): { result: Promise<Collected> } {
-  const leg = mediaLeg(call);
-  const media = mediaOf(call, leg);
+  const media = mediaOf(call, playable(call));
   media.collect?.('replaced');
   let digits = '';
   const result = new Promise<Collected>((resolve) => {

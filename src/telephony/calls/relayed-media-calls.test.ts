@@ -2,22 +2,31 @@
  * The call API's media commands on a call whose media rtpengine relays (docs/decisions.md "Call
  * control: media commands"): alice's baresip (600 Hz, the user's account) calls bob's (1000 Hz).
  * A play (tone, text) reaches alice's phone instead of bob and bob is heard again when it ends or
- * stops; mute
- * silences each direction; collect and record have no way there (illegal-state).
+ * stops; mute silences each direction; collect hears alice's keys (rtpengine's DTMF log, each also
+ * call_dtmf); record has no way there (illegal-state).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { heardSoFar, hears, mutesEachWay, telephonyNode, tonePhone, windowsOf } from '../../../test/calls.js';
+import {
+  eventsOf,
+  heardSoFar,
+  hears,
+  mutesEachWay,
+  telephonyNode,
+  tonePhone,
+  windowsOf,
+} from '../../../test/calls.js';
 import { loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 
 requireTelephonyPackages();
 
-test('play, stop and mute on a call rtpengine relays, heard on the phones', async (t) => {
+test('play, stop, mute and collect on a call rtpengine relays, heard on the phones', async (t) => {
   const node = await telephonyNode(t);
   const { client, user } = await loggedInClient(node.app);
   const a = await tonePhone(t, node, 'alice_01', 600, user.uuid);
   const b = await tonePhone(t, node, 'bob_01', 1000);
+  assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
   const incoming = b.waitFor('CALL_INCOMING', 20_000);
   a.command('dial', 'bob_01');
   await incoming;
@@ -69,8 +78,36 @@ test('play, stop and mute on a call rtpengine relays, heard on the phones', asyn
 
   await mutesEachWay(steer, a, b);
 
-  // collect and record: rtpengine gives Zentrale neither the keys nor the audio.
-  assert.equal((await steer({ command: 'collect' })).status, 'illegal-state');
+  // collect: alice's keys reach Zentrale through rtpengine's DTMF log: call_dtmf each, then
+  // call_collect at the terminator.
+  assert.deepEqual(await steer({ command: 'collect', max_digits: 4, terminator: '#', timeout: 30 }), {
+    status: 'ok',
+  });
+  const dtmf = async () => (await eventsOf(client)).filter((event) => event.event === 'call_dtmf');
+  for (const [index, key] of ['4', '2', '#'].entries()) {
+    a.command('sndcode', key);
+    await until(async () => (await dtmf()).length > index, `call_dtmf of ${key}`, 20_000);
+  }
+  await until(
+    async () => (await eventsOf(client)).some((event) => event.event === 'call_collect'),
+    'call_collect',
+    20_000,
+  );
+  assert.deepEqual(
+    (await dtmf()).map((event) => [event.call, event.digit]),
+    [
+      [uuid, '4'],
+      [uuid, '2'],
+      [uuid, '#'],
+    ],
+  );
+  assert.deepEqual(
+    (await eventsOf(client))
+      .filter((event) => event.event === 'call_collect')
+      .map(({ call, digits, reason }) => ({ call, digits, reason })),
+    [{ call: uuid, digits: '42', reason: 'terminator' }],
+  );
+  // record: rtpengine gives Zentrale no audio.
   assert.equal((await steer({ command: 'record-start' })).status, 'illegal-state');
 
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];

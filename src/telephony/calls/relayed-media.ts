@@ -6,10 +6,11 @@
  * `block media` and `silence media` per party. The packets stay in rtpengine: no re-INVITE
  * moves the call to Zentrale's media worker.
  */
+import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { writeWav } from '../../platform/content/wav.js';
-import type { Muted } from '../media/index.js';
+import type { DtmfEvent, Muted } from '../media/index.js';
 import { SAMPLE_RATE } from '../media/sources.js';
 import { type NgClient, NgError } from '../rtpengine/ng-client.js';
 import type { OutgoingCall } from '../sip/index.js';
@@ -33,6 +34,14 @@ const END_MARGIN_MS = 100;
 
 const relayed = new WeakMap<Call, RelayedMedia>();
 
+/** The directory of what rtpengine plays, under `dir`: emptied (files of calls before this start are gone). */
+export function emptyPlayDir(dir: string): string {
+  const playDir = path.join(dir, 'play');
+  fsSync.rmSync(playDir, { recursive: true, force: true });
+  fsSync.mkdirSync(playDir);
+  return playDir;
+}
+
 /** The media commands' way into a call rtpengine relays; undefined when it is not such a call. */
 export function relayedMedia(call: Call): RelayedMedia | undefined {
   return relayed.get(call);
@@ -45,8 +54,15 @@ export function relayedMedia(call: Call): RelayedMedia | undefined {
 export function adoptBridged(ctx: EngineContext, call: Call) {
   return (leg: OutgoingCall, session: RelaySession): void => {
     call.adopt(leg);
-    const dir = ctx.options.playDir;
-    if (dir) relayed.set(call, new RelayedMedia(call, ctx.options.rtpengine, session, dir));
+    const { playDir, rtpengine, dtmfLog } = ctx.options;
+    if (!playDir) return;
+    const media = new RelayedMedia(call, rtpengine, session, playDir);
+    relayed.set(call, media);
+    // The caller's keys (rtpengine forwards them and writes them to its DTMF log).
+    const off = dtmfLog?.listen(session.callId, (tag, event) => {
+      if (tag === session.callerTag) media.dtmf(event);
+    });
+    if (off) call.onCleanup(off);
   };
 }
 
@@ -56,6 +72,7 @@ export class RelayedMedia {
   /** A play of a length: when the other party is heard again. */
   #timer: NodeJS.Timeout | undefined;
   #serial = 0;
+  readonly #dtmf: ((event: DtmfEvent) => void)[] = [];
 
   constructor(
     private readonly call: Call,
@@ -113,6 +130,16 @@ export class RelayedMedia {
     this.#live();
     await this.#ng(muted.receive ? 'silence media' : 'unsilence media', this.session.callerTag);
     await this.#ng(muted.send ? 'silence media' : 'unsilence media', this.session.calleeTag);
+  }
+
+  /** Told of each key the caller sends (collect, call_dtmf). */
+  onDtmf(handler: (event: DtmfEvent) => void): void {
+    this.#dtmf.push(handler);
+  }
+
+  /** @internal A key of the caller, from rtpengine's DTMF log. */
+  dtmf(event: DtmfEvent): void {
+    for (const handler of this.#dtmf) handler(event);
   }
 
   #live(): void {
