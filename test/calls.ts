@@ -115,6 +115,24 @@ export async function phone(t: TestContext, node: Node, account: Account, option
   return peer;
 }
 
+/**
+ * A baresip of a new SIP account `username` (of `owner`, else of a new user) that answers by
+ * command and sends `frequency` for a minute: baresip's audio ends with its microphone file, and
+ * a call of several steps on a loaded machine outlasted 20 s (the phones fell silent).
+ */
+export async function tonePhone(
+  t: TestContext,
+  node: Node,
+  username: string,
+  frequency: number,
+  owner?: string,
+) {
+  return phone(t, node, await sipAccount(node.app, username, owner), {
+    answerMode: 'manual',
+    microphone: tone(frequency, 60),
+  });
+}
+
 /** What baresip heard during its calls (sndfile's decoded dump). */
 export function heard(
   peer: Baresip,
@@ -268,14 +286,8 @@ export async function hangUp(peer: Baresip, ...others: Baresip[]): Promise<void>
  */
 export async function clickToDial(t: TestContext, node: Node) {
   const { client, user } = await loggedInClient(node.app);
-  const own = await phone(t, node, await sipAccount(node.app, 'mine_01', user.uuid), {
-    answerMode: 'manual',
-    microphone: tone(600),
-  });
-  const far = await phone(t, node, await sipAccount(node.app, 'carol_01'), {
-    answerMode: 'manual',
-    microphone: tone(1000),
-  });
+  const own = await tonePhone(t, node, 'mine_01', 600, user.uuid);
+  const far = await tonePhone(t, node, 'carol_01', 1000);
   assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
   const ownRings = own.waitFor('CALL_INCOMING', 20_000);
   const dialled = await client.call('POST', '/api/call/dial', {
@@ -305,4 +317,31 @@ export async function eventsOf(
     event: string;
     [key: string]: unknown;
   }[];
+}
+
+/**
+ * mute and unmute through `steer` on a connected call between the user's side `own` (sending
+ * 600 Hz) and `far` (1000 Hz): out silences the user for the far side only, in the far side for
+ * the user only, the directions kept apart; unmute brings both back.
+ */
+export async function mutesEachWay(
+  steer: (body: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  own: Baresip,
+  far: Baresip,
+): Promise<void> {
+  // mute out: far no longer hears the user, while the user still hears far (the clock here).
+  assert.deepEqual(await steer({ command: 'mute', direction: 'out' }), { status: 'ok' });
+  await hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 10); // what was under way arrives
+  const farHeard = windowsOf(heardSoFar(far), 600);
+  await hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 40);
+  assert.ok(windowsOf(heardSoFar(far), 600) <= farHeard + 3, 'the far side does not hear the muted user');
+  // mute in too, then unmute out: far hears the user again, the user hears nothing of far.
+  assert.deepEqual(await steer({ command: 'mute', direction: 'in' }), { status: 'ok' });
+  assert.deepEqual(await steer({ command: 'unmute', direction: 'out' }), { status: 'ok' });
+  await hears(far, 600, windowsOf(heardSoFar(far), 600) + 10);
+  const userHeard = windowsOf(heardSoFar(own), 1000);
+  await hears(far, 600, windowsOf(heardSoFar(far), 600) + 40);
+  assert.ok(windowsOf(heardSoFar(own), 1000) <= userHeard + 3, 'the user does not hear far while muted in');
+  assert.deepEqual(await steer({ command: 'unmute' }), { status: 'ok' });
+  await hears(own, 1000, userHeard + 20);
 }

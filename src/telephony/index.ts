@@ -15,6 +15,7 @@ export {
   type PlaySource,
   type RedirectTarget,
   RedirectTargetError,
+  relayedMedia,
 } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';

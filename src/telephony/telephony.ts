@@ -28,6 +28,7 @@ import type { Call } from './calls/call.js';
 import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
 import { CallError } from './calls/errors.js';
+import { emptyPlayDir } from './calls/relayed-media.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import {
@@ -51,6 +52,7 @@ import {
   reportedContacts,
   toRegistration,
 } from './kamailio/registrations.js';
+import { DtmfLog } from './rtpengine/dtmf-log.js';
 import { NgClient } from './rtpengine/ng-client.js';
 import { rtpengineSpec } from './rtpengine/rtpengine.js';
 import { EngineSupervisor, findBinary } from './supervisor.js';
@@ -163,6 +165,7 @@ export class Telephony implements TelephonyEngine {
   state: TelephonyEngine['state'] = 'stopped';
   ports: TelephonyPorts | undefined;
   rtpengine: NgClient | undefined;
+  private dtmfLog: DtmfLog | undefined;
   private readonly events = new EventEmitter();
   private readonly supervisors: EngineSupervisor[] = [];
   private evapi: EvapiClient | undefined;
@@ -298,6 +301,8 @@ export class Telephony implements TelephonyEngine {
     const rtpengineControl = config.rtpengineControlPort || (await freeUdpPort());
     const dir = path.join(config.dataDir, 'telephony');
     fs.mkdirSync(dir, { recursive: true });
+    const playDir = emptyPlayDir(dir);
+    this.dtmfLog = await DtmfLog.open();
 
     this.rtpengine = new NgClient({ host: '127.0.0.1', port: rtpengineControl, retransmitAfter: 200 });
     const rtp = new EngineSupervisor(
@@ -309,6 +314,7 @@ export class Telephony implements TelephonyEngine {
           portMin: config.rtpPortMin,
           portMax: config.rtpPortMax,
           pidFile: path.join(dir, 'rtpengine.pid'),
+          dtmfLogPort: this.dtmfLog.port,
         },
         this.rtpengine,
       ),
@@ -327,6 +333,8 @@ export class Telephony implements TelephonyEngine {
         port: app,
         proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
         rtpengine: this.rtpengine,
+        playDir,
+        dtmfLog: this.dtmfLog,
         carrierUri: config.carrierUri,
         apiWaitSeconds: config.callApiWait,
         log: this.log,
@@ -586,6 +594,7 @@ export class Telephony implements TelephonyEngine {
     for (const supervisor of supervisors) await supervisor.stop();
     this.rtpengine?.close();
     this.rtpengine = undefined;
+    this.dtmfLog?.close();
     if (this.state === 'running') this.state = 'stopped';
   }
 }

@@ -17,8 +17,13 @@ export interface CallCommandDeps {
   readonly recordings: Pick<RecordingService, 'createRecording'>;
   /** An announcement's WAV as `user` may play it; undefined: none, not theirs, or no audio yet. */
   readonly announcementWav: (user: string, uuid: string) => Promise<Uint8Array | undefined>;
+  /** `text` spoken in `locale` as 8 kHz samples (the platform's speech engine); wrong-syntax for a locale it has not. */
+  readonly speak: (text: string, locale: string) => Promise<Int16Array>;
   readonly log: FastifyBaseLogger;
 }
+
+/** The longest text a play speaks: text2speech's bound (spec "Announcement"). */
+const MAX_TEXT = 5000;
 
 const MEDIA_COMMANDS = new Set<string>([
   'play',
@@ -41,22 +46,24 @@ export class CallCommands {
   async run(user: string, call: Call, body: MediaControlBody): Promise<void> {
     switch (body.command) {
       case 'play': {
-        if (body.tone && body.announcement)
-          throw new ApiError('wrong-syntax', 'play: a tone or an announcement');
-        if (!body.tone && !body.announcement) throw new ApiError('missing-element', 'missing announcement');
-        callMedia.mediaLeg(call);
-        const source: PlaySource = body.tone
-          ? { tone: body.tone }
-          : { pcm: await this.announcement(user, body.announcement!) };
-        callMedia.play(call, source, body.loop ?? false);
+        const sources = [body.announcement, body.tone, body.text].filter((source) => source !== undefined);
+        if (sources.length > 1)
+          throw new ApiError('wrong-syntax', 'play: one of announcement, tone and text');
+        if (sources.length === 0) throw new ApiError('missing-element', 'missing announcement');
+        // Counted as the schema's pattern counts: in code points.
+        if (body.text !== undefined && [...body.text].length > MAX_TEXT)
+          throw new ApiError('too-large', `play: text longer than ${MAX_TEXT} characters`);
+        // A call whose media nobody can play to is illegal-state before any audio is looked up or spoken.
+        callMedia.playable(call);
+        await callMedia.play(call, await this.source(user, body), body.loop ?? false);
         return;
       }
       case 'stop':
-        callMedia.stopPlay(call);
+        await callMedia.stopPlay(call);
         return;
       case 'mute':
       case 'unmute':
-        callMedia.mute(call, body.direction ?? 'both', body.command === 'mute');
+        await callMedia.mute(call, body.direction ?? 'both', body.command === 'mute');
         return;
       case 'collect': {
         const { result } = callMedia.collect(call, {
@@ -82,6 +89,12 @@ export class CallCommands {
         callMedia.stopRecording(call);
         return;
     }
+  }
+
+  private async source(user: string, body: MediaControlBody): Promise<PlaySource> {
+    if (body.tone) return { tone: body.tone };
+    if (body.text !== undefined) return { pcm: await this.deps.speak(body.text, body.locale ?? 'de-DE') };
+    return { pcm: await this.announcement(user, body.announcement!) };
   }
 
   /** The announcement's samples; wrong-announcement when the user may not play it or it has no audio. */

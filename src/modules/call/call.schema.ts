@@ -3,6 +3,7 @@
  * docs/decisions.md "The call API"): the live calls of the user and the call event subscription.
  */
 import { type Static, Type } from 'typebox';
+import { SPEECH_LOCALES } from '../../platform/content/index.js';
 import { Phone, SipUser, Uuid } from '../../platform/formats.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
@@ -147,7 +148,7 @@ const CallControlBody = Type.Object(
       {
         description:
           'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
-          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)." +
+          "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733; SIP INFO to the caller of a call rtpengine relays)." +
           WAIT_COMMANDS_TEXT,
       },
     ),
@@ -185,9 +186,10 @@ export const MediaControlBody = Type.Object(
       ],
       {
         description:
-          "media commands, on the user's side of a call whose media Zentrale carries (a call Zentrale " +
-          "answered, the user's own phone of a click-to-dial call; a call rtpengine relays between two " +
-          'phones, or one not answered: illegal-state). play (`announcement` or `tone`, `loop`) replaces what ' +
+          "media commands, on the user's side of an answered call: the caller of a call Zentrale answered, " +
+          "the user's own phone of a click-to-dial call, the caller of a call rtpengine relays between two " +
+          'phones (there all but record-start and record-stop, which are illegal-state); a call not ' +
+          'answered or ended: illegal-state. play (`announcement`, `tone` or `text`, `loop`) replaces what ' +
           'plays, and a connected party is heard again after it; stop ends it; mute/unmute (`direction`); ' +
           'collect (`max_digits`, `timeout`, `terminator`) reports each key as call_dtmf and its end as ' +
           "call_collect; record-start records what the user's side sends (`max_seconds`), record-stop ends " +
@@ -196,8 +198,22 @@ export const MediaControlBody = Type.Object(
     ),
     announcement: Type.Optional({
       ...Uuid,
-      description: "play: one of the user's announcements (its audio); not with `tone`",
+      description: "play: one of the user's announcements (its audio); not with `tone` or `text`",
     }),
+    text: Type.Optional(
+      Type.String({
+        pattern: '^.+$',
+        description:
+          'play: plain text spoken in `locale` (text-to-speech, as POST /api/announcement/{uuid}/text2speech): one ' +
+          'line of 1..5000 characters (empty or a line break: wrong-syntax; longer: too-large); not with ' +
+          '`announcement` or `tone`. The answer comes once the speech plays',
+      }),
+    ),
+    locale: Type.Optional(
+      Type.Enum(SPEECH_LOCALES, {
+        description: 'play with `text`: its language (default de-DE); ignored otherwise',
+      }),
+    ),
     tone: Type.Optional(
       Type.Object(
         {
@@ -214,13 +230,14 @@ export const MediaControlBody = Type.Object(
             }),
           ),
         },
-        { additionalProperties: false, description: 'play: a sine tone; not with `announcement`' },
+        { additionalProperties: false, description: 'play: a sine tone; not with `announcement` or `text`' },
       ),
     ),
     loop: Type.Optional(
       Type.Boolean({
         description:
-          'play: repeat until stopped (default false; a tone with a duration repeats with a pause as long, a ' +
+          'play: repeat until stopped (default false; an announcement or text starts again at its end, a tone ' +
+          'with a duration repeats with a pause as long, a ' +
           'tone without one plays until stopped anyway)',
       }),
     ),
@@ -229,7 +246,8 @@ export const MediaControlBody = Type.Object(
         description:
           "mute/unmute: in: what the user's side hears (Zentrale sends it silence, plays included); out: " +
           'what it sends (its audio reaches neither the other party nor a recording; its keys still reach ' +
-          'collect and call_dtmf); both (the default)',
+          'collect and call_dtmf); both (the default). On a call rtpengine relays, in silences the other ' +
+          'party and a play is still heard',
       }),
     ),
     max_digits: Type.Optional(

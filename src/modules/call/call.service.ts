@@ -24,6 +24,7 @@ import {
   parseDialled,
   type RedirectTarget,
   RedirectTargetError,
+  relayedMedia,
   type Telephony,
 } from '../../telephony/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
@@ -88,7 +89,7 @@ export interface CallApiDeps {
   readonly clock: Clock;
   readonly log: FastifyBaseLogger;
   /** The media commands' (call-commands.ts). */
-  readonly commands: Pick<CallCommandDeps, 'recordings' | 'announcementWav'>;
+  readonly commands: Pick<CallCommandDeps, 'recordings' | 'announcementWav' | 'speak'>;
 }
 
 export class CallApiService {
@@ -258,10 +259,11 @@ export class CallApiService {
       const users = [...new Set([...before.users, ...changed.keys.users])];
       update(users);
       if (changed.ended) this.remember(changed.uuid, users);
-      // Once Zentrale carries the call's media, the keys its phone presses are call_dtmf.
-      if (changed.leg && hearing !== changed.leg) {
-        hearing = changed.leg;
-        changed.leg.onDtmf((dtmf) => {
+      // Once Zentrale carries the call's media (or rtpengine relays it), the keys its phone presses are call_dtmf.
+      const keys = changed.leg ?? relayedMedia(changed);
+      if (keys && hearing !== keys) {
+        hearing = keys;
+        keys.onDtmf((dtmf) => {
           const payload = { call: changed.uuid, digit: dtmf.digit, duration: dtmf.durationMs };
           this.hub.emit({ users: changed.keys.users }, 'call_dtmf', payload);
         });

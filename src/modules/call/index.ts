@@ -57,6 +57,7 @@ export const callArea = defineArea({
       commands: {
         recordings: s.recordings,
         announcementWav: (user, uuid) => routing.announcementWav(user, uuid),
+        speak: (text, locale) => s.content.speakForCalls(text, locale),
       },
     });
     const callNodes = new CallNodes(s.hub, callApi, s.telephony, callLog);

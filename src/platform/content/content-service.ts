@@ -95,6 +95,23 @@ export class ContentService {
     this.speech = options.speech ?? new EspeakSpeechEngine(this.pool);
   }
 
+  /**
+   * `text` spoken in `locale` as a call plays it: 8 kHz 16-bit samples (the call API's play). A
+   * locale the speech engine has not is wrong-syntax, as for text2speech.
+   */
+  async speakForCalls(text: string, locale: string): Promise<Int16Array> {
+    if (!this.speech.locales.includes(locale)) throw new ApiError('wrong-syntax', 'unknown locale');
+    const speech = await this.speech.synthesize(text, locale);
+    const pcm = new Uint8Array(speech.samples.buffer, speech.samples.byteOffset, speech.samples.byteLength);
+    const result = await this.pool.run<Uint8Array>({
+      task: 'speech-for-calls',
+      input: pcm,
+      args: { sampleRate: speech.sampleRate },
+    });
+    const bytes = result.slice();
+    return new Int16Array(bytes.buffer, 0, bytes.length >> 1);
+  }
+
   /** Registers a content type (an object type with content); before start(). */
   registerType(type: string, registration: ContentTypeRegistration): void {
     if (this.types.has(type)) throw new Error(`content type ${type} registered twice`);

@@ -57,6 +57,7 @@ function taskHandlers({
   probeAudio,
   probePdf,
   speakWithEspeak,
+  speechForCalls,
 }: Converters): Record<string, Handler> {
   return {
     'probe-pdf': async (_input, args: StoredInput) => probePdf(await source(args)),
@@ -92,6 +93,11 @@ function taskHandlers({
     speak: async (_input, args: { text: string; locale: SpeechLocale }) => {
       const audio = await speakWithEspeak(args.text, args.locale);
       return { sampleRate: audio.sampleRate, samples: new Uint8Array(audio.samples.buffer) };
+    },
+    // Resampling a long text's speech takes a while: not on the server's event loop.
+    'speech-for-calls': (input, args: { sampleRate: number }) => {
+      const pcm = speechForCalls({ sampleRate: args.sampleRate, samples: int16(input) });
+      return new Uint8Array(pcm.buffer, pcm.byteOffset, pcm.byteLength);
     },
     'fax-page-png': (input, args: Omit<FaxPageImage, 'g4'>) => faxPagePng({ ...args, g4: input }),
     'fax-pdf': (input) => faxPdf(input),

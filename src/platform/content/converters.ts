@@ -162,6 +162,11 @@ export async function convertSpeech(
   return storeTelephonyAudio({ sampleRate: speech.sampleRate, samples: fromInt16(speech.samples) }, emit);
 }
 
+/** Speech at the telephony rate (8 kHz, 16-bit): what a call plays (the call API's play of `text`). */
+export function speechForCalls(speech: SpeechAudio): Int16Array {
+  return toInt16(resample(fromInt16(speech.samples), speech.sampleRate, TELEPHONY_RATE));
+}
+
 type ESpeakEngine = InstanceType<Awaited<ReturnType<typeof ESpeakFactory>>['eSpeakNGWorker']>;
 let espeak: Promise<ESpeakEngine> | undefined;
 

@@ -19,6 +19,7 @@ import type { Bencodable } from '../rtpengine/bencode.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
 import type { IncomingCall, OutgoingCall, Remote, SipCall, SipUserAgent } from '../sip/index.js';
 import { getTag } from '../sip/message.js';
+import type { RelaySession } from './relayed-media.js';
 
 export interface BridgeTarget {
   readonly uri: string;
@@ -41,8 +42,11 @@ export interface BridgeOptions {
   readonly headers?: [string, string][];
   /** No fork answered: leave the caller unanswered (a fallback follows) instead of passing the failure back. */
   readonly keepCallerOnFailure?: boolean;
-  /** The answering leg, before the caller gets the answer (the Call keeps it among its dialogs). */
-  readonly onConnected?: (leg: OutgoingCall) => void;
+  /**
+   * The answering leg, before the caller gets the answer (the Call keeps it among its dialogs),
+   * and rtpengine's session of the two (the media commands steer it: relayed-media.ts).
+   */
+  readonly onConnected?: (leg: OutgoingCall, session: RelaySession) => void;
 }
 
 export interface BridgeOutcome {
@@ -160,7 +164,11 @@ export async function bridge(
         done();
       });
     });
-    options.onConnected?.(leg);
+    options.onConnected?.(leg, {
+      callId: session['call-id'],
+      callerTag: session['from-tag'],
+      calleeTag: leg.dialog?.state.remoteTag ?? '',
+    });
     relayOffers(ng, { ...session, ...flags }, caller, leg);
     try {
       await caller.answer(answerSdp);

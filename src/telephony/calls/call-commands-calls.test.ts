@@ -7,7 +7,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { clickToDial, eventsOf, heardSoFar, hears, telephonyNode, windowsOf } from '../../../test/calls.js';
+import {
+  clickToDial,
+  eventsOf,
+  heardSoFar,
+  hears,
+  mutesEachWay,
+  telephonyNode,
+  windowsOf,
+} from '../../../test/calls.js';
 import { type Client, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { parseWav } from '../../platform/content/wav.js';
@@ -52,21 +60,7 @@ test('play, stop, mute, collect and record on a click-to-dial call, heard on the
   // A few windows may have been under way when stop arrived; the tone did not go on.
   assert.ok(windowsOf(heardSoFar(own), 1400) <= playedWindows + 5, 'the play ended with stop');
 
-  // mute out: carol no longer hears the user, while the user still hears carol (the clock here).
-  assert.deepEqual(await steer({ command: 'mute', direction: 'out' }), { status: 'ok' });
-  await hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 10); // what was under way arrives
-  const carolHeard = windowsOf(heardSoFar(far), 600);
-  await hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 40);
-  assert.ok(windowsOf(heardSoFar(far), 600) <= carolHeard + 3, 'carol does not hear the muted user');
-  // mute in too, then unmute out: carol hears the user again, the user hears nothing of carol.
-  assert.deepEqual(await steer({ command: 'mute', direction: 'in' }), { status: 'ok' });
-  assert.deepEqual(await steer({ command: 'unmute', direction: 'out' }), { status: 'ok' });
-  await hears(far, 600, windowsOf(heardSoFar(far), 600) + 10);
-  const userHeard = windowsOf(heardSoFar(own), 1000);
-  await hears(far, 600, windowsOf(heardSoFar(far), 600) + 40);
-  assert.ok(windowsOf(heardSoFar(own), 1000) <= userHeard + 3, 'the user does not hear carol while muted in');
-  assert.deepEqual(await steer({ command: 'unmute' }), { status: 'ok' });
-  await hears(own, 1000, userHeard + 20);
+  await mutesEachWay(steer, own, far);
 
   // collect: two keys, then the terminator; each key is call_dtmf, the end one call_collect.
   assert.deepEqual(await steer({ command: 'collect', max_digits: 4, terminator: '#', timeout: 30 }), {

@@ -2,13 +2,16 @@
  * The media commands of a live call (issue 25, the call API's play, stop, mute, collect and
  * record; docs/decisions.md "Call control: media commands"): they act on Zentrale's media leg of
  * the call, the user's side of it (the caller of a call Zentrale answered, the user's own phone
- * of a click-to-dial call). A call rtpengine relays between two phones has no such leg: each
- * command is then illegal-state, as before the answer and once the call ends.
+ * of a click-to-dial call). On a call rtpengine relays between two phones, play, stop, mute and
+ * collect act on the caller through rtpengine (relayed-media.ts); record has no way there and is
+ * illegal-state, as every command is before the answer and once the call ends.
  */
-import { type Muted, PcmSource, type PlayResult, type Recording, ToneSource } from '../media/index.js';
+import { type Muted, PcmSource, type Recording, ToneSource } from '../media/index.js';
+import { FRAME_SAMPLES, SAMPLE_RATE } from '../media/sources.js';
 import type { MediaLeg } from '../media-leg.js';
 import type { Call } from './call.js';
 import { CallError } from './errors.js';
+import { RelayedMedia, relayedMedia } from './relayed-media.js';
 
 /** What a play plays: a tone (Hz, ms; no duration: until stopped) or 8 kHz samples. */
 export type PlaySource =
@@ -50,54 +53,95 @@ export function mediaLeg(call: Call): MediaLeg {
   return leg;
 }
 
-function mediaOf(call: Call, leg: MediaLeg): CallMedia {
+function mediaState(call: Call): CallMedia {
   let media = state.get(call);
   if (!media) {
     media = { muted: { send: false, receive: false }, listening: false };
     state.set(call, media);
   }
+  return media;
+}
+
+/** The call's media state, told of the keys of the user's side (Zentrale's leg, or rtpengine's log). */
+function mediaOf(call: Call, keys: MediaLeg | RelayedMedia): CallMedia {
+  const media = mediaState(call);
   if (!media.listening) {
     media.listening = true;
     const current = media;
-    leg.onDtmf((event) => current.onDigit?.(event.digit));
+    keys.onDtmf((event) => current.onDigit?.(event.digit));
   }
   return media;
 }
 
+/** Where a play, stop, mute or collect goes: Zentrale's media leg, or rtpengine's relay; else illegal-state. */
+export function playable(call: Call): MediaLeg | RelayedMedia {
+  const relayed = call.leg ? undefined : relayedMedia(call);
+  if (relayed && !call.ended && call.status === 'in-progress') return relayed;
+  return mediaLeg(call);
+}
+
 /**
  * Plays to the user's side, replacing what played before (a relayed party is heard again after
- * it ends). Resolves when the play started; `ended` settles when it ends (done, stopped, closed).
+ * it ends). Resolves when the play started.
  */
-export function play(call: Call, source: PlaySource, loop: boolean): { ended: Promise<PlayResult> } {
-  const leg = mediaLeg(call);
-  if ('pcm' in source) return { ended: leg.endpoint.play(new PcmSource(source.pcm, loop)) };
-  const { frequency, duration } = source.tone;
+export async function play(call: Call, source: PlaySource, loop: boolean): Promise<void> {
+  const target = playable(call);
+  // A tone without a duration plays until stopped: its one second repeats.
+  const endless = loop || ('tone' in source && source.tone.duration === undefined);
+  if (target instanceof RelayedMedia) return target.play(pcmOf(source, loop), endless);
+  if ('pcm' in source) {
+    void target.endpoint.play(new PcmSource(source.pcm, loop));
+    return;
+  }
+  void target.endpoint.play(toneOf(source.tone, loop));
+}
+
+function toneOf(tone: { readonly frequency: number; readonly duration?: number }, loop: boolean): ToneSource {
+  const { frequency, duration } = tone;
   // A looped tone of a duration repeats it with as long a pause: a beep every so often.
-  const tone = new ToneSource(frequency, {
+  return new ToneSource(frequency, {
     amplitude: 0.25,
     ...(duration === undefined ? {} : loop ? { onMs: duration, offMs: duration } : { durationMs: duration }),
   });
-  return { ended: leg.endpoint.play(tone) };
+}
+
+/**
+ * The samples rtpengine plays for a source: a tone without a duration is one second, looped
+ * (whole periods, as the frequency is whole Hz); a looped tone of a duration is it and its pause.
+ */
+function pcmOf(source: PlaySource, loop: boolean): Int16Array {
+  if ('pcm' in source) return source.pcm;
+  const { duration } = source.tone;
+  const ms = duration === undefined ? 1000 : loop ? 2 * duration : duration;
+  const samples = new Int16Array(Math.round((ms * SAMPLE_RATE) / 1000 / FRAME_SAMPLES) * FRAME_SAMPLES);
+  const tone = toneOf(source.tone, loop);
+  for (let at = 0; at < samples.length; at += FRAME_SAMPLES)
+    tone.read(samples.subarray(at, at + FRAME_SAMPLES));
+  return samples;
 }
 
 /** Ends what plays to the user's side (nothing playing: nothing changes). */
-export function stopPlay(call: Call): void {
-  mediaLeg(call).endpoint.stop();
+export async function stopPlay(call: Call): Promise<void> {
+  const target = playable(call);
+  if (target instanceof RelayedMedia) return target.stop();
+  target.endpoint.stop();
 }
 
 /**
  * Mutes or unmutes the user's side: `in` what it hears (Zentrale sends silence), `out` what it
  * sends (its audio reaches neither the other party nor a recording; its keys still count).
  */
-export function mute(call: Call, direction: 'in' | 'out' | 'both', muted: boolean): Muted {
-  const leg = mediaLeg(call);
-  const media = mediaOf(call, leg);
-  media.muted = {
-    send: direction === 'out' ? media.muted.send : muted,
-    receive: direction === 'in' ? media.muted.receive : muted,
+export async function mute(call: Call, direction: 'in' | 'out' | 'both', muted: boolean): Promise<Muted> {
+  const target = playable(call);
+  const before = mutedOf(call);
+  const after = {
+    send: direction === 'out' ? before.send : muted,
+    receive: direction === 'in' ? before.receive : muted,
   };
-  leg.endpoint.mute(media.muted);
-  return media.muted;
+  if (target instanceof RelayedMedia) await target.mute(after);
+  else target.endpoint.mute(after);
+  mediaState(call).muted = after;
+  return after;
 }
 
 /** What the user's side has muted (nothing before the first mute). */
@@ -112,8 +156,7 @@ export function mutedOf(call: Call): Muted {
  * with the promise of its result.
  */
 export function collect(call: Call, options: CollectOptions): { result: Promise<Collected> } {
-  const leg = mediaLeg(call);
-  const media = mediaOf(call, leg);
+  const media = mediaOf(call, playable(call));
   media.collect?.('replaced');
   let digits = '';
   const result = new Promise<Collected>((resolve) => {

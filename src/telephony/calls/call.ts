@@ -323,11 +323,15 @@ export class Call {
     if (Array.isArray(target)) this.#bridgeHeld = held;
   }
 
-  /** Sends DTMF to the caller: RFC 4733 events on Zentrale's media, or one SIP INFO per digit. */
+  /**
+   * Sends DTMF to the caller: RFC 4733 events on Zentrale's media, or one SIP INFO per digit,
+   * also on a call whose media rtpengine relays (its play DTMF sends only when every packet of
+   * the call goes through its transcoder, a cost on every relayed call for a rare command).
+   */
   async sendDtmf(digits: string, via: 'rfc4733' | 'info' = 'rfc4733'): Promise<void> {
     if (!/^[0-9*#A-D]{1,32}$/i.test(digits))
       throw new CallError('illegal-state', `not DTMF digits: ${digits}`);
-    if (via === 'rfc4733') {
+    if (via === 'rfc4733' && (this.leg || this.dialogs.length < 2)) {
       await this.media().endpoint.sendDtmf(digits);
       return;
     }

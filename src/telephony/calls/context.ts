@@ -6,6 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
 import type { WorkerMediaEngine } from '../media/index.js';
+import type { DtmfLog } from '../rtpengine/dtmf-log.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
 import type { IncomingCall, Remote, SipUserAgent } from '../sip/index.js';
 import { parseNameAddr } from '../sip/message.js';
@@ -28,6 +29,13 @@ export interface CallEngineOptions {
   /** Kamailio. */
   readonly proxy: Remote;
   readonly rtpengine: NgClient;
+  /**
+   * Where the files go that rtpengine plays into the calls it relays (the call API's play; it
+   * reads them itself). Unset: media commands on those calls are illegal-state.
+   */
+  readonly playDir?: string;
+  /** rtpengine's log of the keys the parties of its calls send; unset: relayed calls have no collect. */
+  readonly dtmfLog?: DtmfLog;
   /** CARRIER_URI; unset: calls to numbers outside are refused with 403. */
   readonly carrierUri: string | undefined;
   readonly log: FastifyBaseLogger;

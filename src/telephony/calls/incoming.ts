@@ -25,6 +25,7 @@ import type { SipAccountInfo } from './directory.js';
 import { answerStep } from './number-call.js';
 import { finish, NumberRun } from './number-run.js';
 import type { TrackedLeg } from './record.js';
+import { adoptBridged } from './relayed-media.js';
 
 /** 110 (police) and 112 (rescue): emergency calls (spec "Partner API" emergency data). */
 function isEmergency(digits: string): digits is '110' | '112' {
@@ -73,7 +74,7 @@ async function bridgeLegs(
 ): Promise<CallStatus> {
   const outcome = await bridge(ctx.ua, ctx.options.rtpengine, ctx.options.clock, sip, {
     ...options,
-    onConnected: (leg) => call.adopt(leg),
+    onConnected: adoptBridged(ctx, call),
   });
   const answered = outcome.answered !== null;
   if (answered) {

@@ -13,6 +13,7 @@ import { DEFAULT_RING_SECONDS, type EngineContext, targetUri } from './context.j
 import type { FilterService, NumberAnswer } from './directory.js';
 import type { TrackedLeg } from './record.js';
 import { relay } from './relay.js';
+import { adoptBridged } from './relayed-media.js';
 
 /** Platform numbers an IVR may redirect through in one call (IVR -> number -> IVR ...). */
 const MAX_REDIRECTS = 5;
@@ -144,7 +145,7 @@ export async function ring(
   if (!run.leg) {
     const bridged = await bridge(run.ctx.ua, run.ctx.options.rtpengine, run.ctx.options.clock, run.sip, {
       ...options,
-      onConnected: (leg) => run.call.adopt(leg),
+      onConnected: adoptBridged(run.ctx, run.call),
     });
     // A target answered: the call is in progress (Zentrale's own answer says so by itself).
     if (bridged.answered !== null) run.call.setStatus('in-progress');

@@ -13,6 +13,8 @@ export interface RtpengineSettings {
   readonly portMin: number;
   readonly portMax: number;
   readonly pidFile: string;
+  /** Where rtpengine writes each key a party sends (dtmf-log.ts), on loopback; none: nowhere. */
+  readonly dtmfLogPort?: number;
 }
 
 export function rtpengineSpec(settings: RtpengineSettings, client: NgClient): EngineSpec {
@@ -31,6 +33,7 @@ export function rtpengineSpec(settings: RtpengineSettings, client: NgClient): En
       `--port-max=${settings.portMax}`,
       '--log-level=5',
       '--delete-delay=0',
+      ...(settings.dtmfLogPort ? [`--dtmf-log-dest=127.0.0.1:${settings.dtmfLogPort}`] : []),
     ],
     marker: `--listen-ng=${listen}`,
     pidFile: settings.pidFile,
