@@ -161,3 +161,48 @@ async function invite(server: string, host: string, port: number, number: string
     socket.close();
   }
 }
+
+test('stray ACKs (no To tag, no transaction) are dropped and never count as failed authentications', async (t) => {
+  const node = await telephonyNode(t);
+  const server = `127.0.0.1:${node.sipPort}`;
+  const account = await sipAccount(node.app, 'stray_01');
+  const localIp = '127.0.0.6';
+  const socket = dgram.createSocket('udp4');
+  t.after(() => socket.close());
+  await new Promise<void>((resolve) => socket.bind(0, localIp, () => resolve()));
+  const answers: string[] = [];
+  socket.on('message', (data) => answers.push(data.toString()));
+  const local = socket.address().port;
+  for (let i = 0; i < 12; i++) {
+    const id = newUuid().slice(0, 8);
+    socket.send(
+      [
+        `ACK sip:+4930111222@${account.domain} SIP/2.0`,
+        `Via: SIP/2.0/UDP ${localIp}:${local};branch=z9hG4bK${id};rport`,
+        `From: <sip:${account.username}@${account.domain}>;tag=${id}`,
+        `To: <sip:+4930111222@${account.domain}>`,
+        `Call-ID: ${id}@${localIp}`,
+        'CSeq: 1 ACK',
+        'Max-Forwards: 70',
+        'Content-Length: 0',
+        '',
+        '',
+      ].join('\r\n'),
+      Number(node.sipPort),
+      '127.0.0.1',
+    );
+  }
+  // A request after them is answered (a challenge), so the ACKs have all been taken by then.
+  const challenged = await challenge(server, account.username, account.domain, localIp);
+  assert.equal(challenged.status, 'SIP/2.0 401 Unauthorized');
+  assert.deepEqual(answers, [], 'no ACK is answered');
+  // Twelve ACKs counted as failures would hold the account there (503): it registers.
+  await sippRegister({
+    server,
+    user: account.username,
+    domain: account.domain,
+    localIp,
+    password: account.password,
+    expect: 200,
+  });
+});

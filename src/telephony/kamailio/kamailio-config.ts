@@ -285,6 +285,9 @@ ${
 `
     : ''
 }
+  # An ACK that is neither in a dialog (to-tag) nor of a transaction here is a stray: dropped,
+  # never counted as a failed authentication (it carries no credentials to check).
+  if (is_method("ACK")) exit;
   # Everything else from phones needs a known account.
   $var(user) = $fU;
   $var(domain) = $fd;
