@@ -13,6 +13,7 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from '../src/app.js';
 import { loadConfig } from '../src/platform/config.js';
 import { announceReady, serveCommands } from './child.js';
+import { fillContacts } from './fill-contacts.js';
 import { heapAfterGc } from './memory.js';
 
 const BENCH_USER = { username: 'benchuser', password: 'bench-password' } as const;
@@ -68,25 +69,10 @@ serveCommands(
       return { file: command.file };
     },
     memory: async () => ({ ...(await heapAfterGc()) }),
-    // bench objects: the user's contacts raised to `count`, in batches of one unit of work each.
-    // The quota is not checked while filling (the figures measure the writes after it).
+    // bench objects: the user's contacts raised by `count`.
     fill: async (command) => {
       const count = Number(command.count);
-      const { store } = app.services;
-      for (let done = 0; done < count; done += 500) {
-        await store.write(async (w) => {
-          for (let i = done; i < Math.min(count, done + 500); i += 1) {
-            const data = { firstname: 'Fill', lastname: `Contact ${i}`, entry: {} };
-            await store.createObject(w, {
-              type: 'contact',
-              owner: userUuid,
-              description: `Fill Contact ${i}`,
-              data,
-              checkQuota: false,
-            });
-          }
-        });
-      }
+      await fillContacts(app, userUuid, count);
       return { filled: count };
     },
     objects: async () => {

@@ -5,6 +5,7 @@
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DialectHandle, MessageBus } from './handle.js';
+import { logToObservers } from './observe.js';
 
 // int8 (bigint) columns hold seconds and counters that fit a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -41,7 +42,7 @@ function createBus(connectionString: string): MessageBus {
 
 export function openPostgres<T>(connectionString: string): DialectHandle<T> {
   const pool = new pg.Pool({ connectionString, max: 10 });
-  const db = new Kysely<T>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<T>({ dialect: new PostgresDialect({ pool }), log: logToObservers });
   const bus = createBus(connectionString);
   return {
     db,

@@ -24,6 +24,7 @@ import {
   type UnknownRow,
 } from 'kysely';
 import type { DialectHandle } from './handle.js';
+import { logToObservers } from './observe.js';
 
 /**
  * SQLite has no row locks: a transaction holds the one connection, so writes are serial
@@ -234,6 +235,7 @@ export function openSqlite<T>(file: string, checkpoints: CheckpointOptions = {})
   const db = new Kysely<T>({
     dialect: new ImmediateSqliteDialect({ database }, database),
     plugins: [dropRowLocks],
+    log: logToObservers,
   });
   return {
     db,

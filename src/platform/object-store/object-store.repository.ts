@@ -72,8 +72,11 @@ export type TagRow = TagTable;
 // ---- objects ----
 
 export function insertObject(db: Db, row: ObjectRow): Promise<unknown> {
-  return db.insertInto('object').values(row).execute();
+  return objectInsert.run(db, row);
 }
+
+/** Compiled once per row layout (which fields are null): every object created runs it. */
+const objectInsert = preparedQuery((db, row: ObjectRow) => db.insertInto('object').values(row));
 
 export function findObject(db: Db, uuid: string): Promise<ObjectRow | undefined> {
   return db.selectFrom('object').selectAll().where('uuid', '=', uuid).executeTakeFirst();
@@ -196,8 +199,13 @@ export function findNamedTags(
   names: readonly string[],
 ): Promise<TagRow[]> {
   if (owners.length === 0 || names.length === 0) return Promise.resolve([]);
-  return db.selectFrom('tag').selectAll().where('owner', 'in', owners).where('name', 'in', names).execute();
+  return namedTags.all(db, { owners, names });
 }
+
+/** Compiled once per list lengths: every object created runs it (its system tags). */
+const namedTags = preparedQuery((db, a: { owners: readonly string[]; names: readonly string[] }) =>
+  db.selectFrom('tag').selectAll().where('owner', 'in', a.owners).where('name', 'in', a.names),
+);
 
 export function updateTag(db: Db, uuid: string, changes: Partial<TagRow>): Promise<unknown> {
   return db.updateTable('tag').set(changes).where('uuid', '=', uuid).execute();
@@ -303,7 +311,12 @@ export function listObjectGrants(
     grant_level: number;
   }[]
 > {
-  return db
+  return objectGrants.all(db, { object });
+}
+
+/** Compiled once: every write of an object runs it (who gets the object's events). */
+const objectGrants = preparedQuery((db, a: { object: string }) =>
+  db
     .selectFrom('object_tag as ot')
     .innerJoin('tag as t', 't.uuid', 'ot.tag')
     .innerJoin('tag_policy as tp', 'tp.tag', 'ot.tag')
@@ -317,9 +330,8 @@ export function listObjectGrants(
       'tp.level',
       'tp.grant_level',
     ])
-    .where('ot.object', '=', object)
-    .execute();
-}
+    .where('ot.object', '=', a.object),
+);
 
 export function insertObjectTags(db: Db, rows: ObjectTagTable[]): Promise<unknown> {
   if (rows.length === 0) return Promise.resolve();
@@ -346,17 +358,21 @@ export function listVisibleTags(
   users: readonly string[],
 ): Promise<{ object: string; tag: string; user_uuid: string }[]> {
   if (objects.length === 0 || users.length === 0) return Promise.resolve([]);
-  return db
+  return visibleTags.all(db, { objects, users });
+}
+
+/** Compiled once per list lengths: every object answer (GET, listings, events) runs it. */
+const visibleTags = preparedQuery((db, a: { objects: readonly string[]; users: readonly string[] }) =>
+  db
     .selectFrom('object_tag as ot')
     .innerJoin('tag_policy as tp', 'tp.tag', 'ot.tag')
     .select(['ot.object', 'ot.tag', 'tp.user_uuid'])
-    .where('ot.object', 'in', objects)
-    .where('tp.user_uuid', 'in', users)
+    .where('ot.object', 'in', a.objects)
+    .where('tp.user_uuid', 'in', a.users)
     .where('tp.level', '>', 0)
     .orderBy('ot.object')
-    .orderBy('ot.tag')
-    .execute();
-}
+    .orderBy('ot.tag'),
+);
 
 /** Uuids of the objects that carry a tag (for policy changes that touch them all). */
 export async function listTaggedObjectUuids(db: Db, tag: string): Promise<string[]> {

@@ -1,0 +1,116 @@
+/**
+ * The statements of the object path (issue 26): how many one read and one write of a contact
+ * run, and that a write's event rows do not grow into more statements with the sessions that
+ * receive it. Counted through the dialects' statement hook (src/db/dialect/observe.ts).
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { linkUsers, newEvents } from '../../../test/object-store.js';
+import type { App } from '../../app.js';
+import { observeQueries } from '../../db/dialect/observe.js';
+
+/** The rule engine's and ipquality's timers poll on their own clocks, whatever the request does. */
+const BACKGROUND = /from "rule"|from "rule_action"|from "ipquality"/;
+const CONTROL = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
+
+/** The statements (transaction control left out) of `action` and of the event batch it stored. */
+async function statementsOf(app: App, action: () => Promise<unknown>): Promise<string[]> {
+  await app.services.events.idle();
+  const seen: string[] = [];
+  const stop = observeQueries((query) => {
+    if (!BACKGROUND.test(query.sql) && !CONTROL.test(query.sql)) seen.push(query.sql);
+  });
+  try {
+    await action();
+    await app.services.events.idle();
+  } finally {
+    stop();
+  }
+  return seen;
+}
+
+async function eventRows(app: App): Promise<{ bodies: number; entries: number }> {
+  const db = app.services.store.db;
+  const count = async (table: 'event_body' | 'session_event') =>
+    Number(
+      (
+        await db
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+  return { bodies: await count('event_body'), entries: await count('session_event') };
+}
+
+for (const dialect of DIALECTS) {
+  describe(`contact statements (${dialect})`, () => {
+    test('GET /api/contact/{uuid}: the object with its grant, then its visible tags; no session query', async (t) => {
+      const app = await build(t, { dialect });
+      const { client } = await loggedInClient(app);
+      const uuid = (await client.call('POST', '/api/contact', { firstname: 'Ada', lastname: 'King' }))
+        .uuid as string;
+      let answer: Record<string, unknown> = {};
+      const statements = await statementsOf(app, async () => {
+        answer = await client.call('GET', `/api/contact/${uuid}`);
+      });
+      assert.equal(answer.status, 'ok');
+      assert.equal(statements.length, 2, statements.join('\n'));
+      assert.match(statements[0]!, /from "object" as "o" where "o"."uuid" = /);
+      assert.match(statements[1]!, /from "object_tag" as "ot" inner join "tag_policy"/);
+    });
+
+    test("POST /api/contact: one write's statements, the same for 1 and for 4 receiving sessions", async (t) => {
+      const app = await build(t, { dialect });
+      const a = await loggedInClient(app);
+      const b = await loggedInClient(app);
+      await linkUsers(app, a.user.uuid, b.user.uuid);
+      const uuid = (await a.client.call('POST', '/api/contact', { firstname: 'Ada', lastname: 'King' }))
+        .uuid as string;
+      const shared = (await a.client.call('POST', '/api/tag', { label: 's', policy: { [b.user.uuid]: 1 } }))
+        .uuid as string;
+      assert.equal((await a.client.call('POST', `/api/object/${uuid}/tag`, { add: [shared] })).status, 'ok');
+
+      const update = async (lastname: string) => {
+        await app.services.events.idle();
+        const before = await eventRows(app);
+        const statements = await statementsOf(app, async () => {
+          const answer = await a.client.call('POST', `/api/contact/${uuid}`, { firstname: 'Ada', lastname });
+          assert.equal(answer.status, 'ok');
+        });
+        const after = await eventRows(app);
+        return { statements, bodies: after.bodies - before.bodies, entries: after.entries - before.entries };
+      };
+      // One session of each user: each event body stored once, one entry per receiving session.
+      const one = await update('Lovelace');
+      assert.equal(one.bodies, 1);
+      assert.equal(one.entries, 2);
+      // Three more sessions of each user: more entries, in the same statements.
+      const others: Client[] = [];
+      for (let i = 0; i < 3; i += 1)
+        for (const user of [a.user, b.user]) {
+          const client = new Client(app);
+          await client.login(user.username, user.password);
+          others.push(client);
+        }
+      const four = await update('Byron');
+      assert.equal(four.bodies, 1);
+      assert.equal(four.entries, 8);
+      // The event batch: the same statements (the session_event insert's VALUES list grows with
+      // the sessions); and no more statements in all (the feature packs may come from a cache).
+      const events = (statements: string[]) =>
+        statements
+          .filter((s) => /"event_body"|"session_event"/.test(s))
+          .map((s) => s.replace(/ values .*/s, ''));
+      assert.deepEqual(events(four.statements), events(one.statements));
+      assert.equal(events(four.statements).length, 2);
+      assert.ok(four.statements.length <= one.statements.length, four.statements.join('\n'));
+      // Every session got the update, the last one included.
+      for (const client of [b.client, ...others]) {
+        const events = await newEvents(client, 'object_modify');
+        assert.equal(events.at(-1)?.object, uuid);
+      }
+    });
+  });
+}
