@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the engines of the call engine (decisions.md "The call engine") from Debian:
-# Kamailio with its database and presence modules, rtpengine, and baresip/SIPp for the tests.
+# Kamailio with its database and presence modules, rtpengine, libspandsp2 (the fax engine,
+# loaded at run time through koffi), and baresip/SIPp for the tests.
 # Idempotent: installs only what is missing, runs apt-get update only then. Zentrale starts
 # the engines itself as child processes, so the services Debian would start are stopped and
 # disabled (no system Kamailio or rtpengine holding port 5060 or the ng port).
 set -euo pipefail
 
 packages=(kamailio kamailio-sqlite-modules kamailio-postgres-modules kamailio-presence-modules
-  kamailio-extra-modules rtpengine-daemon baresip baresip-core sip-tester)
+  kamailio-extra-modules rtpengine-daemon baresip baresip-core sip-tester libspandsp2)
 
 missing=()
 for package in "${packages[@]}"; do

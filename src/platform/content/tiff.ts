@@ -123,6 +123,8 @@ export interface ParsedTiffPage extends TiffPageLocation {
   readonly compression: number;
   readonly photometric: number;
   readonly bitsPerSample: number;
+  /** 1: bits most significant first (what `writeTiff` makes); 2: least significant first (libtiff's fax writers). */
+  readonly fillOrder: number;
   readonly xRes: number;
   readonly yRes: number;
 }
@@ -186,6 +188,7 @@ export function readTiffPages(data: Uint8Array): ParsedTiffPage[] {
       compression: first(259, 1),
       photometric: first(262, 0),
       bitsPerSample: first(258, 1),
+      fillOrder: first(266, 1),
       xRes: Math.round(first(282, 204)),
       yRes: Math.round(first(283, 196)),
       offset,
