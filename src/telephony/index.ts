@@ -15,6 +15,8 @@ export {
   type PlaySource,
   type RedirectTarget,
   RedirectTargetError,
+  type TransferTarget,
+  TransferTargetError,
 } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';

@@ -100,6 +100,15 @@ const WAIT_COMMANDS_TEXT =
   '(state in-progress; the other commands then act on its media); reject: the caller gets `cause`; ' +
   'redirect: the call goes to `target` as a dial of it from the number would.';
 
+const TRANSFER_TEXT =
+  ' transfer: blind transfer by Zentrale (no REFER to a phone): Zentrale calls `target` (it rings 30 s) ' +
+  "and, once it answered, connects the call's other party to it and hangs up the user's own leg; the " +
+  'command answers then (the call keeps its uuid and stays in-progress until the other party or the ' +
+  'target hangs up). Only a call whose two parties Zentrale relays (click-to-dial) is transferred; ' +
+  'another, or one being transferred: illegal-state; a target that does not answer: fail, the call ' +
+  'stays as it was; a SIP account that does not exist: wrong-sip; a number the call filter (call_api) ' +
+  'refuses: access-denied.';
+
 const WaitFields = {
   cause: Type.Optional(
     Type.Union([Type.Literal('busy'), Type.Literal('decline'), Type.Literal('unavailable')], {
@@ -128,7 +137,9 @@ const WaitFields = {
         additionalProperties: false,
         maxProperties: 1,
         description:
-          'redirect: where the call goes, exactly one of sip, phone, ivr, dialplan ({}: missing-element)',
+          'redirect: where the call goes, exactly one of sip, phone, ivr, dialplan ({}: missing-element); ' +
+          'transfer: where the other party goes, exactly one of sip (any SIP account of the platform) or ' +
+          'phone (ivr, dialplan: wrong-syntax)',
       },
     ),
   ),
@@ -143,12 +154,14 @@ const CallControlBody = Type.Object(
         Type.Literal('resume'),
         Type.Literal('dtmf'),
         ...WaitCommands,
+        Type.Literal('transfer'),
       ],
       {
         description:
           'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
           "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733)." +
-          WAIT_COMMANDS_TEXT,
+          WAIT_COMMANDS_TEXT +
+          TRANSFER_TEXT,
       },
     ),
     mode: Type.Optional(

@@ -39,6 +39,7 @@ import {
   type MediaControlBody,
 } from './call.schema.js';
 import { type CallCommandDeps, CallCommands, isMediaCommand } from './call-commands.js';
+import { transfer } from './call-transfer.js';
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
 export const CALL_EVENTS = ['call_update', 'call_dtmf', 'call_collect'] as const;
@@ -184,6 +185,9 @@ export class CallApiService {
         case 'reject':
         case 'redirect':
           await decide(call, waitDecision(body));
+          return;
+        case 'transfer':
+          await transfer(this.deps.telephony.calls!, call, body.target);
           return;
       }
     } catch (error) {

@@ -33,3 +33,4 @@ export type {
 } from './directory.js';
 export { CallError, type CallErrorCode } from './errors.js';
 export { CallRegistry } from './registry.js';
+export { type TransferTarget, TransferTargetError } from './transfer.js';
