@@ -100,14 +100,40 @@ const WAIT_COMMANDS_TEXT =
   '(state in-progress; the other commands then act on its media); reject: the caller gets `cause`; ' +
   'redirect: the call goes to `target` as a dial of it from the number would.';
 
+/** transfer, transfer-complete, transfer-cancel, bridge (docs/decisions.md "Call control: transfer and bridge"). */
+const TransferCommands = [
+  Type.Literal('transfer'),
+  Type.Literal('transfer-complete'),
+  Type.Literal('transfer-cancel'),
+  Type.Literal('bridge'),
+] as const;
+
 const TRANSFER_TEXT =
-  ' transfer: blind transfer by Zentrale (no REFER to a phone): Zentrale calls `target` (it rings 30 s) ' +
-  "and, once it answered, connects the call's other party to it and hangs up the user's own leg; the " +
-  'command answers then (the call keeps its uuid and stays in-progress until the other party or the ' +
-  'target hangs up). Only a call whose two parties Zentrale relays (click-to-dial) is transferred; ' +
-  'another, or one being transferred: illegal-state; a target that does not answer: fail, the call ' +
-  'stays as it was; a SIP account that does not exist: wrong-sip; a number the call filter (call_api) ' +
-  'refuses: access-denied.';
+  ' transfer, by Zentrale (no REFER to a phone), of a call whose two parties Zentrale relays (click-to-dial; ' +
+  'another, or one being transferred: illegal-state): Zentrale calls `target` (it rings 30 s); the command ' +
+  "answers once it answered (a target that does not: fail, the call stays as it was). Blind: the call's other " +
+  "party is connected to the target and the user's own leg hung up; the call keeps its uuid and stays " +
+  'in-progress until the other party or the target hangs up. With `attended`: the user talks with the target ' +
+  'while the other party is held in silence; transfer-complete then connects the held party and the target and ' +
+  "hangs up the user's leg, transfer-cancel hangs up the target (while it rings too: the transfer answers fail) " +
+  'and the user talks with the held party again (none under way: illegal-state). bridge: the other parties of ' +
+  "this call and of `call`, both the user's and both relayed by Zentrale, talk with each other; the user's legs " +
+  'of both are hung up, this call carries on, `call` ends (completed).';
+
+const TransferFields = {
+  attended: Type.Optional(
+    Type.Boolean({
+      description:
+        'transfer: attended (a consult call with the target first) instead of blind (default false)',
+    }),
+  ),
+  call: Type.Optional({
+    ...Uuid,
+    description:
+      "bridge: the user's other call whose other party joins this call's (none: missing-element; no such " +
+      "call on this node: wrong-call; not the user's: access-denied)",
+  }),
+};
 
 const WaitFields = {
   cause: Type.Optional(
@@ -154,7 +180,7 @@ const CallControlBody = Type.Object(
         Type.Literal('resume'),
         Type.Literal('dtmf'),
         ...WaitCommands,
-        Type.Literal('transfer'),
+        ...TransferCommands,
       ],
       {
         description:
@@ -176,6 +202,7 @@ const CallControlBody = Type.Object(
       }),
     ),
     ...WaitFields,
+    ...TransferFields,
   },
   { additionalProperties: false },
 );

@@ -39,7 +39,7 @@ import {
   type MediaControlBody,
 } from './call.schema.js';
 import { type CallCommandDeps, CallCommands, isMediaCommand } from './call-commands.js';
-import { transfer } from './call-transfer.js';
+import { runTransferCommand } from './call-transfer.js';
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
 export const CALL_EVENTS = ['call_update', 'call_dtmf', 'call_collect'] as const;
@@ -186,8 +186,9 @@ export class CallApiService {
         case 'redirect':
           await decide(call, waitDecision(body));
           return;
-        case 'transfer':
-          await transfer(this.deps.telephony.calls!, call, body.target);
+        // transfer, transfer-complete, transfer-cancel, bridge (call-transfer.ts).
+        default:
+          await runTransferCommand(this.deps.telephony.calls!, user, call, body);
           return;
       }
     } catch (error) {

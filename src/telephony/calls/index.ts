@@ -33,4 +33,10 @@ export type {
 } from './directory.js';
 export { CallError, type CallErrorCode } from './errors.js';
 export { CallRegistry } from './registry.js';
-export { type TransferTarget, TransferTargetError } from './transfer.js';
+export {
+  bridgeCalls,
+  type TransferTarget,
+  TransferTargetError,
+  transferCancel,
+  transferComplete,
+} from './transfer.js';

@@ -54,6 +54,17 @@ export class LegPair {
     });
   }
 
+  /** `leg` leaves the pair alive (another pair takes it); the pair is over, its other leg hung up. */
+  release(leg: MediaLeg): void {
+    if (this.#over) return;
+    this.#over = true;
+    this.#off();
+    const others = this.#legs.filter((other) => other !== leg);
+    this.#legs = [leg, leg];
+    for (const other of others) void other.hangup().catch(() => {});
+    this.#resolve();
+  }
+
   /** `leaving` leaves the pair (the caller hangs it up), `joining` takes its place. */
   swap(leaving: MediaLeg, joining: MediaLeg): void {
     const stays = this.#legs[0] === leaving ? this.#legs[1] : this.#legs[0];
