@@ -246,6 +246,13 @@ test("bridge: the other parties of two of the user's calls talk with each other,
     ).status,
     'access-denied',
   );
+  // The stranger's call goes before the bridge (nothing of it is left ringing at the end).
+  const theirsClosed = theirs.waitFor('CALL_CLOSED', 20_000);
+  const strangerHangup = await stranger.call('POST', `/api/call/${strangerUuid}/control`, {
+    command: 'hangup',
+  });
+  assert.deepEqual(strangerHangup, { status: 'ok' });
+  await theirsClosed;
 
   const released = [mine.waitFor('CALL_CLOSED', 20_000), second.waitFor('CALL_CLOSED', 20_000)];
   assert.deepEqual(await bridge({ call: other.uuid }), { status: 'ok' });
