@@ -115,8 +115,9 @@ const TRANSFER_TEXT =
   "party is connected to the target and the user's own leg hung up; the call keeps its uuid and stays " +
   'in-progress until the other party or the target hangs up. With `attended`: the user talks with the target ' +
   'while the other party is held in silence; transfer-complete then connects the held party and the target and ' +
-  "hangs up the user's leg, transfer-cancel hangs up the target (while it rings too: the transfer answers fail) " +
-  'and the user talks with the held party again (none under way: illegal-state). bridge: the other parties of ' +
+  "hangs up the user's leg, transfer-cancel hangs up the target and the user talks with the held party again " +
+  '(no consult up: illegal-state). Commands to the call wait while its transfer target rings (commands to one ' +
+  'call run one after the other). bridge: the other parties of ' +
   "this call and of `call`, both the user's and both relayed by Zentrale, talk with each other; the user's legs " +
   'of both are hung up, this call carries on, `call` ends (completed).';
 

@@ -49,7 +49,7 @@ interface Transfer {
   /** Set once the target answered. */
   leg: MediaLeg | undefined;
   held: MediaLeg | undefined;
-  /** Hangs up the target's leg while it rings (transfer-cancel, the call's end, the ring timeout). */
+  /** Hangs up the target's leg while it rings (the call's end, the ring timeout). */
   giveUp: () => void;
 }
 
@@ -75,8 +75,8 @@ function otherOf(pair: LegPair, leg: MediaLeg): MediaLeg {
  * leg is connected to the target once it answers, and the user's leg is hung up. Attended: once
  * the target answers, the user talks with it (the consult) while the other party is held (it
  * hears silence); transferComplete or transferCancel follows. Resolves when the target answered
- * and the legs were swapped; a target that does not answer (or the call ended meanwhile, or a
- * transfer-cancel while it rang) is CallError `fail`, and the call stays as it was.
+ * and the legs were swapped; a target that does not answer (or the call ended meanwhile) is
+ * CallError `fail`, and the call stays as it was.
  * illegal-state for a call that does not relay two answered legs, or that transfers already.
  */
 export async function transfer(
@@ -157,22 +157,12 @@ export async function transferComplete(call: Call): Promise<void> {
   await own.hangup().catch(() => {});
 }
 
-/**
- * Attended transfer, cancelled: the target's leg is hung up (while it rings too: the transfer
- * command then answers fail) and the user talks with the held party again.
- */
+/** Attended transfer, cancelled: the target's leg is hung up and the user talks with the held party again. */
 export async function transferCancel(call: Call): Promise<void> {
-  relayed(call);
-  const state = transfers.get(call);
-  if (!state?.attended) throw new CallError('illegal-state', `call ${call.uuid} has no attended transfer`);
-  if (!state.held || !state.leg) {
-    state.giveUp();
-    return;
-  }
-  const { pair } = relayed(call);
+  const { pair, state } = consulting(call);
   transfers.delete(call);
-  pair.swap(state.leg, state.held);
-  await state.leg.hangup().catch(() => {});
+  pair.swap(state.leg!, state.held!);
+  await state.leg!.hangup().catch(() => {});
 }
 
 /**
