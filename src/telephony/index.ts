@@ -3,6 +3,7 @@
 export { parseDialled } from './calls/dial.js';
 export {
   type ApiDecision,
+  bridgeCalls,
   type Call,
   CallError,
   type CallErrorCode,
@@ -16,6 +17,10 @@ export {
   type RedirectTarget,
   RedirectTargetError,
   relayedMedia,
+  type TransferTarget,
+  TransferTargetError,
+  transferCancel,
+  transferComplete,
 } from './calls/index.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';

@@ -101,6 +101,42 @@ const WAIT_COMMANDS_TEXT =
   '(state in-progress; the other commands then act on its media); reject: the caller gets `cause`; ' +
   'redirect: the call goes to `target` as a dial of it from the number would.';
 
+/** transfer, transfer-complete, transfer-cancel, bridge (docs/decisions.md "Call control: transfer and bridge"). */
+const TransferCommands = [
+  Type.Literal('transfer'),
+  Type.Literal('transfer-complete'),
+  Type.Literal('transfer-cancel'),
+  Type.Literal('bridge'),
+] as const;
+
+const TRANSFER_TEXT =
+  ' transfer, by Zentrale (no REFER to a phone), of a call whose two parties Zentrale relays (click-to-dial; ' +
+  'another, or one being transferred: illegal-state): Zentrale calls `target` (it rings 30 s); the command ' +
+  "answers once it answered (a target that does not: fail, the call stays as it was). Blind: the call's other " +
+  "party is connected to the target and the user's own leg hung up; the call keeps its uuid and stays " +
+  'in-progress until the other party or the target hangs up. With `attended`: the user talks with the target ' +
+  'while the other party is held in silence; transfer-complete then connects the held party and the target and ' +
+  "hangs up the user's leg, transfer-cancel hangs up the target and the user talks with the held party again " +
+  '(no consult up: illegal-state). Commands to the call wait while its transfer target rings (commands to one ' +
+  'call run one after the other). bridge: the other parties of ' +
+  "this call and of `call`, both the user's and both relayed by Zentrale, talk with each other; the user's legs " +
+  'of both are hung up, this call carries on, `call` ends (completed).';
+
+const TransferFields = {
+  attended: Type.Optional(
+    Type.Boolean({
+      description:
+        'transfer: attended (a consult call with the target first) instead of blind (default false)',
+    }),
+  ),
+  call: Type.Optional({
+    ...Uuid,
+    description:
+      "bridge: the user's other call whose other party joins this call's (none: missing-element; no such " +
+      "call on this node: wrong-call; not the user's: access-denied)",
+  }),
+};
+
 const WaitFields = {
   cause: Type.Optional(
     Type.Union([Type.Literal('busy'), Type.Literal('decline'), Type.Literal('unavailable')], {
@@ -129,7 +165,9 @@ const WaitFields = {
         additionalProperties: false,
         maxProperties: 1,
         description:
-          'redirect: where the call goes, exactly one of sip, phone, ivr, dialplan ({}: missing-element)',
+          'redirect: where the call goes, exactly one of sip, phone, ivr, dialplan ({}: missing-element); ' +
+          'transfer: where the other party goes, exactly one of sip (any SIP account of the platform) or ' +
+          'phone (ivr, dialplan: wrong-syntax)',
       },
     ),
   ),
@@ -144,12 +182,14 @@ const CallControlBody = Type.Object(
         Type.Literal('resume'),
         Type.Literal('dtmf'),
         ...WaitCommands,
+        ...TransferCommands,
       ],
       {
         description:
           'hangup: ends the call (BYE once answered, CANCEL or 480 before); hold: a re-INVITE puts the ' +
           "user's phone on hold (`mode`); resume: takes it off hold; dtmf: sends `digits` to it (RFC 4733; SIP INFO to the caller of a call rtpengine relays)." +
-          WAIT_COMMANDS_TEXT,
+          WAIT_COMMANDS_TEXT +
+          TRANSFER_TEXT,
       },
     ),
     mode: Type.Optional(
@@ -164,6 +204,7 @@ const CallControlBody = Type.Object(
       }),
     ),
     ...WaitFields,
+    ...TransferFields,
   },
   { additionalProperties: false },
 );

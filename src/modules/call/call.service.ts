@@ -40,6 +40,7 @@ import {
   type MediaControlBody,
 } from './call.schema.js';
 import { type CallCommandDeps, CallCommands, isMediaCommand } from './call-commands.js';
+import { runTransferCommand } from './call-transfer.js';
 
 /** The events of the `call` topic: only sessions subscribed with GET /api/call/event get them. */
 export const CALL_EVENTS = ['call_update', 'call_dtmf', 'call_collect'] as const;
@@ -185,6 +186,10 @@ export class CallApiService {
         case 'reject':
         case 'redirect':
           await decide(call, waitDecision(body));
+          return;
+        // transfer, transfer-complete, transfer-cancel, bridge (call-transfer.ts).
+        default:
+          await runTransferCommand(this.deps.telephony.calls!, user, call, body);
           return;
       }
     } catch (error) {

@@ -24,6 +24,7 @@ import type { CallDirectory, CallRecorder, CallRouting } from './directory.js';
 import { handle } from './incoming.js';
 import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
 import { CallRegistry } from './registry.js';
+import { type TransferTarget, transfer } from './transfer.js';
 
 export { ALIVE_MS, type CallEngineOptions } from './context.js';
 export { MAX_VOICEMAIL_SECONDS } from './number-run.js';
@@ -168,6 +169,11 @@ export class CallEngine {
    */
   dial(request: Omit<ViaThenTo, 'service' | 'filter'>): Promise<Call | undefined> {
     return clickToDial(this.context, request);
+  }
+
+  /** Transfer of a call Zentrale relays (transfer.ts): its other party to `target`, blind or attended. */
+  transfer(call: Call, target: TransferTarget, attended = false): Promise<void> {
+    return transfer(this.context, call, target, attended);
   }
 
   /** A rule's call action (outbound.ts). Resolves once every call was placed. */

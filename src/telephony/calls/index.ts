@@ -34,3 +34,10 @@ export type {
 export { CallError, type CallErrorCode } from './errors.js';
 export { CallRegistry } from './registry.js';
 export { relayedMedia } from './relayed-media.js';
+export {
+  bridgeCalls,
+  type TransferTarget,
+  TransferTargetError,
+  transferCancel,
+  transferComplete,
+} from './transfer.js';

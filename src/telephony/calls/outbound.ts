@@ -18,6 +18,7 @@ import {
 import { parseDialled } from './dial.js';
 import type { FilterService, OutgoingIdentity } from './directory.js';
 import { relay } from './relay.js';
+import { relaying } from './transfer.js';
 
 /** How long a callback's legs ring before they are given up. */
 const CALLBACK_RING_SECONDS = 60;
@@ -196,6 +197,7 @@ async function viaThenTo(ctx: EngineContext, call: Call, request: ViaThenTo): Pr
       groups: [[{ uri: to.uri }]],
       timeout: request.ringSeconds,
       ...identityFor(ctx, request.from, identity.clir, asserted),
+      onPair: (pair) => relaying(call, pair),
     });
     if (outcome.status === 200) {
       child.answered();
