@@ -289,23 +289,28 @@ export async function clickToDial(t: TestContext, node: Node) {
   const own = await tonePhone(t, node, 'mine_01', 600, user.uuid);
   const far = await tonePhone(t, node, 'carol_01', 1000);
   assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
-  const ownRings = own.waitFor('CALL_INCOMING', 20_000);
-  const dialled = await client.call('POST', '/api/call/dial', {
-    via: 'mine_01',
-    to: 'carol_01',
-    timeout: 30,
-  });
-  await ownRings;
-  const connect = async () => {
-    const farRings = far.waitFor('CALL_INCOMING', 20_000);
-    own.command('accept');
-    await farRings;
-    const talking = far.waitFor('CALL_ESTABLISHED', 20_000);
-    far.command('accept');
-    await talking;
-  };
+  const { dialled, connect } = await dialVia(client, own, 'mine_01', far, 'carol_01');
   const call = dialled.call as { uuid: string; state: string; direction: string };
   return { client, user, own, far, dialled, uuid: call.uuid, call, connect };
+}
+
+/**
+ * POST /api/call/dial of the client's user from `via` to `to`; resolves while `via` rings.
+ * `connect` answers `via`, then `to` once it rings.
+ */
+export async function dialVia(client: Client, via: Baresip, viaName: string, to: Baresip, toName: string) {
+  const rings = via.waitFor('CALL_INCOMING', 20_000);
+  const dialled = await client.call('POST', '/api/call/dial', { via: viaName, to: toName, timeout: 30 });
+  await rings;
+  const connect = async () => {
+    const farRings = to.waitFor('CALL_INCOMING', 20_000);
+    via.command('accept');
+    await farRings;
+    const talking = to.waitFor('CALL_ESTABLISHED', 20_000);
+    to.command('accept');
+    await talking;
+  };
+  return { dialled, connect };
 }
 
 /** Every event the client's session has, without waiting. */

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import {
   clickToDial,
+  dialVia,
   eventsOf,
   heard,
   heardBefore,
@@ -200,18 +201,8 @@ test("bridge: the other parties of two of the user's calls talk with each other,
   assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
   /** A click-to-dial call of the user from `via` to `to`; `answer` connects both legs. */
   const dial = async (via: Baresip, viaName: string, to: Baresip, toName: string) => {
-    const rings = via.waitFor('CALL_INCOMING', 20_000);
-    const dialled = await client.call('POST', '/api/call/dial', { via: viaName, to: toName, timeout: 30 });
-    await rings;
-    const answer = async () => {
-      const farRings = to.waitFor('CALL_INCOMING', 20_000);
-      via.command('accept');
-      await farRings;
-      const talking = to.waitFor('CALL_ESTABLISHED', 20_000);
-      to.command('accept');
-      await talking;
-    };
-    return { uuid: (dialled.call as { uuid: string }).uuid, answer };
+    const { dialled, connect } = await dialVia(client, via, viaName, to, toName);
+    return { uuid: (dialled.call as { uuid: string }).uuid, answer: connect };
   };
   const first = await dial(mine, 'mine_01', carol, 'carol_01');
   await first.answer();
