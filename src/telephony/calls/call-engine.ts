@@ -10,6 +10,8 @@
  */
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
+import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
+import { FaxEngineUnavailableError } from '../fax/spandsp.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
 import type { Call } from './call.js';
@@ -174,6 +176,14 @@ export class CallEngine {
   /** Transfer of a call Zentrale relays (transfer.ts): its other party to `target`, blind or attended. */
   transfer(call: Call, target: TransferTarget, attended = false): Promise<void> {
     return transfer(this.context, call, target, attended);
+  }
+
+  /**
+   * One fax transmission on the wire (the fax area queues and retries them; fax/fax-line.ts).
+   * The fax call itself is not built yet: until it is, every transmission ends here.
+   */
+  sendFax(_request: FaxSendRequest): Promise<FaxCallResult> {
+    return Promise.reject(new FaxEngineUnavailableError('the fax call is not built yet'));
   }
 
   /** A rule's call action (outbound.ts). Resolves once every call was placed. */
