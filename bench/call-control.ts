@@ -1,6 +1,6 @@
 /**
  * Benchmark of live call control (`npm run bench:call-control`; docs/benchmarks.md "Call
- * control", issue 25 point 4), in one run:
+ * control"), in one run:
  *
  * (1) Memory per idle live call: SIPp calls a platform number whose dialplan plays a long
  *     announcement (Zentrale's media worker answers), `--calls` calls at `--rate` per second,

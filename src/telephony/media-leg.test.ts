@@ -136,8 +136,11 @@ async function echoOf(leg: MediaLeg<MediaEndpoint>, ms: number): Promise<{ sent:
   const recorder = leg.endpoint.record(5);
   await leg.endpoint.tone(1000, { durationMs: ms });
   const sent = stats.sent - sentBefore;
-  for (let waited = 0; stats.received - receivedBefore < sent && waited < 2000; waited += 5)
-    await new Promise((resolve) => setTimeout(resolve, 5));
+  // Up to 2 s for the frames to come back; a few lost on a loaded machine do not fail the test:
+  // the frequency heard is its subject.
+  await until(() => stats.received - receivedBefore >= sent, 'the sent frames came back', 2000).catch(
+    () => {},
+  );
   const samples = recorder.stop().samples;
   const loud = dominantFrequencies(samples, 8000, [425, 1000, 2000], 30).filter((w) => w.rms > 5000);
   assert.ok(loud.every((w) => w.frequency === 1000));

@@ -54,6 +54,7 @@ async function callPhone(ua: SipUserAgent, engine: MediaEngine, phone: Baresip) 
 /** Windows of `frequency` the endpoint hears in a listening window of `ms`. */
 async function hears(endpoint: MediaEndpoint, frequency: number, ms: number): Promise<number> {
   const recorder = endpoint.record(5);
+  // A real wait: RTP plays in real time, so a window of listening is wall-clock time.
   await new Promise((resolve) => setTimeout(resolve, ms));
   const samples = recorder.stop().samples;
   return dominantFrequencies(samples, 8000, [600, 1000, 1200], 30).filter(

@@ -1,10 +1,11 @@
 /**
- * The media commands of a live call (issue 25, the call API's play, stop, mute, collect and
- * record; docs/decisions.md "Call control: media commands"): they act on Zentrale's media leg of
- * the call, the user's side of it (the caller of a call Zentrale answered, the user's own phone
- * of a click-to-dial call). On a call rtpengine relays between two phones, play, stop, mute and
- * collect act on the caller through rtpengine (relayed-media.ts); record has no way there and is
- * illegal-state, as every command is before the answer and once the call ends.
+ * The media commands of a live call (the spec's /api/call family: POST /api/call/{uuid}/control's
+ * play, stop, mute, collect and record; docs/decisions.md "Call control: media commands"): they
+ * act on Zentrale's media leg of the call, the user's side of it (the caller of a call Zentrale
+ * answered, the user's own phone of a click-to-dial call). On a call rtpengine relays between two
+ * phones, play, stop, mute and collect act on the caller through rtpengine (relayed-media.ts);
+ * record has no way there and is illegal-state, as every command is before the answer and once the
+ * call ends.
  */
 import { type Muted, PcmSource, type Recording, ToneSource } from '../media/index.js';
 import { FRAME_SAMPLES, SAMPLE_RATE } from '../media/sources.js';

@@ -1,11 +1,11 @@
 /**
- * The media commands on a call whose media rtpengine relays between two phones (issue 25, the
- * call API's play, stop, mute, collect; docs/decisions.md "Call control: media commands"). They
- * act on the caller's side, as on a call Zentrale answered, through rtpengine's ng commands (its
- * docs/ng_control_protocol.md): `play media` of a WAV file rtpengine reads, `stop media`,
- * `block media` and `silence media` per party; the caller's keys come from rtpengine's DTMF log
- * (dtmf-log.ts). The packets stay in rtpengine: no re-INVITE moves the call to Zentrale's media
- * worker.
+ * The media commands on a call whose media rtpengine relays between two phones (the spec's
+ * /api/call family: POST /api/call/{uuid}/control's play, stop, mute, collect; docs/decisions.md
+ * "Call control: media commands"). They act on the caller's side, as on a call Zentrale answered,
+ * through rtpengine's ng commands (its docs/ng_control_protocol.md): `play media` of a WAV file
+ * rtpengine reads, `stop media`, `block media` and `silence media` per party; the caller's keys
+ * come from rtpengine's DTMF log (dtmf-log.ts). The packets stay in rtpengine: no re-INVITE moves
+ * the call to Zentrale's media worker.
  */
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';

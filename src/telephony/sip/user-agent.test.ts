@@ -139,6 +139,7 @@ for (const tcp of [false, true]) {
       call.onEnd((reason) => {
         calleeEnd = reason;
       });
+      // The answer a moment after the 183, as a phone's: early media first is the subject.
       setTimeout(() => void call.answer(sdp).catch(() => {}), 20);
     });
     const offer = new LocalSdp();
