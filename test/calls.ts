@@ -8,12 +8,23 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { TestContext } from 'node:test';
 import { type App, buildApp } from '../src/app.js';
+import type { Cdr } from '../src/modules/cdr/index.js';
 import { loadConfig } from '../src/platform/config.js';
 import { parseWav } from '../src/platform/content/wav.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
 import { ToneSource } from '../src/telephony/media/sources.js';
 import { pcm16, wavFile } from './content-inputs.js';
-import { build, buildUser, type Client, loggedInClient, tempDir, testEnv, until, upload } from './helper.js';
+import {
+  build,
+  buildUser,
+  type Client,
+  eventually,
+  loggedInClient,
+  tempDir,
+  testEnv,
+  until,
+  upload,
+} from './helper.js';
 import {
   addSipAccount,
   type Baresip,
@@ -349,4 +360,15 @@ export async function mutesEachWay(
   assert.ok(windowsOf(heardSoFar(own), 1000) <= userHeard + 3, 'the user does not hear far while muted in');
   assert.deepEqual(await steer({ command: 'unmute' }), { status: 'ok' });
   await hears(own, 1000, userHeard + 20);
+}
+
+/** The CDRs of a user once `count` of them are written (they are written as legs end). */
+export async function cdrsOf(app: App, owner: string, count: number): Promise<Cdr[]> {
+  return eventually(
+    () => app.services.cdrs.listCdrs({ owner }),
+    (cdrs) => cdrs.length >= count,
+    `${count} CDRs of the user`,
+    20_000,
+    50,
+  );
 }

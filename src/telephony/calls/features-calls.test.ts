@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
+  cdrsOf,
   dial,
   hangUp,
   heard,
@@ -31,17 +32,6 @@ import type { Cdr } from '../../modules/cdr/index.js';
 import { newUuid } from '../../platform/ids.js';
 
 requireTelephonyPackages();
-
-/** The CDRs of a user once `count` of them are written (they are written as legs end). */
-async function cdrsOf(app: App, owner: string, count: number): Promise<Cdr[]> {
-  return eventually(
-    () => app.services.cdrs.listCdrs({ owner }),
-    (cdrs) => cdrs.length >= count,
-    `${count} CDRs of the user`,
-    20_000,
-    50,
-  );
-}
 
 async function carrierNode(
   t: Parameters<typeof telephonyNode>[0],

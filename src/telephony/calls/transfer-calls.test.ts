@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import {
+  cdrsOf,
   clickToDial,
   dialVia,
   eventsOf,
@@ -40,7 +41,7 @@ async function withTarget(t: TestContext) {
 }
 
 test("blind transfer: the other party of the user's call ends up with the target, the user's phone is released", async (t) => {
-  const { node, client, own, far, call, connect, dave, steer } = await withTarget(t);
+  const { node, client, user, own, far, call, connect, dave, steer } = await withTarget(t);
   // While the user's phone rings, nothing is connected yet that could be transferred.
   assert.equal((await steer({ command: 'transfer', target: { sip: 'dave_01' } })).status, 'illegal-state');
   await connect();
@@ -119,6 +120,17 @@ test("blind transfer: the other party of the user's call ends up with the target
       [call.uuid, 'completed'],
     ],
   );
+  // The CDRs: the user's phone, carol, and dave's two legs, children of the call's first; the
+  // refused one never answered.
+  const cdrs = await cdrsOf(node.app, user.uuid, 4);
+  const first = cdrs.find((cdr) => cdr.parent === undefined);
+  const daves = cdrs.filter((cdr) => cdr.b_number === 'dave_01');
+  assert.equal(daves.length, 2, JSON.stringify(cdrs));
+  assert.ok(
+    daves.every((cdr) => cdr.parent === first?.id),
+    JSON.stringify(cdrs),
+  );
+  assert.deepEqual(daves.map((cdr) => cdr.t_post > 0).sort(), [false, true], JSON.stringify(daves));
 });
 
 test('attended transfer: a consult with the target while the other party is held; cancel resumes, complete connects', async (t) => {

@@ -11,7 +11,7 @@
  */
 import { MediaLeg } from '../media-leg.js';
 import type { Call } from './call.js';
-import { type EngineContext, identityFor, outside } from './context.js';
+import { type EngineContext, identityFor, outside, trackLeg } from './context.js';
 import { CallError } from './errors.js';
 import type { LegPair } from './relay.js';
 
@@ -91,10 +91,22 @@ export async function transfer(
   const state: Transfer = { attended, leg: undefined, held: undefined, giveUp: () => {} };
   transfers.set(call, state);
   try {
-    const uri = await targetUri(ctx, owner, target);
+    const { uri, number } = await targetOf(ctx, owner, target);
     const identity = await ctx.routing.outgoingIdentity(owner, call.number);
     const shown = identityFor(ctx, call.number, identity.clir, identity.assertedIdentity);
-    const leg = await MediaLeg.originate(ctx.ua, ctx.media, { uri, ...shown });
+    // The target's leg is a leg of the call like the others: its own CDR, a child of the call's.
+    const record = trackLeg(
+      ctx,
+      { owner, service: call.service, direction: 'out', number, phone: call.number },
+      call.record,
+    );
+    const leg = await MediaLeg.originate(ctx.ua, ctx.media, { uri, ...shown }).catch(
+      async (error: unknown) => {
+        await record.end();
+        throw error;
+      },
+    );
+    leg.call.onEnd(() => void record.end());
     let ringing = true;
     // Only while the target rings: once it answered, the pair decides when its leg ends.
     state.giveUp = () => {
@@ -110,6 +122,7 @@ export async function transfer(
       throw new CallError('fail', `the transfer target answered ${result.status}`);
     }
     ringing = false;
+    record.answered();
     state.leg = leg;
     // The call's dialogs: an API hangup from now on ends the target's leg, and with it the pair.
     call.adopt(leg.call);
@@ -185,16 +198,23 @@ export async function bridgeCalls(call: Call, other: Call): Promise<void> {
   await Promise.all([first.own.hangup().catch(() => {}), second.own.hangup().catch(() => {})]);
 }
 
-/** The SIP URI of a transfer target: any SIP account by name, a number through the carrier after the call filter. */
-async function targetUri(ctx: EngineContext, owner: string, target: TransferTarget): Promise<string> {
+/**
+ * The SIP URI of a transfer target and the number its CDR names: any SIP account by name, a
+ * number through the carrier after the call filter.
+ */
+async function targetOf(
+  ctx: EngineContext,
+  owner: string,
+  target: TransferTarget,
+): Promise<{ uri: string; number: string }> {
   if ('sip' in target) {
     const account = await ctx.routing.sipAccount(target.sip);
     if (!account) throw new TransferTargetError('sip', `no SIP account ${target.sip}`);
-    return `sip:${account.username}@${account.domain}`;
+    return { uri: `sip:${account.username}@${account.domain}`, number: account.username };
   }
   const found = await outside(ctx, owner, target.phone, 'call_api');
   if (found === 'denied')
     throw new TransferTargetError('filtered', `the call filter refuses ${target.phone}`);
   if (!found) throw new CallError('fail', `no route to ${target.phone}`);
-  return found.uri;
+  return found;
 }
