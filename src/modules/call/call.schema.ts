@@ -110,8 +110,10 @@ const TransferCommands = [
 ] as const;
 
 const TRANSFER_TEXT =
-  ' transfer, by Zentrale (no REFER to a phone), of a call whose two parties Zentrale relays (click-to-dial; ' +
-  'another, or one being transferred: illegal-state): Zentrale calls `target` (it rings 30 s); the command ' +
+  ' transfer, by Zentrale (no REFER to a phone), of a call whose two parties Zentrale relays (click-to-dial), ' +
+  'or, blind only, of a call rtpengine relays between two phones (the remaining party is re-INVITEd to the ' +
+  "target's media; attended there: illegal-state); a call not answered, ending or being transferred: " +
+  'illegal-state. Zentrale calls `target` (it rings 30 s); the command ' +
   "answers once it answered (a target that does not: fail, the call stays as it was). Blind: the call's other " +
   "party is connected to the target and the user's own leg hung up; the call keeps its uuid and stays " +
   'in-progress until the other party or the target hangs up. With `attended`: the user talks with the target ' +

@@ -19,7 +19,7 @@ import type { Bencodable } from '../rtpengine/bencode.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
 import type { IncomingCall, OutgoingCall, Remote, SipCall, SipUserAgent } from '../sip/index.js';
 import { getTag } from '../sip/message.js';
-import type { RelaySession } from './relayed-media.js';
+import { RELAY_FLAGS, RelayedPair, tagOf } from './relayed-pair.js';
 
 export interface BridgeTarget {
   readonly uri: string;
@@ -44,9 +44,10 @@ export interface BridgeOptions {
   readonly keepCallerOnFailure?: boolean;
   /**
    * The answering leg, before the caller gets the answer (the Call keeps it among its dialogs),
-   * and rtpengine's session of the two (the media commands steer it: relayed-media.ts).
+   * and the pair rtpengine relays (the media commands steer its session: relayed-media.ts; a
+   * transfer swaps one of its parties: transfer.ts).
    */
-  readonly onConnected?: (leg: OutgoingCall, session: RelaySession) => void;
+  readonly onConnected?: (leg: OutgoingCall, pair: RelayedPair) => void;
 }
 
 export interface BridgeOutcome {
@@ -114,7 +115,7 @@ export async function bridge(
     return { status: 488, answered: null, ended: none };
   }
   const session = { 'call-id': caller.callId, 'from-tag': getTag(caller.from) ?? '' };
-  const flags = { flags: ['trust-address'], replace: ['origin', 'session-connection'] };
+  const flags = RELAY_FLAGS;
   let offered: string;
   try {
     offered = String((await ng.offer({ ...session, ...flags, sdp: callerSdp })).sdp);
@@ -146,34 +147,17 @@ export async function bridge(
       release();
       return { status: 503, answered: null, ended: none };
     }
-    const ended = new Promise<void>((resolve) => {
-      let open = 2;
-      const done = () => {
-        open -= 1;
-        if (open === 0) {
-          release();
-          resolve();
-        }
-      };
-      caller.onEnd(() => {
-        void leg.bye().catch(() => {});
-        done();
-      });
-      leg.onEnd(() => {
-        void caller.bye().catch(() => {});
-        done();
-      });
-    });
-    options.onConnected?.(leg, {
+    const pair = new RelayedPair(ng, caller, leg, {
       callId: session['call-id'],
       callerTag: session['from-tag'],
-      calleeTag: leg.dialog?.state.remoteTag ?? '',
+      calleeTag: tagOf(leg),
     });
-    relayOffers(ng, { ...session, ...flags }, caller, leg);
+    const ended = pair.ended;
+    options.onConnected?.(leg, pair);
     try {
       await caller.answer(answerSdp);
     } catch {
-      // No ACK or the caller hung up meanwhile: onEnd above ends the callee's leg.
+      // No ACK or the caller hung up meanwhile: the pair ends the callee's leg.
       await ended;
       return { status: caller.ended === 'cancel' ? 0 : 408, answered: null, ended: none };
     }
@@ -208,11 +192,13 @@ export async function bridge(
       void leg.result.then(() => clearTimeout(timer));
       return leg;
     });
-    const cancelAll = () => {
-      for (const leg of legs) void leg.bye().catch(() => {});
-    };
-    caller.onEnd(cancelAll);
-    const winner = await firstAnswer(
+    // The caller gave up: the ringing legs go. The one that answered is the pair's from then on
+    // (a transfer may keep it after the caller left).
+    let winner: OutgoingCall | undefined;
+    caller.onEnd(() => {
+      for (const leg of legs) if (leg !== winner) void leg.bye().catch(() => {});
+    });
+    winner = await firstAnswer(
       legs,
       () => caller.ended !== undefined,
       (leg) => leg.bye(),
@@ -220,31 +206,4 @@ export async function bridge(
     );
     return winner && { leg: winner };
   }
-}
-
-/**
- * Passes an offer in a re-INVITE or UPDATE from either party to the other through rtpengine
- * (RFC 3264 8 across the B2BUA: hold, resume, a moved address): rtpengine's offer goes to the
- * other party in a re-INVITE, its answer back through rtpengine to the party that offered. A
- * refusal there answers the offer 488 and the session stays as it was.
- */
-function relayOffers(
-  ng: NgClient,
-  session: { 'call-id': string; 'from-tag': string; [key: string]: Bencodable | undefined },
-  caller: IncomingCall,
-  callee: OutgoingCall,
-): void {
-  const callerTag = session['from-tag'];
-  const calleeTag = callee.dialog?.state.remoteTag ?? '';
-  const pass = (fromTag: string, toTag: string, other: SipCall) => async (_offer: unknown, sdp: string) => {
-    const tags = { ...session, 'from-tag': fromTag, 'to-tag': toTag };
-    const offered = await ng.offer({ ...tags, sdp });
-    const response = await other.reoffer(String(offered.sdp));
-    if (response.status < 200 || response.status >= 300)
-      throw new Error(`re-INVITE answered ${response.status}`);
-    const answer = await ng.answer({ ...tags, sdp: response.body.toString() });
-    return String(answer.sdp);
-  };
-  caller.onReoffer = pass(callerTag, calleeTag, callee);
-  callee.onReoffer = pass(calleeTag, callerTag, caller);
 }

@@ -18,16 +18,10 @@ import type { OutgoingCall } from '../sip/index.js';
 import type { Call } from './call.js';
 import type { EngineContext } from './context.js';
 import { CallError } from './errors.js';
+import type { RelayedPair, RelaySession } from './relayed-pair.js';
+import { relayingPair } from './transfer.js';
 
 /** rtpengine's session of a bridged call: its key and the two parties' tags. */
-export interface RelaySession {
-  readonly callId: string;
-  /** The caller's From tag. */
-  readonly callerTag: string;
-  /** The answering leg's To tag. */
-  readonly calleeTag: string;
-}
-
 /** A looped play repeats this often (rtpengine 10.5 knows no "until stopped"): days of audio. */
 const FOREVER = 1_000_000;
 /** After a play's length, the other party is heard again: a little later, as rtpengine starts it late. */
@@ -53,8 +47,10 @@ export function relayedMedia(call: Call): RelayedMedia | undefined {
  * call's media can be steered in rtpengine (where rtpengine can read what it plays).
  */
 export function adoptBridged(ctx: EngineContext, call: Call) {
-  return (leg: OutgoingCall, session: RelaySession): void => {
+  return (leg: OutgoingCall, pair: RelayedPair): void => {
     call.adopt(leg);
+    relayingPair(ctx, call, pair);
+    const { session } = pair;
     const { playDir, rtpengine, dtmfLog } = ctx.options;
     if (!playDir) return;
     const media = new RelayedMedia(call, rtpengine, session, playDir);
