@@ -372,3 +372,73 @@ export async function cdrsOf(app: App, owner: string, count: number): Promise<Cd
     50,
   );
 }
+
+/**
+ * An attended transfer on a connected call between the user's side `own` (600 Hz) and `far`
+ * (1000 Hz) to `target` (1400 Hz, the SIP account `targetSip`, answering by hand): the consult
+ * (the user with the target, far held), cancel (the user with far again), a second consult, then
+ * complete (far with the target, the user's phone released); far then hangs up. Each step is
+ * asserted by what the phones hear.
+ */
+export async function consultsThenCompletes(scene: {
+  client: Client;
+  own: Baresip;
+  far: Baresip;
+  target: Baresip;
+  targetSip: string;
+  steer: (body: Record<string, unknown>) => Promise<Record<string, unknown>>;
+}): Promise<void> {
+  const { client, own, far, target: dave, targetSip, steer } = scene;
+  // Nothing to complete or cancel yet.
+  assert.equal((await steer({ command: 'transfer-complete' })).status, 'illegal-state');
+  assert.equal((await steer({ command: 'transfer-cancel' })).status, 'illegal-state');
+  assert.equal(
+    (await steer({ command: 'transfer', attended: 'yes', target: { sip: targetSip } })).status,
+    'wrong-syntax',
+  );
+
+  // The consult: the user hears dave and dave the user; carol is held and hears neither.
+  const consult = async () => {
+    const rings = dave.waitFor('CALL_INCOMING', 20_000);
+    const started = steer({ command: 'transfer', attended: true, target: { sip: targetSip } });
+    await rings;
+    dave.command('accept');
+    assert.deepEqual(await started, { status: 'ok' });
+    const carolHeard = windowsOf(heardSoFar(far), 600);
+    await Promise.all([hears(own, 1400, windowsOf(heardSoFar(own), 1400) + 20), hears(dave, 600, 20)]);
+    // far heard the user no more (a few windows in flight at the swap at most), and never dave.
+    assert.ok(windowsOf(heardSoFar(far), 600) <= carolHeard + 5, 'carol is held while the user consults');
+    assert.equal(windowsOf(heardSoFar(far), 1400), 0, 'carol did not hear dave during the consult');
+  };
+  await consult();
+  // One transfer at a time.
+  assert.equal((await steer({ command: 'transfer', target: { sip: targetSip } })).status, 'illegal-state');
+
+  // Cancel: dave is hung up, the user and carol talk again.
+  const daveClosed = dave.waitFor('CALL_CLOSED', 20_000);
+  assert.deepEqual(await steer({ command: 'transfer-cancel' }), { status: 'ok' });
+  await daveClosed;
+  await Promise.all([
+    hears(far, 600, windowsOf(heardSoFar(far), 600) + 20),
+    hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 20),
+  ]);
+  assert.equal((await steer({ command: 'transfer-complete' })).status, 'illegal-state');
+
+  // Again, then complete: carol and dave talk, the user's phone is released.
+  await consult();
+  const ownClosed = own.waitFor('CALL_CLOSED', 20_000);
+  assert.deepEqual(await steer({ command: 'transfer-complete' }), { status: 'ok' });
+  await ownClosed;
+  await Promise.all([hears(far, 1400, 20), hears(dave, 1000, 20)]);
+  const closed = [far.waitFor('CALL_CLOSED', 20_000), dave.waitFor('CALL_CLOSED', 20_000)];
+  far.command('hangup');
+  await Promise.all(closed);
+  await until(
+    async () => ((await client.call('GET', '/api/call')).call as unknown[]).length === 0,
+    'the call ended',
+  );
+  // far heard the user, then (after the consults) dave.
+  assert.ok(heardBefore(heard(far), 600, 1400), 'carol heard the user before dave');
+  // The target's second call: the consult with the user, then carol.
+  assert.ok(heardBefore(heard(dave, 'last'), 600, 1000), 'dave heard the user, then carol');
+}

@@ -111,9 +111,8 @@ const TransferCommands = [
 
 const TRANSFER_TEXT =
   ' transfer, by Zentrale (no REFER to a phone), of a call whose two parties Zentrale relays (click-to-dial), ' +
-  'or, blind only, of a call rtpengine relays between two phones (the remaining party is re-INVITEd to the ' +
-  "target's media; attended there: illegal-state); a call not answered, ending or being transferred: " +
-  'illegal-state. Zentrale calls `target` (it rings 30 s); the command ' +
+  'or of a call rtpengine relays between two phones (the parties are re-INVITEd between rtpengine sessions); a ' +
+  'call not answered, ending or being transferred: illegal-state. Zentrale calls `target` (it rings 30 s); the command ' +
   "answers once it answered (a target that does not: fail, the call stays as it was). Blind: the call's other " +
   "party is connected to the target and the user's own leg hung up; the call keeps its uuid and stays " +
   'in-progress until the other party or the target hangs up. With `attended`: the user talks with the target ' +
@@ -121,7 +120,8 @@ const TRANSFER_TEXT =
   "hangs up the user's leg, transfer-cancel hangs up the target and the user talks with the held party again " +
   '(no consult up: illegal-state). Commands to the call wait while its transfer target rings (commands to one ' +
   'call run one after the other). bridge: the other parties of ' +
-  "this call and of `call`, both the user's and both relayed by Zentrale, talk with each other; the user's legs " +
+  "this call and of `call`, both the user's and both relayed the same way (by Zentrale, or by rtpengine; one of " +
+  "each: illegal-state), talk with each other; the user's legs " +
   'of both are hung up, this call carries on, `call` ends (completed).';
 
 const TransferFields = {

@@ -19,7 +19,7 @@ import type { Call } from './call.js';
 import type { EngineContext } from './context.js';
 import { CallError } from './errors.js';
 import type { RelayedPair, RelaySession } from './relayed-pair.js';
-import { relayingPair } from './transfer.js';
+import { relayingPair } from './relayed-transfer.js';
 
 /** rtpengine's session of a bridged call: its key and the two parties' tags. */
 /** A looped play repeats this often (rtpengine 10.5 knows no "until stopped"): days of audio. */

@@ -78,22 +78,30 @@ export class RelayedPair {
   }
 
   /**
-   * Rings `uri` for the party that stays (the other of `leaving`) in a new rtpengine session;
-   * undefined when the target did not answer (its final status in `status`). The pair is as it
-   * was until `swap`.
+   * A new rtpengine session for the party that stays (the other of `leaving`), offered from its
+   * last SDP: the SDP to offer whoever is to take `leaving`'s place.
    */
-  async dial(
-    invite: (sdp: string) => OutgoingCall,
-    leaving: SipCall,
-    onLeg: (leg: OutgoingCall) => void,
-  ): Promise<{ leg: OutgoingCall; callId: string } | { status: number }> {
+  async open(leaving: SipCall): Promise<{ callId: string; offer: string }> {
     const stays = this.otherOf(leaving);
     this.#swaps += 1;
     const callId = `${this.#sessions[0]}~${this.#swaps}`;
     const key = { 'call-id': callId, 'from-tag': tagOf(stays), ...RELAY_FLAGS };
     const offered = await this.ng.offer({ ...key, sdp: stays.remoteSdpText ?? '' });
     this.#sessions.push(callId);
-    const leg = invite(String(offered.sdp));
+    return { callId, offer: String(offered.sdp) };
+  }
+
+  /**
+   * Rings a new leg (`invite` with the offer) to take `leaving`'s place; undefined when it did
+   * not answer (its final status in `status`). The pair is as it was until `swap`.
+   */
+  async dial(
+    invite: (sdp: string) => OutgoingCall,
+    leaving: SipCall,
+    onLeg: (leg: OutgoingCall) => void,
+  ): Promise<{ leg: OutgoingCall; callId: string } | { status: number }> {
+    const { callId, offer } = await this.open(leaving);
+    const leg = invite(offer);
     onLeg(leg);
     const result = await leg.result;
     if (result.status < 200 || result.status >= 300 || leg.ended || this.#over) {
@@ -105,22 +113,44 @@ export class RelayedPair {
   }
 
   /**
-   * `leaving` leaves the pair (the caller hangs it up) and `joining`, answered in session
-   * `callId` by dial(), takes its place: the staying party is re-INVITEd to the new session.
-   * false when the staying party refused the move (`joining` is hung up, the pair unchanged).
+   * A party already in a dialog with Zentrale (the other party of another call, a held one)
+   * takes `leaving`'s place: it is re-INVITEd with the new session's offer, then the staying
+   * party with the answer (swap). false when either refused; the pair is then as it was.
    */
-  async swap(leaving: SipCall, joining: OutgoingCall, callId: string): Promise<boolean> {
+  async join(leaving: SipCall, joining: SipCall): Promise<boolean> {
+    const { callId, offer } = await this.open(leaving);
+    const moved = await joining.reoffer(offer).catch(() => undefined);
+    if (!moved || moved.status < 200 || moved.status >= 300 || this.#over) return false;
+    return this.swap(leaving, joining, callId);
+  }
+
+  /**
+   * `leaving` leaves the pair alive, already moved to another pair's session (a bridge): the
+   * pair is over, its other party hung up, its sessions deleted, and `ended` resolves.
+   */
+  release(leaving: SipCall): void {
+    if (this.#over || !this.#parties.includes(leaving)) return;
+    this.#over = true;
+    const others = this.#parties.filter((party) => party !== leaving);
+    this.#parties = [leaving, leaving];
+    for (const other of others) void other.bye().catch(() => {});
+    for (const callId of this.#sessions) void this.ng.delete({ 'call-id': callId }).catch(() => {});
+    this.#resolve();
+  }
+
+  /**
+   * `leaving` leaves the pair (the caller hangs it up or holds it) and `joining`, answered in
+   * session `callId` (dial, join), takes its place: the staying party is re-INVITEd to the new
+   * session. false when the staying party refused the move (the pair unchanged; a new leg
+   * `joining` is hung up). The sessions stay until the pair ends: a held party keeps its own.
+   */
+  async swap(leaving: SipCall, joining: SipCall, callId: string): Promise<boolean> {
     const stays = this.otherOf(leaving);
     const key = { 'call-id': callId, 'from-tag': tagOf(stays), 'to-tag': tagOf(joining), ...RELAY_FLAGS };
     const answer = await this.ng.answer({ ...key, sdp: joining.remoteSdpText ?? '' });
     const moved = await stays.reoffer(String(answer.sdp)).catch(() => undefined);
-    if (!moved || moved.status < 200 || moved.status >= 300 || this.#over) {
-      void joining.bye().catch(() => {});
-      return false;
-    }
+    if (!moved || moved.status < 200 || moved.status >= 300 || this.#over) return false;
     this.#parties = this.#parties[0] === leaving ? [joining, stays] : [stays, joining];
-    // The session the leaving party was in carries nothing any more: its ports go back.
-    void this.ng.delete({ 'call-id': this.session.callId }).catch(() => {});
     Object.assign(this.session, {
       callId,
       callerTag: tagOf(this.#parties[0]),

@@ -9,6 +9,7 @@ import { type TestContext, test } from 'node:test';
 import {
   cdrsOf,
   clickToDial,
+  consultsThenCompletes,
   dialVia,
   eventsOf,
   heard,
@@ -137,58 +138,7 @@ test('attended transfer: a consult with the target while the other party is held
   const { client, own, far, connect, dave, steer } = await withTarget(t);
   await connect();
   await Promise.all([hears(own, 1000, 20), hears(far, 600, 20)]);
-  // Nothing to complete or cancel yet.
-  assert.equal((await steer({ command: 'transfer-complete' })).status, 'illegal-state');
-  assert.equal((await steer({ command: 'transfer-cancel' })).status, 'illegal-state');
-  assert.equal(
-    (await steer({ command: 'transfer', attended: 'yes', target: { sip: 'dave_01' } })).status,
-    'wrong-syntax',
-  );
-
-  // The consult: the user hears dave and dave the user; carol is held and hears neither.
-  const consult = async () => {
-    const rings = dave.waitFor('CALL_INCOMING', 20_000);
-    const started = steer({ command: 'transfer', attended: true, target: { sip: 'dave_01' } });
-    await rings;
-    dave.command('accept');
-    assert.deepEqual(await started, { status: 'ok' });
-    const carolHeard = windowsOf(heardSoFar(far), 600);
-    await Promise.all([hears(own, 1400, windowsOf(heardSoFar(own), 1400) + 20), hears(dave, 600, 20)]);
-    // Carol heard the user no more (a few windows in flight at the swap at most), and never dave.
-    assert.ok(windowsOf(heardSoFar(far), 600) <= carolHeard + 5, 'carol is held while the user consults');
-    assert.equal(windowsOf(heardSoFar(far), 1400), 0, 'carol did not hear dave during the consult');
-  };
-  await consult();
-  // One transfer at a time.
-  assert.equal((await steer({ command: 'transfer', target: { sip: 'dave_01' } })).status, 'illegal-state');
-
-  // Cancel: dave is hung up, the user and carol talk again.
-  const daveClosed = dave.waitFor('CALL_CLOSED', 20_000);
-  assert.deepEqual(await steer({ command: 'transfer-cancel' }), { status: 'ok' });
-  await daveClosed;
-  await Promise.all([
-    hears(far, 600, windowsOf(heardSoFar(far), 600) + 20),
-    hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 20),
-  ]);
-  assert.equal((await steer({ command: 'transfer-complete' })).status, 'illegal-state');
-
-  // Again, then complete: carol and dave talk, the user's phone is released.
-  await consult();
-  const ownClosed = own.waitFor('CALL_CLOSED', 20_000);
-  assert.deepEqual(await steer({ command: 'transfer-complete' }), { status: 'ok' });
-  await ownClosed;
-  await Promise.all([hears(far, 1400, 20), hears(dave, 1000, 20)]);
-  const closed = [far.waitFor('CALL_CLOSED', 20_000), dave.waitFor('CALL_CLOSED', 20_000)];
-  far.command('hangup');
-  await Promise.all(closed);
-  await until(
-    async () => ((await client.call('GET', '/api/call')).call as unknown[]).length === 0,
-    'the call ended',
-  );
-  // Carol heard the user, then (after the consults) dave.
-  assert.ok(heardBefore(heard(far), 600, 1400), 'carol heard the user before dave');
-  // Dave's second call: the consult with the user, then carol.
-  assert.ok(heardBefore(heard(dave, 'last'), 600, 1000), 'dave heard the user, then carol');
+  await consultsThenCompletes({ client, own, far, target: dave, targetSip: 'dave_01', steer });
 });
 
 test("bridge: the other parties of two of the user's calls talk with each other, the user's phones are released", async (t) => {

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import {
   cdrsOf,
+  consultsThenCompletes,
   heard,
   heardBefore,
   heardSoFar,
@@ -49,11 +50,6 @@ test("blind transfer of a phone-to-phone call: bob ends up with carol, alice's p
   await answer();
   // rtpengine relays this call: Zentrale has no media leg of it.
   assert.equal(node.app.services.telephony.calls!.calls.get(uuid)!.leg, undefined);
-  // An attended transfer would need a consult towards alice's phone: not on a relayed call.
-  assert.equal(
-    (await steer({ command: 'transfer', target: { sip: 'carol_01' }, attended: true })).status,
-    'illegal-state',
-  );
 
   // Carol refuses first: fail, and alice and bob keep talking.
   const refusedRing = carol.waitFor('CALL_INCOMING', 20_000);
@@ -132,4 +128,51 @@ test("the user's phone transfers by itself (REFER): bob ends up with carol, told
     [true],
     JSON.stringify(cdrs),
   );
+});
+
+test('attended transfer of a phone-to-phone call: consult with carol while bob is held; cancel, then complete', async (t) => {
+  const { node, client, alice, bob, carol, uuid, answer } = await aliceRingsBob(t);
+  await answer();
+  const steer = (body: Record<string, unknown>) => client.call('POST', `/api/call/${uuid}/control`, body);
+  // rtpengine relays this call: Zentrale has no media leg of it.
+  assert.equal(node.app.services.telephony.calls!.calls.get(uuid)!.leg, undefined);
+  await consultsThenCompletes({ client, own: alice, far: bob, target: carol, targetSip: 'carol_01', steer });
+});
+
+test("bridge of two phone-to-phone calls: bob and dave talk, the user's phones are released", async (t) => {
+  const { node, client, user, alice, bob, uuid, answer } = await aliceRingsBob(t);
+  await answer();
+  const second = await tonePhone(t, node, 'alice_02', 425, user.uuid);
+  const dave = await tonePhone(t, node, 'dave_01', 1400);
+  const daveRings = dave.waitFor('CALL_INCOMING', 20_000);
+  second.command('dial', 'dave_01');
+  await daveRings;
+  const other = ((await client.call('GET', '/api/call')).call as { uuid: string }[]).find(
+    (call) => call.uuid !== uuid,
+  )!.uuid;
+  const bridge = (call: string) =>
+    client.call('POST', `/api/call/${uuid}/control`, { command: 'bridge', call });
+  // The second call rings still: not up.
+  assert.equal((await bridge(other)).status, 'illegal-state');
+  const established = second.waitFor('CALL_ESTABLISHED', 20_000);
+  dave.command('accept');
+  await established;
+  await Promise.all([hears(bob, 600, 20), hears(dave, 425, 20)]);
+
+  const released = [alice.waitFor('CALL_CLOSED', 20_000), second.waitFor('CALL_CLOSED', 20_000)];
+  assert.deepEqual(await bridge(other), { status: 'ok' });
+  await Promise.all(released);
+  await Promise.all([hears(bob, 1400, 20), hears(dave, 1000, 20)]);
+  // The first call carries on with both parties; the other ended.
+  await until(async () => {
+    const live = (await client.call('GET', '/api/call')).call as { uuid: string; state: string }[];
+    return live.length === 1 && live[0]!.uuid === uuid && live[0]!.state === 'in-progress';
+  }, 'the other call ended, the first carries on');
+  const closed = [bob.waitFor('CALL_CLOSED', 20_000), dave.waitFor('CALL_CLOSED', 20_000)];
+  assert.deepEqual(await client.call('POST', `/api/call/${uuid}/control`, { command: 'hangup' }), {
+    status: 'ok',
+  });
+  await Promise.all(closed);
+  assert.ok(heardBefore(heard(bob), 600, 1400), 'bob heard alice, then dave');
+  assert.ok(heardBefore(heard(dave), 425, 1000), "dave heard the user's second phone, then bob");
 });

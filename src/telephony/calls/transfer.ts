@@ -10,13 +10,20 @@
  * which keeps which two are connected now, so that one of them can be swapped for another leg).
  */
 import { MediaLeg } from '../media-leg.js';
-import type { OutgoingCall, Referral, SipCall } from '../sip/index.js';
 import type { Call } from './call.js';
-import { type EngineContext, identityFor, outside, trackLeg } from './context.js';
-import { parseDialled, uriUser } from './dial.js';
+import type { EngineContext } from './context.js';
 import { CallError } from './errors.js';
 import type { LegPair } from './relay.js';
-import type { RelayedPair } from './relayed-pair.js';
+import {
+  bridgeRelayed,
+  cancelRelayed,
+  completeRelayed,
+  relayedPairOf,
+  transferRelayed,
+} from './relayed-transfer.js';
+import { TRANSFER_RING_SECONDS, type TransferTarget, targetLeg } from './transfer-target.js';
+
+export { TRANSFER_RING_SECONDS, type TransferTarget, TransferTargetError } from './transfer-target.js';
 
 /** The pair of legs a call relays now (set by the call's runner, outbound.ts). */
 const pairs = new WeakMap<Call, LegPair>();
@@ -25,81 +32,6 @@ const pairs = new WeakMap<Call, LegPair>();
 export function relaying(call: Call, pair: LegPair): void {
   pairs.set(call, pair);
 }
-
-/** The pair of dialogs a call rtpengine relays (set by the bridge's onConnected, relayed-media.ts). */
-const bridged = new WeakMap<Call, RelayedPair>();
-
-/**
- * `call`'s media is relayed by rtpengine between `pair`'s parties: a transfer may swap the
- * user's. The user's own phone may ask for one too (a blind REFER, RFC 3515), refused with 603
- * while nothing is to transfer; the other party's REFER stays refused (603): it is not the call
- * owner's phone, and the owner's call filter and identity would apply to its transfer.
- */
-export function relayingPair(ctx: EngineContext, call: Call, pair: RelayedPair): void {
-  bridged.set(call, pair);
-  const own = ownSide(call, pair);
-  own.onRefer((referral) => void referred(ctx, call, pair, own, referral));
-}
-
-/** The user's side of a call rtpengine relays: the caller of a call going out, else the answering leg. */
-function ownSide(call: Call, pair: RelayedPair): SipCall {
-  return pair.parties[call.direction === 'out' ? 0 : 1];
-}
-
-/**
- * The user's phone asked for a blind transfer (REFER without Replaces): the same transfer as
- * the call API's, its progress told back as NOTIFY sipfrag (100, then the target's answer or
- * failure). A REFER with Replaces (the phone's attended transfer) is answered 501 in sipfrag.
- */
-async function referred(
-  ctx: EngineContext,
-  call: Call,
-  pair: RelayedPair,
-  own: SipCall,
-  referral: Referral,
-): Promise<void> {
-  const notify = (status: number, reason: string) => referral.notify(status, reason).catch(() => {});
-  if (referral.replaces) return notify(501, 'Not Implemented');
-  const dialled = parseDialled(uriUser(referral.target));
-  const target: TransferTarget | undefined =
-    dialled.kind === 'sip'
-      ? { sip: dialled.username }
-      : dialled.kind === 'number'
-        ? { phone: dialled.number }
-        : undefined;
-  if (!target) return notify(404, 'Not Found');
-  try {
-    // The phone hears of the success first and hangs up itself, as after any transfer it asked
-    // for; one that stays is hung up after a while.
-    await transferBridged(ctx, call, pair, target, false, async () => {
-      await notify(200, 'OK');
-      call.setTimer(() => void own.bye().catch(() => {}), REFERRER_LINGER_MS);
-    });
-  } catch (error) {
-    if (error instanceof TransferTargetError) return notify(error.kind === 'sip' ? 404 : 403, 'Forbidden');
-    await notify(error instanceof CallError && error.code === 'illegal-state' ? 491 : 480, 'Unavailable');
-  }
-}
-
-/** Where a transfer goes: a SIP account of the platform, or a number (E.164). */
-export type TransferTarget = { readonly sip: string } | { readonly phone: string };
-
-/** A transfer target that does not exist (sip: wrong-sip) or that the call filter refuses (phone). */
-export class TransferTargetError extends Error {
-  constructor(
-    readonly kind: 'sip' | 'filtered',
-    message: string,
-  ) {
-    super(message);
-    this.name = 'TransferTargetError';
-  }
-}
-
-/** How long a phone that asked for a transfer (REFER) may stay after its NOTIFY 200 before it is hung up. */
-const REFERRER_LINGER_MS = 5000;
-
-/** Seconds the target of a transfer rings before the transfer fails. */
-export const TRANSFER_RING_SECONDS = 30;
 
 /**
  * A transfer under way on a call: its target's leg, and for an attended one the party held
@@ -146,8 +78,8 @@ export async function transfer(
   target: TransferTarget,
   attended = false,
 ): Promise<void> {
-  const relayedPair = bridged.get(call);
-  if (relayedPair) return transferBridged(ctx, call, relayedPair, target, attended);
+  const relayedPair = relayedPairOf(call);
+  if (relayedPair) return transferRelayed(ctx, call, relayedPair, target, attended);
   const { pair, own } = relayed(call);
   if (transfers.has(call)) throw new CallError('illegal-state', `call ${call.uuid} is being transferred`);
   const state: Transfer = { attended, leg: undefined, held: undefined, giveUp: () => {} };
@@ -207,61 +139,6 @@ export async function transfer(
   }
 }
 
-/**
- * Blind transfer of a call rtpengine relays between two phones: the user's side (the caller of a
- * call going out, the answering leg of a call coming in) is swapped for the target's leg once it
- * answered (relayed-pair.ts), then hung up. An attended transfer there is illegal-state: the
- * consult would need a third rtpengine session towards the user's phone (decisions.md).
- */
-async function transferBridged(
-  ctx: EngineContext,
-  call: Call,
-  pair: RelayedPair,
-  target: TransferTarget,
-  attended: boolean,
-  /** Lets the user's side go once the target took its place (the call API hangs it up). */
-  release?: () => Promise<void>,
-): Promise<void> {
-  const own = ownSide(call, pair);
-  if (pair.over || call.ended || pair.parties.some((party) => !party.dialog || party.ended))
-    throw new CallError('illegal-state', `call ${call.uuid} connects no two parties`);
-  if (attended)
-    throw new CallError(
-      'illegal-state',
-      `call ${call.uuid} is relayed between two phones: blind transfer only`,
-    );
-  if (transfers.has(call)) throw new CallError('illegal-state', `call ${call.uuid} is being transferred`);
-  transfers.set(call, { attended, leg: undefined, held: undefined, giveUp: () => {} });
-  try {
-    const { uri, shown, record } = await targetLeg(ctx, call, target);
-    let answered = false;
-    const ringing = (leg: OutgoingCall) => {
-      leg.onEnd(() => void record.end());
-      const giveUp = () => {
-        if (!answered) void leg.bye().catch(() => {});
-      };
-      const timer = call.setTimer(giveUp, TRANSFER_RING_SECONDS * 1000);
-      void leg.result.then(() => call.clearTimer(timer));
-      for (const party of pair.parties) party.onEnd(giveUp);
-    };
-    const dialled = await pair
-      .dial((sdp) => ctx.ua.invite({ uri, ...shown, sdp }), own, ringing)
-      .catch(async (error: unknown) => {
-        await record.end();
-        throw new CallError('fail', `the transfer target could not be called: ${String(error)}`);
-      });
-    if ('status' in dialled) throw new CallError('fail', `the transfer target answered ${dialled.status}`);
-    answered = true;
-    record.answered();
-    if (!(await pair.swap(own, dialled.leg, dialled.callId)))
-      throw new CallError('fail', 'the other party did not take the new media session');
-    call.adopt(dialled.leg);
-    await (release ? release() : own.bye()).catch(() => {});
-  } finally {
-    transfers.delete(call);
-  }
-}
-
 /** The attended transfer of `call` in its consult; illegal-state when there is none. */
 function consulting(call: Call): { pair: LegPair; own: MediaLeg; state: Transfer } {
   const { pair, own } = relayed(call);
@@ -273,6 +150,8 @@ function consulting(call: Call): { pair: LegPair; own: MediaLeg; state: Transfer
 
 /** Attended transfer, complete: the held party and the target talk, the user's leg is hung up. */
 export async function transferComplete(call: Call): Promise<void> {
+  const relayedPair = relayedPairOf(call);
+  if (relayedPair) return completeRelayed(call, relayedPair);
   const { pair, own, state } = consulting(call);
   transfers.delete(call);
   pair.swap(own, state.held!);
@@ -281,6 +160,8 @@ export async function transferComplete(call: Call): Promise<void> {
 
 /** Attended transfer, cancelled: the target's leg is hung up and the user talks with the held party again. */
 export async function transferCancel(call: Call): Promise<void> {
+  const relayedPair = relayedPairOf(call);
+  if (relayedPair) return cancelRelayed(call, relayedPair);
   const { pair, state } = consulting(call);
   transfers.delete(call);
   pair.swap(state.leg!, state.held!);
@@ -294,6 +175,11 @@ export async function transferCancel(call: Call): Promise<void> {
  */
 export async function bridgeCalls(call: Call, other: Call): Promise<void> {
   if (call === other) throw new CallError('illegal-state', 'a call cannot be bridged with itself');
+  const [firstRelayed, secondRelayed] = [relayedPairOf(call), relayedPairOf(other)];
+  if (firstRelayed && secondRelayed) return bridgeRelayed(call, firstRelayed, other, secondRelayed);
+  // One of each: the party Zentrale's media worker carries cannot join an rtpengine session.
+  if (firstRelayed || secondRelayed)
+    throw new CallError('illegal-state', 'a call rtpengine relays bridges only with another such call');
   const first = relayed(call);
   const second = relayed(other);
   if (transfers.has(call) || transfers.has(other))
@@ -305,42 +191,4 @@ export async function bridgeCalls(call: Call, other: Call): Promise<void> {
   first.pair.swap(first.own, joining);
   call.adopt(joining.call);
   await Promise.all([first.own.hangup().catch(() => {}), second.own.hangup().catch(() => {})]);
-}
-
-/**
- * Where the target's leg goes, as whom, and its record: a leg of the call like the others, with
- * its own CDR, a child of the call's first.
- */
-async function targetLeg(ctx: EngineContext, call: Call, target: TransferTarget) {
-  const owner = call.owner!;
-  const { uri, number } = await targetOf(ctx, owner, target);
-  const identity = await ctx.routing.outgoingIdentity(owner, call.number);
-  const shown = identityFor(ctx, call.number, identity.clir, identity.assertedIdentity);
-  const record = trackLeg(
-    ctx,
-    { owner, service: call.service, direction: 'out', number, phone: call.number },
-    call.record,
-  );
-  return { uri, shown, record };
-}
-
-/**
- * The SIP URI of a transfer target and the number its CDR names: any SIP account by name, a
- * number through the carrier after the call filter.
- */
-async function targetOf(
-  ctx: EngineContext,
-  owner: string,
-  target: TransferTarget,
-): Promise<{ uri: string; number: string }> {
-  if ('sip' in target) {
-    const account = await ctx.routing.sipAccount(target.sip);
-    if (!account) throw new TransferTargetError('sip', `no SIP account ${target.sip}`);
-    return { uri: `sip:${account.username}@${account.domain}`, number: account.username };
-  }
-  const found = await outside(ctx, owner, target.phone, 'call_api');
-  if (found === 'denied')
-    throw new TransferTargetError('filtered', `the call filter refuses ${target.phone}`);
-  if (!found) throw new CallError('fail', `no route to ${target.phone}`);
-  return found;
 }
