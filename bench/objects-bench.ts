@@ -1,5 +1,6 @@
 /**
- * `npm run bench -- objects` (issue 26): the object path beside bare node:http, in one run.
+ * `npm run bench -- objects` (docs/benchmarks.md "Object store"): the object path beside bare
+ * node:http, in one run.
  * For SQLite and then PostgreSQL (an embedded one, scripts/embedded-postgres.mjs), a Zentrale
  * node and a bare node:http server doing the same JSON work in memory (bench/reference-server.ts
  * `node-http-json`) are measured in turn, round after round, with the same autocannon settings:
@@ -214,7 +215,7 @@ export async function runObjectsBench(
   return results;
 }
 
-/** Goals of issue 26: by server CPU per request against bare node:http; write p99; flat writes. */
+/** The goals set for the object path: by server CPU per request against bare node:http; write p99; flat writes. */
 const GOAL = { read: 0.8, write: 0.5, p99Ms: 10, flat: 1.5 };
 
 export function objectsSummary(results: DialectResult[], options: ObjectsOptions): string[] {

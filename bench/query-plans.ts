@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/query-plans.ts` (issue 26 items 2 and 3): the object path's statements and
+ * `npx tsx bench/query-plans.ts` (docs/query-plans.md): the object path's statements and
  * their plans, on SQLite and on an embedded PostgreSQL (scripts/embedded-postgres.mjs).
  * The real app (buildApp, in this process) on a filled store: one user with `--objects`
  * contacts, another user with as many. Each hot request is sent once (inject) while every

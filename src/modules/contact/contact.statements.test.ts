@@ -1,7 +1,7 @@
 /**
- * The statements of the object path (issue 26): how many one read and one write of a contact
- * run, and that a write's event rows do not grow into more statements with the sessions that
- * receive it. Counted through the dialects' statement hook (src/db/dialect/observe.ts).
+ * The statements of the object path (docs/query-plans.md): how many one read and one write of a
+ * contact run, and that a write's event rows do not grow into more statements with the sessions
+ * that receive it. Counted through the dialects' statement hook (src/db/dialect/observe.ts).
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';

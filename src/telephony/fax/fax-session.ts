@@ -1,5 +1,5 @@
 /**
- * One end of a T.30 fax over audio (issue 27; decisions.md "Fax engine"): spandsp's fax_state_t
+ * One end of a T.30 fax over audio (spec "Fax"; decisions.md "Fax engine"): spandsp's fax_state_t
  * fed 160 samples (20 ms at 8 kHz) at a time, the way the media worker moves a call's frames.
  */
 import koffi from 'koffi';

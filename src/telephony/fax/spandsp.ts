@@ -1,5 +1,5 @@
 /**
- * Fax engine (issue 27; decisions.md "Fax engine"): T.30 over G.711 audio through Debian's
+ * Fax engine (spec "Fax"; decisions.md "Fax engine"): T.30 over G.711 audio through Debian's
  * libspandsp2 0.0.6, loaded at run time through koffi (LGPL-2.1: dynamic linking only).
  * Signatures follow spandsp 0.0.6's fax.h, t30.h and t30_api.h.
  */

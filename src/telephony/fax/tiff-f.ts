@@ -1,5 +1,5 @@
 /**
- * TIFF-F for the fax engine (issue 27; decisions.md "Fax engine"). What spandsp sends is the
+ * TIFF-F for the fax engine (decisions.md "Fax engine"). What spandsp sends is the
  * multi-page G4 TIFF the content path already stores for a fax (FILES.faxTiff), written to a
  * file as it is; what spandsp received (written in T.6 by FaxSession) goes back through the
  * content code's TIFF reader and G4 decoder into page images.
