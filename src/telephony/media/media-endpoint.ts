@@ -9,6 +9,8 @@
 
 import { randomInt } from 'node:crypto';
 import type dgram from 'node:dgram';
+import { type FaxResult, FaxSession, type FaxSessionOptions } from '../fax/fax-session.js';
+import { FaxEngineUnavailableError } from '../fax/spandsp.js';
 import { DTMF_EVENTS, DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711, type G711Type } from './g711.js';
 import { Recorder, type Recording } from './recorder.js';
@@ -72,6 +74,13 @@ export interface Endpoint {
   emitDtmf(event: DtmfEvent): void;
   /** Relays audio both ways with `other` (an endpoint of the same engine); returns the off switch. */
   connect(other: Endpoint): () => void;
+  /**
+   * Runs one end of a T.30 fax over the endpoint's audio (fax/fax-session.ts): what it receives
+   * goes to spandsp, lost frames as fill-in, and what spandsp sends is played. Resolves at phase
+   * E; when the endpoint closes first, with the end of the fax as spandsp then sees it (pages so
+   * far, a non-zero code). undefined when spandsp is not installed.
+   */
+  fax(options: FaxSessionOptions): Promise<FaxResult | undefined>;
   close(): void;
 }
 
@@ -103,6 +112,8 @@ interface DtmfSending {
 
 const DTMF_VOLUME = 10;
 const DTMF_PAUSE_FRAMES = 3;
+/** A gap longer than a second is a new stream (a re-INVITE, a jump), not lost frames to fill in. */
+const MAX_FILLIN_SAMPLES = 8000;
 
 export class MediaEndpoint implements Endpoint {
   private remote: RemoteMedia | undefined;
@@ -115,7 +126,7 @@ export class MediaEndpoint implements Endpoint {
   private readonly dtmfHandlers: ((event: DtmfEvent) => void)[] = [];
   private readonly dtmfIn: DtmfReceiver;
   private readonly recorders = new Set<Recorder>();
-  private readonly listeners = new Set<(samples: Int16Array) => void>();
+  private readonly listeners = new Set<(samples: Int16Array, timestamp: number) => void>();
   private readonly frame = new Int16Array(FRAME_SAMPLES);
   private readonly decoded = new Int16Array(FRAME_SAMPLES * 4);
   private readonly ssrc = randomInt(2 ** 32 - 1);
@@ -233,14 +244,14 @@ export class MediaEndpoint implements Endpoint {
     const samples = this.decoded.subarray(0, packet.payload.length);
     decodeG711(packet.payload, packet.payloadType, samples);
     for (const recorder of this.recorders) recorder.write(packet.ssrc, packet.timestamp, samples);
-    for (const listener of this.listeners) listener(samples);
+    for (const listener of this.listeners) listener(samples, packet.timestamp);
   }
 
   /**
    * Calls `listener` with the decoded samples of each audio packet the far end sends (a
    * relay between two endpoints); the samples are reused, copy what you keep. Returns the off switch.
    */
-  onAudio(listener: (samples: Int16Array) => void): () => void {
+  onAudio(listener: (samples: Int16Array, timestamp: number) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -264,6 +275,39 @@ export class MediaEndpoint implements Endpoint {
       if (this.relayed === toThis) this.relayed = undefined;
       if (other.relayed === toOther) other.relayed = undefined;
     };
+  }
+
+  async fax(options: FaxSessionOptions): Promise<FaxResult | undefined> {
+    let session: FaxSession;
+    try {
+      session = new FaxSession(options);
+    } catch (error) {
+      if (error instanceof FaxEngineUnavailableError) return undefined;
+      throw error;
+    }
+    // RTP timestamps tell the frames that never came: spandsp keeps its modem timing over them.
+    let expected: number | undefined;
+    const offAudio = this.onAudio((samples, timestamp) => {
+      if (expected !== undefined) {
+        const gap = (timestamp - expected) >>> 0;
+        if (gap < MAX_FILLIN_SAMPLES) for (let lost = gap; lost >= FRAME_SAMPLES; lost -= FRAME_SAMPLES) session.rxFillin();
+      }
+      session.rx(samples);
+      expected = (timestamp + samples.length) >>> 0;
+    });
+    const played = this.play({
+      read: (frame) => {
+        if (session.finished) return false;
+        frame.set(session.tx());
+        return true;
+      },
+    });
+    const ended = await Promise.race([session.done, played.then(() => undefined)]);
+    offAudio();
+    if (!ended) session.terminate();
+    const result = session.finished;
+    session.close();
+    return result;
   }
 
   /** @internal one 20 ms frame, called by the engine's clock. */

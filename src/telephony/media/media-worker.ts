@@ -102,6 +102,16 @@ function handle(command: WorkerCommand): void {
     case 'record-stop':
       recorders.get(command.id)?.stop(command.reason);
       return;
+    case 'fax':
+      if (!endpoint) {
+        post({ ev: 'faxed', id: command.id });
+        return;
+      }
+      void endpoint.fax(command.options).then(
+        (result) => post({ ev: 'faxed', id: command.id, ...(result ? { result } : {}) }),
+        () => post({ ev: 'faxed', id: command.id }),
+      );
+      return;
     case 'close':
       endpoints.delete(command.endpoint);
       endpoint?.close();

@@ -9,6 +9,7 @@
  * endpoint starts a new worker: calls in progress lose their media, new calls work.
  */
 import { Worker } from 'node:worker_threads';
+import type { FaxResult, FaxSessionOptions } from '../fax/fax-session.js';
 import type {
   DtmfEvent,
   Endpoint,
@@ -53,6 +54,7 @@ export type WorkerCommand =
       readonly id: number;
       readonly reason?: Recording['reason'];
     }
+  | { readonly op: 'fax'; readonly endpoint: number; readonly id: number; readonly options: FaxSessionOptions }
   | { readonly op: 'close'; readonly endpoint: number };
 
 /** Worker -> main thread. */
@@ -62,6 +64,7 @@ export type WorkerEvent =
   | { readonly ev: 'created'; readonly id: number; readonly port?: number; readonly error?: string }
   | { readonly ev: 'result'; readonly id: number; readonly value: PlayResult | 'done' }
   | { readonly ev: 'recorded'; readonly id: number; readonly recording?: Recording }
+  | { readonly ev: 'faxed'; readonly id: number; readonly result?: FaxResult }
   | {
       readonly ev: 'dtmf';
       readonly endpoint: number;
@@ -318,6 +321,13 @@ export class WorkerEndpoint implements Endpoint {
     const id = this.engine.newId();
     this.engine.send({ op: 'connect', id, a: this.id, b: other.id });
     return () => this.engine.send({ op: 'disconnect', id });
+  }
+
+  /** The fax runs in the worker, beside the endpoint's frames (spandsp is loaded there). */
+  async fax(options: FaxSessionOptions): Promise<FaxResult | undefined> {
+    if (this.closed) return undefined;
+    const event = await this.engine.request((id) => ({ op: 'fax', endpoint: this.id, id, options }));
+    return event?.ev === 'faxed' ? event.result : undefined;
   }
 
   /** @internal the worker ended. */
