@@ -7,6 +7,7 @@
  */
 import type { TestContext } from 'node:test';
 import { parseWav } from '../src/platform/content/wav.js';
+import type { FaxResult } from '../src/telephony/fax/fax-session.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
 import {
   type MediaEndpoint,
@@ -28,6 +29,8 @@ export interface CarrierCall {
   from: string;
   leg?: MediaLeg<MediaEndpoint>;
   recorder?: Recorder;
+  /** A fax machine's end of the fax (answer `{fax}`), at its phase E or the call's end. */
+  fax?: Promise<FaxResult | undefined>;
   /** Resolves when the call ended. */
   ended: Promise<void>;
 }
@@ -38,7 +41,7 @@ export interface Carrier {
   readonly address: string;
   /** Calls received, in order. */
   readonly calls: CarrierCall[];
-  /** How numbers answer: a tone (Hz) played after answering, a SIP status to reject with, or ringing only. */
+  /** How numbers answer (Answer); by default a tone of 1400 Hz. */
   answer(number: string, how: Answer): void;
   /** Resolves with the next call to `number` (already received ones count). */
   callTo(number: string, timeoutMs?: number): Promise<CarrierCall>;
@@ -66,7 +69,8 @@ export interface Carrier {
 
 const ADDRESS = '127.0.0.5';
 
-type Answer = { tone: number } | { reject: number } | { ring: true };
+/** A tone (Hz) after answering, a SIP status to reject with, ringing only, or a fax machine writing what it receives to `fax`. */
+type Answer = { tone: number } | { reject: number } | { ring: true } | { fax: string; ident: string };
 
 export async function startCarrier(t: TestContext): Promise<Carrier> {
   const port = await freeUdpPort(ADDRESS);
@@ -105,6 +109,10 @@ export async function startCarrier(t: TestContext): Promise<Carrier> {
       if (!leg) return;
       entry.leg = leg;
       await leg.answer();
+      if ('fax' in rule) {
+        entry.fax = leg.endpoint.fax({ caller: false, ident: rule.ident, ecm: true, rxFile: rule.fax });
+        return;
+      }
       entry.recorder = leg.endpoint.record(60);
       void leg.endpoint.play(new ToneSource(rule.tone, { amplitude: 0.25 }));
     })();

@@ -52,6 +52,9 @@ export class MediaLeg<E extends Endpoint = Endpoint> {
   }
 
   private reoffer(offer: SessionDescription): string {
+    // No audio stream (a fax machine moving to T.38, image/t38 over UDPTL): refused with 488,
+    // the call stays on G.711 audio (decisions.md "Fax over the network").
+    if (!offer.audio) throw new Error('the offer has no audio stream');
     const negotiated = negotiate(offer, this.local);
     if (!negotiated) return this.call.localSdp;
     this.apply(negotiated);

@@ -11,7 +11,6 @@
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
-import { FaxEngineUnavailableError } from '../fax/spandsp.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
 import type { Call } from './call.js';
@@ -24,7 +23,7 @@ import {
 } from './context.js';
 import type { CallDirectory, CallRecorder, CallRouting } from './directory.js';
 import { handle } from './incoming.js';
-import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
+import { callback, clickToDial, type RuleCallAction, ruleCall, sendFax, type ViaThenTo } from './outbound.js';
 import { CallRegistry } from './registry.js';
 import { type TransferTarget, transfer } from './transfer.js';
 
@@ -178,12 +177,9 @@ export class CallEngine {
     return transfer(this.context, call, target, attended);
   }
 
-  /**
-   * One fax transmission on the wire (the fax area queues and retries them; fax/fax-line.ts).
-   * The fax call itself is not built yet: until it is, every transmission ends here.
-   */
-  sendFax(_request: FaxSendRequest): Promise<FaxCallResult> {
-    return Promise.reject(new FaxEngineUnavailableError('the fax call is not built yet'));
+  /** One fax transmission on the wire (outbound.ts; the fax area queues and retries them: fax/fax-line.ts). */
+  sendFax(request: FaxSendRequest): Promise<FaxCallResult> {
+    return sendFax(this.context, request);
   }
 
   /** A rule's call action (outbound.ts). Resolves once every call was placed. */

@@ -47,6 +47,19 @@ test('a 2-page fax over a SIP call between two media legs: both ends report it, 
   });
   const leg = await MediaLeg.originate(caller, engine, { uri: `sip:fax@127.0.0.1:${callee.port}` });
   assert.equal((await leg.result).status, 200);
+  // A move to T.38 (as a fax gateway re-INVITEs) is refused: the fax stays on audio.
+  const t38 = [
+    'v=0',
+    'o=- 1 2 IN IP4 127.0.0.1',
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    'm=image 40000 udptl t38',
+    'a=T38FaxVersion:0',
+    'a=T38FaxUdpEC:t38UDPRedundancy',
+    '',
+  ].join('\r\n');
+  assert.equal((await leg.call.reoffer(t38)).status, 488);
   const sender = await leg.endpoint.fax({
     caller: true,
     ident: '+49 30 1111',
