@@ -283,6 +283,9 @@ for (const dialect of DIALECTS) {
       assert.ok(Math.abs(again.samples.length - 24_000) < 200, `${again.samples.length}`);
       await uploadAndConvert(app, client, uuid, speechWav(1), 'voice.ogg');
       assert.equal((await getAnnouncement(client, uuid)).status, 'ok');
+      // The new second replaced the three seconds before it (status ok alone would hold either way).
+      const replaced = parseWav((await download(app, `/api/announcement/${uuid}/a.wav`, auth)).rawPayload);
+      assert.ok(Math.abs(replaced.samples.length - 8000) < 100, `${replaced.samples.length}`);
       assert.equal(versions(app, uuid).length, 1);
     });
 
@@ -387,10 +390,16 @@ for (const dialect of DIALECTS) {
       const uuid = await createAnnouncement(client);
       const small = wavFile({ rate: 8000, body: pcm16(speechLike(8000, 1)) });
       await uploadAndConvert(app, client, uuid, small);
+      const before = (await download(app, `/api/announcement/${uuid}/a.wav`, bearer(client))).rawPayload;
       const large = wavFile({ rate: 8000, body: pcm16(speechLike(8000, 2)) });
       assert.equal((await upload(client, `/api/announcement/${uuid}/big.wav`, large)).status, 'too-large');
       await app.services.content.idle();
       assert.equal((await getAnnouncement(client, uuid)).status, 'ok');
+      // The first second's audio, not the refused two seconds: ok alone would hold either way.
+      assert.deepEqual(
+        (await download(app, `/api/announcement/${uuid}/a.wav`, bearer(client))).rawPayload,
+        before,
+      );
       assert.equal(versions(app, uuid).length, 1);
 
       assert.equal((await client.call('DELETE', `/api/announcement/${uuid}?purge`)).status, 'ok');
@@ -404,12 +413,17 @@ for (const dialect of DIALECTS) {
       const uuid = await createAnnouncement(client);
       const spoken = await createAnnouncement(client);
       await uploadAndConvert(app, client, uuid, speechWav(1));
+      const before = (await download(app, `/api/announcement/${uuid}/a.wav`, bearer(client))).rawPayload;
       await app.services.features.unassignPack(user.uuid, 'default');
       assert.equal(
         (await upload(client, `/api/announcement/${uuid}/a.wav`, speechWav(1))).status,
         'quota-exceeded',
       );
       assert.equal((await getAnnouncement(client, uuid)).status, 'ok');
+      assert.deepEqual(
+        (await download(app, `/api/announcement/${uuid}/a.wav`, bearer(client))).rawPayload,
+        before,
+      );
       assert.equal(versions(app, uuid).length, 1);
 
       // Audio that replaces larger audio fits; new audio of an announcement without any does not.

@@ -225,11 +225,14 @@ for (const dialect of DIALECTS) {
       const app = await build(t, { dialect, env: { MAX_UPLOAD_SIZE: '4096' } });
       const { client } = await loggedInClient(app);
       const uuid = (await client.call('POST', '/api/presentation', {})).uuid as string;
-      await uploadAndConvert(app, client, uuid, 1);
+      const first = await uploadAndConvert(app, client, uuid, 1);
       const big = Buffer.concat([await makePdf(1), Buffer.alloc(5000, 32)]);
       assert.equal((await upload(client, `/api/presentation/${uuid}/big.pdf`, big)).status, 'too-large');
       await app.services.content.idle();
       assert.equal((await getPresentation(client, uuid)).page_count, 1);
+      // The refused PDF has one page too: the stored original tells which one the slides are from.
+      const auth = { authorization: `Bearer ${client.sid}` };
+      assert.deepEqual((await download(app, `/api/presentation/${uuid}/x.pdf`, auth)).rawPayload, first);
       const { storage } = app.services.presentations;
       const owner = ((await client.call('GET', '/api/user')).user as { uuid: string }).uuid;
       const pdfKey = await app.services.presentations.pdfKey(owner, uuid);

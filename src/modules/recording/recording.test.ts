@@ -212,6 +212,11 @@ for (const dialect of DIALECTS) {
         assert.equal((await download(app, `/api/recording/${uuid}/r.wav`, bearer(client))).statusCode, 404);
         assert.deepEqual(versions(app, uuid), []);
       }
+      // The same four seconds under the default bound convert: their size failed them, nothing else.
+      const roomy = await build(t, { dialect });
+      const owner = await loggedInClient(roomy);
+      const fits = await record(roomy, owner.user.uuid, speechWav(4));
+      assert.equal((await getRecording(owner.client, fits)).status, 'ok');
     });
 
     test("quota: a recording beyond the owner's volume arrives, but fails; purge removes its files", async (t) => {

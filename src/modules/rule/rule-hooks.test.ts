@@ -49,6 +49,7 @@ const SERVICE_ACCOUNT = JSON.stringify({
 type Step = {
   cause: string;
   to: string;
+  conditions: { holds: boolean; why: string }[];
   actions: { type: string; outcome: { result: string; error?: string } }[];
 };
 
@@ -307,6 +308,16 @@ for (const dialect of DIALECTS) {
         async () => ((await w.client.call('GET', `/api/rule/${uuid}`)).rule as { state: string }).state,
         (state) => state === 'cold',
       );
+      // The way back was the sensor's 5 °C on the cold edge, no other look (newest first).
+      const back = await trace(w.client, uuid);
+      assert.deepEqual(
+        back.map((s) => [s.cause, s.to]),
+        [
+          ['sensor', 'cold'],
+          ['sensor', 'hot'],
+        ],
+      );
+      assert.match(back[0]!.conditions[0]!.why, /^last value \[5\b/);
       assert.equal(services.requests.filter((r) => r.service === 'fcm').length, 1);
     });
 
@@ -343,13 +354,27 @@ for (const dialect of DIALECTS) {
         () => state(data),
         (s) => s === 'on',
       );
+      // sensor_data followed its edge at the entry look, on the 20 °C the box reported before.
+      const entry = await trace(w.client, data);
+      assert.deepEqual(
+        entry.map((s) => [s.cause, s.to]),
+        [['start', 'on']],
+      );
+      assert.match(entry[0]!.conditions[0]!.why, /^last value \[20\b/);
       assert.equal(await state(event), 'off');
+      assert.deepEqual(await trace(w.client, event), [], 'sensor_event did not take the old value');
       await csp(w.firmware, packet('0a0b0c0d', 2, 21));
       await until(
         'the new value',
         () => state(event),
         (s) => s === 'on',
       );
+      const moved = await trace(w.client, event);
+      assert.deepEqual(
+        moved.map((s) => [s.cause, s.to]),
+        [['sensor', 'on']],
+      );
+      assert.match(moved[0]!.conditions[0]!.why, /^new value \[21\b/);
     });
 
     test('a sensor shared for reading may be watched, not switched; shared for writing, both', async (t) => {

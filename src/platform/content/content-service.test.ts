@@ -271,6 +271,8 @@ for (const dialect of DIALECTS) {
       await shared.service.idle();
       const result = shared.results.find((each) => each.job === prepared.job);
       assert.equal(result?.status, 'fail');
+      // It failed where the TIFF goes, not anywhere before (a PDF it could not read fails too).
+      assert.match(result.message ?? '', /fax\.tif/);
       assert.equal(result.content, undefined);
       assert.equal(fs.existsSync(path.join(store.dir, 'content', object)), false);
     });
@@ -442,6 +444,9 @@ for (const dialect of DIALECTS) {
       assert.equal(byJob.get(pending.job)?.metadata.page_count, 2);
       assert.equal(byJob.get(interrupted.job)?.status, 'ok');
       assert.equal(byJob.get(crashed.job)?.status, 'ok');
+      // The resumed jobs converted their own input, not a neighbour's.
+      assert.equal(byJob.get(crashed.job)?.metadata.page_count, 1);
+      assert.equal(byJob.get(interrupted.job)?.metadata.duration, 0.5);
       assert.deepEqual(await listJobs(restart.database.db, NODE), []);
     });
 
@@ -609,7 +614,10 @@ describe('superseded jobs, worker deaths, crash-safe order, orphans', () => {
     process.kill(pid, 'SIGKILL');
     killed.push(pid);
     await service.idle();
-    assert.equal(results.find((r) => r.job === once.job)?.status, 'ok');
+    const retried = results.find((r) => r.job === once.job);
+    assert.equal(retried?.status, 'ok');
+    // The second worker converted all of it, not what the first left.
+    assert.equal(retried.metadata.page_count, 150);
 
     const doomed = await service.enqueueConversion(TYPE, 'fax', objectUuid(), { data: await textPdf(150) });
     for (let death = 0; death < 3; death++) {
