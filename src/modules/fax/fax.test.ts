@@ -391,11 +391,15 @@ for (const dialect of DIALECTS) {
       const { client, user } = await loggedInClient(app);
       const uuid = await createFax(client);
       await uploadAndConvert(app, client, uuid, await markerPdf(A4));
+      const tiff = async () => (await download(app, `/api/fax/${uuid}/f.tif`, bearer(client))).rawPayload;
+      const before = await tiff();
       const big = Buffer.concat([await markerPdf(A4), randomBytes(5000)]);
       assert.equal((await upload(client, `/api/fax/${uuid}/big.pdf`, big)).status, 'too-large');
       await app.services.content.idle();
       const fax = await getFax(client, uuid);
       assert.deepEqual([fax.status, fax.page_count], ['ok', 1]);
+      // The refused PDF has one page too: the stored pages themselves tell that nothing changed.
+      assert.ok((await tiff()).equals(before), 'the stored TIFF is the first upload');
       // Derived files (a PNG page, the PDF) are made on download; purge takes them too.
       assert.equal((await download(app, `/api/fax/${uuid}/1/p.png`, bearer(client))).statusCode, 200);
       assert.equal((await download(app, `/api/fax/${uuid}/f.pdf`, bearer(client))).statusCode, 200);
@@ -609,7 +613,15 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(versions(app, uuid), []);
       // The same page in black and white fits.
       await uploadAndConvert(app, client, uuid, await greyPdf());
-      assert.equal((await getFax(client, uuid)).status, 'ok');
+      const fits = await getFax(client, uuid);
+      assert.deepEqual([fits.status, fits.page_count], ['ok', 1]);
+      // With room enough the dithered page converts too: the fail above was the quota's.
+      await features.createPack('roomy', { quota: { volume: 100, fax: 50 } });
+      await features.assignPack(user.uuid, 'roomy');
+      await uploadAndConvert(app, client, uuid, await greyPdf(), '?mode=photo');
+      const photo = await getFax(client, uuid);
+      assert.deepEqual([photo.status, photo.page_count], ['ok', 1]);
+      await features.unassignPack(user.uuid, 'roomy');
 
       await features.unassignPack(user.uuid, 'tiny');
       assert.equal((await client.call('POST', '/api/fax', {})).status, 'quota-exceeded');
