@@ -7,60 +7,20 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { type Bitmap, createBitmap, getPixel, setPixel } from '../../platform/content/bitmap.js';
-import { decodeG4, encodeG4 } from '../../platform/content/ccitt-g4.js';
-import { writeTiff } from '../../platform/content/tiff.js';
+import { overlap, page, FAX_WIDTH as WIDTH, writeFaxTiff } from '../../../test/fax-pages.js';
+import { type Bitmap, getPixel } from '../../platform/content/bitmap.js';
+import { decodeG4 } from '../../platform/content/ccitt-g4.js';
 import { FaxSession } from './fax-session.js';
 import { readReceivedFile } from './tiff-f.js';
 
-const WIDTH = 1728;
-const HEIGHT = 1100;
 /** Line time cap: 10 minutes of 20 ms frames. */
 const MAX_STEPS = 30_000;
-
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state * 1103515245 + 12345) & 0x7fffffff;
-    return state / 0x7fffffff;
-  };
-}
-
-/** A text-like page: blocks of "words" below a white top margin (where the header goes). */
-function page(seed: number): Bitmap {
-  const bitmap = createBitmap(WIDTH, HEIGHT);
-  const next = random(seed);
-  for (let line = 80; line + 20 < HEIGHT; line += 28) {
-    let x = 100;
-    while (x < WIDTH - 200) {
-      const word = 20 + Math.floor(next() * 120);
-      for (let y = line; y < line + 14; y++)
-        for (let dx = 0; dx < word; dx++) setPixel(bitmap, x + dx, y, true);
-      x += word + 15;
-    }
-  }
-  return bitmap;
-}
 
 function blackIn(bitmap: Bitmap, rows: [number, number]): number {
   let count = 0;
   for (let y = rows[0]; y < rows[1]; y++)
     for (let x = 0; x < bitmap.width; x++) count += getPixel(bitmap, x, y);
   return count;
-}
-
-/** Share of the sent page's black pixels that are black in the received one (bottom-aligned). */
-function overlap(sent: Bitmap, received: Bitmap): number {
-  const shift = received.height - sent.height;
-  let black = 0;
-  let both = 0;
-  for (let y = 0; y < sent.height; y++)
-    for (let x = 0; x < sent.width; x++)
-      if (getPixel(sent, x, y)) {
-        black++;
-        both += getPixel(received, x, y + shift);
-      }
-  return both / black;
 }
 
 interface Run {
@@ -75,12 +35,7 @@ function setup(ecm: boolean): Run {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fax-'));
   const sent = [page(1), page(2)];
   const txFile = path.join(dir, 'tx.tif');
-  fs.writeFileSync(
-    txFile,
-    writeTiff(
-      sent.map((bitmap) => ({ width: WIDTH, height: HEIGHT, xRes: 204, yRes: 196, g4: encodeG4(bitmap) })),
-    ),
-  );
+  writeFaxTiff(txFile, sent);
   const rxFile = path.join(dir, 'rx.tif');
   const caller = new FaxSession({ caller: true, ident: '+49 30 1111', header: 'Zentrale Test', ecm, txFile });
   const answerer = new FaxSession({ caller: false, ident: '+49 30 2222', ecm, rxFile });

@@ -9,6 +9,8 @@
 
 import { randomInt } from 'node:crypto';
 import type dgram from 'node:dgram';
+import { type FaxHandle, FaxLink } from '../fax/fax-link.js';
+import type { FaxSessionOptions } from '../fax/fax-session.js';
 import { DTMF_EVENTS, DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711, type G711Type } from './g711.js';
 import { Recorder, type Recording } from './recorder.js';
@@ -68,6 +70,8 @@ export interface Endpoint {
   mute(muted: Muted): void;
   sendDtmf(digits: string, durationMs?: number): Promise<void>;
   record(maxSeconds: number): RecordingHandle;
+  /** Runs a fax on the endpoint until phase E or stop (fax-link.ts); nothing else plays meanwhile. */
+  fax(options: FaxSessionOptions, onPage?: (pages: number) => void): FaxHandle;
   onDtmf(handler: (event: DtmfEvent) => void): void;
   emitDtmf(event: DtmfEvent): void;
   /** Relays audio both ways with `other` (an endpoint of the same engine); returns the off switch. */
@@ -123,6 +127,8 @@ export class MediaEndpoint implements Endpoint {
   private timestamp = randomInt(2 ** 32 - 1);
   private marker = true;
   private closed = false;
+  /** A running fax (fax-link.ts): it alone is heard and sent while it runs. */
+  private faxLink: FaxLink | undefined;
   readonly stats = { sent: 0, received: 0, ignored: 0 };
 
   /** @internal created by MediaEngine.createEndpoint. */
@@ -191,6 +197,18 @@ export class MediaEndpoint implements Endpoint {
 
   private dtmfFrames = 5;
 
+  /** Runs a fax on this endpoint (the fax step); `onPage` hears the pages done so far. */
+  fax(options: FaxSessionOptions, onPage?: (pages: number) => void): FaxHandle {
+    if (this.closed) throw new Error('fax on a closed endpoint');
+    this.stop();
+    const link = new FaxLink(options, onPage, () => {
+      if (this.faxLink === link) this.faxLink = undefined;
+    });
+    this.faxLink?.stop();
+    this.faxLink = link;
+    return link;
+  }
+
   /** Starts recording what the far end sends, up to `maxSeconds`. */
   record(maxSeconds: number): Recorder {
     const recorder = new Recorder(maxSeconds, (done) => this.recorders.delete(done));
@@ -229,9 +247,11 @@ export class MediaEndpoint implements Endpoint {
       this.stats.ignored++;
       return;
     }
-    if ((this.recorders.size === 0 && this.listeners.size === 0) || this.muted.receive) return;
+    if ((this.recorders.size === 0 && this.listeners.size === 0 && !this.faxLink) || this.muted.receive)
+      return;
     const samples = this.decoded.subarray(0, packet.payload.length);
     decodeG711(packet.payload, packet.payloadType, samples);
+    this.faxLink?.receive(packet.ssrc, packet.sequence, packet.timestamp, samples);
     for (const recorder of this.recorders) recorder.write(packet.ssrc, packet.timestamp, samples);
     for (const listener of this.listeners) listener(samples);
   }
@@ -275,7 +295,8 @@ export class MediaEndpoint implements Endpoint {
     let frame: Int16Array | undefined = this.frame;
     // The relay is read on every tick, so that it does not fall behind while a play runs.
     const relayed = this.relayed?.read(this.playing ? this.scratch : this.frame);
-    if (this.playing && !this.playing.source.read(this.frame)) {
+    if (this.faxLink) this.faxLink.read(this.frame);
+    else if (this.playing && !this.playing.source.read(this.frame)) {
       this.playing.resolve('done');
       this.playing = undefined;
       frame = undefined;
@@ -354,6 +375,7 @@ export class MediaEndpoint implements Endpoint {
     this.dtmfOut?.resolve();
     this.dtmfOut = undefined;
     for (const recorder of [...this.recorders]) recorder.stop('closed');
+    this.faxLink?.stop();
     this.listeners.clear();
     this.dtmfHandlers.length = 0;
     this.release(this);
