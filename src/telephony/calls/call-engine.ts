@@ -11,7 +11,6 @@
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
-import { FaxEngineUnavailableError } from '../fax/spandsp.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
 import type { Call } from './call.js';
@@ -23,6 +22,7 @@ import {
   type ReverseWait,
 } from './context.js';
 import type { CallDirectory, CallRecorder, CallRouting } from './directory.js';
+import { sendFax } from './fax-call.js';
 import { handle } from './incoming.js';
 import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
 import { CallRegistry } from './registry.js';
@@ -182,8 +182,8 @@ export class CallEngine {
    * One fax transmission on the wire (the fax area queues and retries them; fax/fax-line.ts).
    * The fax call itself is not built yet: until it is, every transmission ends here.
    */
-  sendFax(_request: FaxSendRequest): Promise<FaxCallResult> {
-    return Promise.reject(new FaxEngineUnavailableError('the fax call is not built yet'));
+  sendFax(request: FaxSendRequest): Promise<FaxCallResult> {
+    return sendFax(this.context, request);
   }
 
   /** A rule's call action (outbound.ts). Resolves once every call was placed. */

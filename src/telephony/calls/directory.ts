@@ -94,10 +94,10 @@ export interface ReverseProcess {
 }
 
 /** The CDR services the engine writes (spec "Call detail record (CDR)"). */
-export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse';
+export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse' | 'fax';
 
 /** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
-export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr' | 'call_api';
+export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr' | 'call_api' | 'fax';
 
 /**
  * One leg of a call as it starts: its CDR's id is fixed now, so that children (the second leg
@@ -128,6 +128,8 @@ export interface LegEnd {
   /** ms since the epoch. */
   readonly end: number;
   readonly recording?: string | null;
+  /** A fax call's: the fax sent or received (CDR fax_id) and its pages transferred. */
+  readonly fax?: { readonly fax_id: string; readonly page_count: number } | undefined;
 }
 
 /** How a user's calls leave the platform (legacy dialplan and the number's partner settings). */

@@ -33,7 +33,7 @@ export interface RuleCallAction {
 }
 
 /** A queued outgoing call of `owner`, admitted and registered; undefined beyond the owner's bound. */
-async function placed(
+export async function placed(
   ctx: EngineContext,
   init: ConstructorParameters<typeof Call>[0],
 ): Promise<Call | undefined> {
@@ -47,7 +47,7 @@ async function placed(
 }
 
 /** Originates `leg` for `call`, hung up when it rings longer than `ringSeconds`. */
-async function originated(
+export async function originated(
   call: Call,
   leg: MediaLeg & { result: Promise<InviteResult> },
   ringSeconds = CALLBACK_RING_SECONDS,

@@ -6,7 +6,7 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
 import { newUuid } from '../../platform/ids.js';
-import type { CallRecorder, RunningLeg } from './directory.js';
+import type { CallRecorder, LegEnd, RunningLeg } from './directory.js';
 
 /** A leg being recorded: its CDR is written once when `end` is called. */
 export interface TrackedLeg {
@@ -17,7 +17,7 @@ export interface TrackedLeg {
   readonly written: Promise<void>;
   answered(at?: number): void;
   /** Ends the leg at once; its CDR is written after (after the parent's). */
-  end(recording?: string | null): Promise<void>;
+  end(recording?: string | null, fax?: LegEnd['fax']): Promise<void>;
 }
 
 export type LegStart = Omit<RunningLeg, 'id' | 'node' | 'date'> & { date?: number };
@@ -59,7 +59,7 @@ export function track(
       // turn comes (answered, then ended at once) has its answer in the CDR: no write.
       chain = chain.then(() => (ended ? undefined : recorder.legAnswered(id, at))).catch(warn);
     },
-    end(recording = null) {
+    end(recording = null, fax = undefined) {
       if (ended) return Promise.resolve();
       ended = true;
       const end = clock.now();
@@ -68,7 +68,7 @@ export function track(
       void (async () => {
         await chain;
         if (parent) await parent.written;
-        await recorder.legEnded(leg, { answered, end, recording }).catch(warn);
+        await recorder.legEnded(leg, { answered, end, recording, fax }).catch(warn);
         done();
       })();
       return Promise.resolve();
