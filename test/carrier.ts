@@ -7,7 +7,6 @@
  */
 import type { TestContext } from 'node:test';
 import { parseWav } from '../src/platform/content/wav.js';
-import type { FaxResult } from '../src/telephony/fax/fax-session.js';
 import { dominantFrequencies } from '../src/telephony/media/goertzel.js';
 import {
   type MediaEndpoint,
@@ -29,8 +28,6 @@ export interface CarrierCall {
   from: string;
   leg?: MediaLeg<MediaEndpoint>;
   recorder?: Recorder;
-  /** A fax machine's end of the fax (answer `{fax}`), at its phase E or the call's end. */
-  fax?: Promise<FaxResult | undefined>;
   /** Resolves when the call ended. */
   ended: Promise<void>;
 }
@@ -41,7 +38,7 @@ export interface Carrier {
   readonly address: string;
   /** Calls received, in order. */
   readonly calls: CarrierCall[];
-  /** How numbers answer (Answer); by default a tone of 1400 Hz. */
+  /** How numbers answer: a tone (Hz) played after answering, a SIP status to reject with, or ringing only. */
   answer(number: string, how: Answer): void;
   /** Resolves with the next call to `number` (already received ones count). */
   callTo(number: string, timeoutMs?: number): Promise<CarrierCall>;
@@ -69,8 +66,7 @@ export interface Carrier {
 
 const ADDRESS = '127.0.0.5';
 
-/** A tone (Hz) after answering, a SIP status to reject with, ringing only, or a fax machine writing what it receives to `fax`. */
-type Answer = { tone: number } | { reject: number } | { ring: true } | { fax: string; ident: string };
+type Answer = { tone: number } | { reject: number } | { ring: true };
 
 export async function startCarrier(t: TestContext): Promise<Carrier> {
   const port = await freeUdpPort(ADDRESS);
@@ -109,10 +105,6 @@ export async function startCarrier(t: TestContext): Promise<Carrier> {
       if (!leg) return;
       entry.leg = leg;
       await leg.answer();
-      if ('fax' in rule) {
-        entry.fax = leg.endpoint.fax({ caller: false, ident: rule.ident, ecm: true, rxFile: rule.fax });
-        return;
-      }
       entry.recorder = leg.endpoint.record(60);
       void leg.endpoint.play(new ToneSource(rule.tone, { amplitude: 0.25 }));
     })();

@@ -189,3 +189,37 @@ test('Zentrale holds and resumes a SIPp callee that echoes our audio (the echo s
   await consult.hangup();
   assert.equal(engine.endpointCount, 0);
 });
+
+test('a re-INVITE to T.38 (no audio stream) is refused with 488 and the call stays on audio', async (t) => {
+  const { engine, callee, caller } = await setup(t);
+  const answered = new Promise<MediaLeg<MediaEndpoint>>((resolve) => {
+    callee.onInvite(async (call) => {
+      const leg = await MediaLeg.accept(call, engine);
+      await leg!.answer();
+      resolve(leg!);
+    });
+  });
+  const leg = await MediaLeg.originate(caller, engine, { uri: `sip:fax@127.0.0.1:${callee.port}` });
+  assert.equal((await leg.result).status, 200);
+  const calleeLeg = await answered;
+  // What a fax gateway sends to move the call to T.38 (UDPTL), as fax machines' gateways do.
+  const t38 = [
+    'v=0',
+    'o=- 1 2 IN IP4 127.0.0.1',
+    's=-',
+    'c=IN IP4 127.0.0.1',
+    't=0 0',
+    'm=image 40000 udptl t38',
+    'a=T38FaxVersion:0',
+    'a=T38FaxUdpEC:t38UDPRedundancy',
+    '',
+  ].join('\r\n');
+  assert.equal((await leg.call.reoffer(t38)).status, 488);
+  // Still on audio: a tone played by the callee is heard by the caller.
+  const recorder = leg.endpoint.record(5);
+  await calleeLeg.endpoint.tone(1000, { durationMs: 600 });
+  const loud = dominantFrequencies(recorder.stop().samples, 8000, [1000, 2000], 30).filter(
+    (w) => w.rms > 5000,
+  );
+  assert.ok(loud.length >= 10 && loud.every((w) => w.frequency === 1000), `${loud.length} loud windows`);
+});

@@ -291,7 +291,8 @@ export class CallAreaRecorder implements CallRecorder {
       t_pre: (answered ?? finished) - row.date,
       t_post: answered === null ? 0 : finished - answered,
       recording_id: end.recording ?? undefined,
-      ...(end.fax ? { fax_id: end.fax.id, page_count: end.fax.pages } : {}),
+      fax_id: end.fax?.fax_id,
+      page_count: end.fax?.page_count,
       phone: row.phone && PHONE.test(row.phone) ? row.phone : undefined,
       owner: owner.exists ? row.owner! : undefined,
       // Known for the batch (null: none): recordCdr does not read the user again.

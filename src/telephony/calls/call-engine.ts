@@ -22,8 +22,9 @@ import {
   type ReverseWait,
 } from './context.js';
 import type { CallDirectory, CallRecorder, CallRouting } from './directory.js';
+import { sendFax } from './fax-call.js';
 import { handle } from './incoming.js';
-import { callback, clickToDial, type RuleCallAction, ruleCall, sendFax, type ViaThenTo } from './outbound.js';
+import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
 import { CallRegistry } from './registry.js';
 import { type TransferTarget, transfer } from './transfer.js';
 
@@ -177,7 +178,10 @@ export class CallEngine {
     return transfer(this.context, call, target, attended);
   }
 
-  /** One fax transmission on the wire (outbound.ts; the fax area queues and retries them: fax/fax-line.ts). */
+  /**
+   * One fax transmission on the wire (the fax area queues and retries them; fax/fax-line.ts).
+   * The fax call itself is not built yet: until it is, every transmission ends here.
+   */
   sendFax(request: FaxSendRequest): Promise<FaxCallResult> {
     return sendFax(this.context, request);
   }

@@ -128,8 +128,8 @@ export interface LegEnd {
   /** ms since the epoch. */
   readonly end: number;
   readonly recording?: string | null;
-  /** A fax call's fax (CDR fax_id) and the pages sent or received (CDR page_count). */
-  readonly fax?: { readonly id: string; readonly pages: number };
+  /** A fax call's: the fax sent or received (CDR fax_id) and its pages transferred. */
+  readonly fax?: { readonly fax_id: string; readonly page_count: number } | undefined;
 }
 
 /** How a user's calls leave the platform (legacy dialplan and the number's partner settings). */

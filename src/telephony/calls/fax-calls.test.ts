@@ -1,101 +1,117 @@
 /**
- * Faxes Zentrale sends (CallEngine.sendFax, fax/fax-line.ts; decisions.md "Fax over the
- * network"): a call of the owner's number through Kamailio to the carrier, where a fax machine
- * (the test carrier running spandsp) answers; T.30 over the RTP of the call in real time. The
- * pages that arrive are compared with the sent ones, and the CDR says fax, fax_id and pages.
+ * Sending a fax on a real call (issue 27, CallEngine.sendFax): the engine calls the carrier
+ * stand-in (test/carrier.ts) as the sending user's number, and the carrier's side answers as a
+ * fax machine; the pages arrive intact, progress goes ringing, answered, page by page, and the
+ * call's CDR is service fax with the fax and its pages. A busy number ends the attempt with the
+ * INVITE's status and no T.30 at all.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import path from 'node:path';
 import { test } from 'node:test';
-import { cdrsOf, telephonyNode } from '../../../test/calls.js';
+import { telephonyNode } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
-import { overlap, twoPageFax } from '../../../test/fax.js';
-import { buildUser, tempDir } from '../../../test/helper.js';
+import { overlap, page, writeFaxTiff } from '../../../test/fax-pages.js';
+import { buildUser, eventually, loggedInClient, tempDir, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { decodeG4 } from '../../platform/content/ccitt-g4.js';
 import { newUuid } from '../../platform/ids.js';
+import type { FaxProgress } from '../fax/fax-line.js';
 import { readReceivedFile } from '../fax/tiff-f.js';
 
 requireTelephonyPackages();
 
-test('a 2-page fax to a fax machine behind the carrier arrives; busy and refused destinations end with their status', async (t) => {
+test('sendFax: a 2-page fax to a fax machine behind the carrier, and a busy number', async (t) => {
   const carrier = await startCarrier(t);
-  const node = await telephonyNode(t, { CARRIER_URI: carrier.uri });
-  const { app } = node;
-  const user = await buildUser(app);
-  await app.services.phones.addNumber('+4930555100', { userUuid: user.uuid });
-  const dir = tempDir(t);
-  const { sent, txFile } = twoPageFax(dir);
-  const rxFile = path.join(dir, 'rx.tif');
-  carrier.answer('+4940555200', { fax: rxFile, ident: '+49 40 555200' });
-  carrier.answer('+4940555300', { reject: 486 });
+  const { app } = await telephonyNode(t, { CARRIER_URI: carrier.uri });
   const engine = app.services.telephony.calls!;
-  const request = {
-    owner: user.uuid,
-    from: '+4930555100',
-    tiff: txFile,
-    ident: '+49 30 555100',
-    header: 'Zentrale Test',
-  };
-
-  const phases: string[] = [];
-  const fax = newUuid();
-  const result = await engine.sendFax({
-    ...request,
+  const { user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777020', { userUuid: user.uuid }, false);
+  const dir = tempDir(t);
+  const sent = [page(3), page(4)];
+  const tiff = path.join(dir, 'tx.tif');
+  writeFaxTiff(tiff, sent);
+  const rxFile = path.join(dir, 'rx.tif');
+  const request = (to: string, fax: string, progress: FaxProgress[]) => ({
     report: newUuid(),
     fax,
-    to: '+4940555200',
-    progress: (progress) => phases.push(progress.phase),
+    owner: user.uuid,
+    from: '+4930777020',
+    to,
+    tiff,
+    ident: '+49 30 777020',
+    header: 'Zentrale',
+    progress: (step: FaxProgress) => progress.push(step),
   });
-  assert.deepEqual(phases, ['ringing', 'answered']);
+
+  const progress: FaxProgress[] = [];
+  const fax = newUuid();
+  const sending = engine.sendFax(request('+4940400', fax, progress));
+  const call = await carrier.callTo('+4940400');
+  await until(() => call.leg !== undefined, 'the carrier answered');
+  const machine = call.leg!.endpoint.fax({ caller: false, ident: '+49 40 400', ecm: true, rxFile });
+  const [result, received] = await Promise.all([sending, machine.done]);
   assert.equal(result.sipStatus, 200);
   assert.equal(result.completionCode, 0);
-  assert.deepEqual([result.ok, result.pages, result.remoteIdent], [true, 2, '+49 40 555200']);
-  assert.ok(result.timeEnd >= result.timeStart);
-  // The fax machine's side: both pages, each showing what was sent, from the sender's station.
-  const call = await carrier.callTo('+4940555200');
-  assert.match(call.headers.get('from') ?? '', /<sip:\+4930555100@/);
-  const machine = await call.fax;
-  assert.deepEqual([machine?.code, machine?.pagesTransferred, machine?.remoteIdent], [0, 2, '+49 30 555100']);
+  assert.equal(result.ok, true);
+  assert.equal(result.pages, 2);
+  assert.equal(result.remoteIdent, '+49 40 400');
+  assert.ok(result.timeEnd > result.timeStart);
+  assert.equal(received.code, 0, received.text);
+  assert.equal(received.remoteIdent, '+49 30 777020');
+  assert.match(call.headers.get('from') ?? '', /<sip:\+4930777020@/);
+  // The path: ringing, answered, then the pages one by one.
+  assert.deepEqual(
+    progress.map((step) => step.phase),
+    ['ringing', 'answered', ...progress.slice(2).map(() => 'page')],
+  );
+  assert.equal(progress.find((step) => step.phase === 'page')?.pages, 1);
   const pages = await readReceivedFile(rxFile);
   assert.equal(pages.length, 2);
-  pages.forEach((page, index) => {
-    const share = overlap(sent[index]!, decodeG4(page.g4, page.width, page.height));
+  pages.forEach((received, index) => {
+    const share = overlap(sent[index]!, decodeG4(received.g4, received.width, received.height));
     assert.ok(share >= 0.97, `page ${index + 1} overlap ${share}`);
   });
 
-  // Busy: the INVITE's status, no fax exchanged.
-  const busy = await engine.sendFax({ ...request, report: newUuid(), fax: newUuid(), to: '+4940555300' });
-  assert.deepEqual([busy.sipStatus, busy.ok, busy.pages, busy.completionCode], [486, false, 0, undefined]);
+  // Busy: the INVITE's 486, no fax exchanged.
+  carrier.answer('+4940401', { reject: 486 });
+  const busyFax = newUuid();
+  const busyProgress: FaxProgress[] = [];
+  const busy = await engine.sendFax(request('+4940401', busyFax, busyProgress));
+  assert.equal(busy.sipStatus, 486);
+  assert.equal(busy.completionCode, undefined);
+  assert.equal(busy.ok, false);
+  assert.equal(busy.pages, 0);
+  assert.deepEqual(
+    busyProgress.map((step) => step.phase),
+    ['ringing'],
+  );
+
   // The partner's call filter decides fax calls too (service fax): refused before any INVITE.
   const partner = await app.services.partners.createPartner(`p${Date.now()}`, 'partner-key', ['callfilter']);
   const filtered = await buildUser(app, { partnerUuid: partner.uuid });
-  await app.services.phones.addNumber('+4930555101', { userUuid: filtered.uuid });
+  await app.services.phones.addNumber('+4930777021', { userUuid: filtered.uuid }, false);
   await app.services.callFilters.setFilter(partner.uuid, filtered.uuid, [
     { type: 'service', key: 'fax', pass: false },
   ]);
   const before = carrier.calls.length;
   const refused = await engine.sendFax({
-    ...request,
+    ...request('+4940400', newUuid(), []),
     owner: filtered.uuid,
-    from: '+4930555101',
-    report: newUuid(),
-    fax: newUuid(),
-    to: '+4940555200',
+    from: '+4930777021',
   });
-  assert.deepEqual([refused.sipStatus, refused.ok], [403, false]);
+  assert.deepEqual([refused.sipStatus, refused.ok, refused.completionCode], [403, false, undefined]);
   assert.equal(carrier.calls.length, before, 'nothing reached the carrier');
 
-  // The CDRs: service fax with the fax's id and the pages sent; the busy attempt with none.
-  const cdrs = await cdrsOf(app, user.uuid, 2);
-  const sentCdr = cdrs.find((cdr) => cdr.b_number === '+4940555200');
-  assert.deepEqual(
-    [sentCdr?.service, sentCdr?.fax_id, sentCdr?.page_count, sentCdr?.phone],
-    ['fax', fax, 2, '+4930555100'],
+  const cdrs = await eventually(
+    () => app.services.cdrs.listCdrs({ owner: user.uuid }),
+    (rows) => rows.length >= 2,
+    'both fax CDRs',
   );
-  assert.ok((sentCdr?.t_post ?? 0) > 0, 'the fax call was answered');
-  const busyCdr = cdrs.find((cdr) => cdr.b_number === '+4940555300');
-  assert.deepEqual([busyCdr?.service, busyCdr?.page_count, busyCdr?.t_post], ['fax', 0, 0]);
-  assert.ok(fs.existsSync(rxFile));
+  assert.deepEqual(
+    cdrs.map((cdr) => [cdr.service, cdr.b_number, cdr.fax_id, cdr.page_count, cdr.phone]).sort(),
+    [
+      ['fax', '+4940400', fax, 2, '+4930777020'],
+      ['fax', '+4940401', busyFax, 0, '+4930777020'],
+    ].sort(),
+  );
 });

@@ -3,10 +3,6 @@
  * action. Each is a Call of this node's registry, queued until its first INVITE leaves and
  * admitted against its owner's concurrent-call quota; a rule call's commands are its steps.
  */
-
-import { nowSeconds } from '../../platform/ids.js';
-import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
-import type { FaxResult } from '../fax/fax-session.js';
 import { pcmFromWav } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { InviteResult } from '../sip/index.js';
@@ -37,7 +33,7 @@ export interface RuleCallAction {
 }
 
 /** A queued outgoing call of `owner`, admitted and registered; undefined beyond the owner's bound. */
-async function placed(
+export async function placed(
   ctx: EngineContext,
   init: ConstructorParameters<typeof Call>[0],
 ): Promise<Call | undefined> {
@@ -51,7 +47,7 @@ async function placed(
 }
 
 /** Originates `leg` for `call`, hung up when it rings longer than `ringSeconds`. */
-async function originated(
+export async function originated(
   call: Call,
   leg: MediaLeg & { result: Promise<InviteResult> },
   ringSeconds = CALLBACK_RING_SECONDS,
@@ -295,85 +291,5 @@ async function playCommands(
     if (!leg.call.ended) await leg.hangup();
   } finally {
     await record.end();
-  }
-}
-
-/** Seconds a fax's destination rings before the attempt is given up as not answered (408). */
-const FAX_RING_SECONDS = 60;
-
-/**
- * One fax transmission (spec "Fax", POST /api/fax/{uuid}/send; the fax area queues and retries,
- * fax/fax-line.ts): a call of the owner from `from` to `to` after the partner's call filter
- * (service `fax`) and the concurrent-call quota, like every outgoing call, answered by a fax
- * machine, then T.30 from Zentrale's media leg (Endpoint.fax) with the sender's station id and
- * page header. Its CDR is service fax with fax_id and the pages sent. Resolves when it ended,
- * however: 403 filtered, 404 no route, 486 beyond the quota, the INVITE's status when not
- * answered, else 200 with spandsp's completion code.
- */
-export async function sendFax(ctx: EngineContext, request: FaxSendRequest): Promise<FaxCallResult> {
-  const { clock } = ctx.options;
-  const timeStart = nowSeconds(clock);
-  const ended = (sipStatus: number): FaxCallResult => ({
-    sipStatus,
-    ok: false,
-    pages: 0,
-    timeStart,
-    timeEnd: nowSeconds(clock),
-  });
-  const target = await outside(ctx, request.owner, request.to, 'fax');
-  if (target === 'denied') return ended(403);
-  if (!target) return ended(404);
-  const call = await placed(ctx, {
-    direction: 'out',
-    service: 'fax',
-    owner: request.owner,
-    number: request.from,
-    from: request.from,
-    status: 'queued',
-  });
-  if (!call) return ended(486);
-  const record = trackLeg(ctx, {
-    owner: request.owner,
-    service: 'fax',
-    direction: 'out',
-    number: target.number,
-    phone: request.from,
-  });
-  call.record = record;
-  let result: FaxResult | undefined;
-  try {
-    const asserted = (await ctx.routing.outgoingIdentity(request.owner, request.from)).assertedIdentity;
-    const leg = await MediaLeg.originate(ctx.ua, ctx.media, {
-      uri: target.uri,
-      ...identityFor(ctx, request.from, false, asserted),
-    });
-    request.progress?.({ phase: 'ringing', pages: 0 });
-    if (!(await originated(call, leg, request.ringSeconds ?? FAX_RING_SECONDS))) {
-      return ended((await leg.result).status);
-    }
-    record.answered();
-    request.progress?.({ phase: 'answered', pages: 0 });
-    result = await leg.endpoint.fax({
-      caller: true,
-      ident: request.ident,
-      header: request.header,
-      ecm: true,
-      txFile: request.tiff,
-    });
-    if (!leg.call.ended) await leg.hangup();
-    return {
-      sipStatus: 200,
-      ...(result ? { completionCode: result.code, bitRate: result.bitRate, ecm: result.ecm } : {}),
-      ...(result?.remoteIdent ? { remoteIdent: result.remoteIdent } : {}),
-      ok: result?.code === 0,
-      pages: result?.pagesTransferred ?? 0,
-      timeStart,
-      timeEnd: nowSeconds(clock),
-    };
-  } finally {
-    await record.end(null, { id: request.fax, pages: result?.pagesTransferred ?? 0 });
-    call.end(
-      call.status === 'in-progress' ? 'completed' : call.status === 'ringing' ? 'failed' : call.status,
-    );
   }
 }

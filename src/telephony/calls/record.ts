@@ -68,7 +68,7 @@ export function track(
       void (async () => {
         await chain;
         if (parent) await parent.written;
-        await recorder.legEnded(leg, { answered, end, recording, ...(fax ? { fax } : {}) }).catch(warn);
+        await recorder.legEnded(leg, { answered, end, recording, fax }).catch(warn);
         done();
       })();
       return Promise.resolve();

@@ -1,21 +1,27 @@
 /**
- * The fax engine end to end in memory (decisions.md "Fax engine"): two FaxSessions wired back to
- * back, 160 samples per step, as fast as the CPU runs; a 2-page TIFF-F sent as the content path
- * stores it.
+ * The fax engine end to end in memory (issue 27): two FaxSessions wired back to back, 160
+ * samples per step, as fast as the CPU runs; a 2-page TIFF-F sent as the content path stores it.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { blackIn, overlap, twoPageFax, WIDTH } from '../../../test/fax.js';
-import type { Bitmap } from '../../platform/content/bitmap.js';
+import { overlap, page, FAX_WIDTH as WIDTH, writeFaxTiff } from '../../../test/fax-pages.js';
+import { type Bitmap, getPixel } from '../../platform/content/bitmap.js';
 import { decodeG4 } from '../../platform/content/ccitt-g4.js';
 import { FaxSession } from './fax-session.js';
 import { readReceivedFile } from './tiff-f.js';
 
 /** Line time cap: 10 minutes of 20 ms frames. */
 const MAX_STEPS = 30_000;
+
+function blackIn(bitmap: Bitmap, rows: [number, number]): number {
+  let count = 0;
+  for (let y = rows[0]; y < rows[1]; y++)
+    for (let x = 0; x < bitmap.width; x++) count += getPixel(bitmap, x, y);
+  return count;
+}
 
 interface Run {
   readonly caller: FaxSession;
@@ -27,7 +33,9 @@ interface Run {
 
 function setup(ecm: boolean): Run {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'fax-'));
-  const { sent, txFile } = twoPageFax(dir);
+  const sent = [page(1), page(2)];
+  const txFile = path.join(dir, 'tx.tif');
+  writeFaxTiff(txFile, sent);
   const rxFile = path.join(dir, 'rx.tif');
   const caller = new FaxSession({ caller: true, ident: '+49 30 1111', header: 'Zentrale Test', ecm, txFile });
   const answerer = new FaxSession({ caller: false, ident: '+49 30 2222', ecm, rxFile });

@@ -17,6 +17,8 @@ import {
 } from './spandsp.js';
 
 export const FAX_FRAME_SAMPLES = 160;
+/** spandsp's T30_ERR_CALLDROPPED: the call ended before phase E (also when the media went away). */
+export const FAX_CALL_DROPPED = 49;
 
 export interface FaxSessionOptions {
   /** true: the calling side (sends CNG); false: the answering side (sends CED). */

@@ -9,8 +9,8 @@
 
 import { randomInt } from 'node:crypto';
 import type dgram from 'node:dgram';
-import { type FaxResult, FaxSession, type FaxSessionOptions } from '../fax/fax-session.js';
-import { FaxEngineUnavailableError } from '../fax/spandsp.js';
+import { type FaxHandle, FaxLink } from '../fax/fax-link.js';
+import type { FaxSessionOptions } from '../fax/fax-session.js';
 import { DTMF_EVENTS, DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711, type G711Type } from './g711.js';
 import { Recorder, type Recording } from './recorder.js';
@@ -70,17 +70,12 @@ export interface Endpoint {
   mute(muted: Muted): void;
   sendDtmf(digits: string, durationMs?: number): Promise<void>;
   record(maxSeconds: number): RecordingHandle;
+  /** Runs a fax on the endpoint until phase E or stop (fax-link.ts); nothing else plays meanwhile. */
+  fax(options: FaxSessionOptions, onPage?: (pages: number) => void): FaxHandle;
   onDtmf(handler: (event: DtmfEvent) => void): void;
   emitDtmf(event: DtmfEvent): void;
   /** Relays audio both ways with `other` (an endpoint of the same engine); returns the off switch. */
   connect(other: Endpoint): () => void;
-  /**
-   * Runs one end of a T.30 fax over the endpoint's audio (fax/fax-session.ts): what it receives
-   * goes to spandsp, lost frames as fill-in, and what spandsp sends is played. Resolves at phase
-   * E; when the endpoint closes first, with the end of the fax as spandsp then sees it (pages so
-   * far, a non-zero code). undefined when spandsp is not installed.
-   */
-  fax(options: FaxSessionOptions): Promise<FaxResult | undefined>;
   close(): void;
 }
 
@@ -112,8 +107,6 @@ interface DtmfSending {
 
 const DTMF_VOLUME = 10;
 const DTMF_PAUSE_FRAMES = 3;
-/** A gap longer than a second is a new stream (a re-INVITE, a jump), not lost frames to fill in. */
-const MAX_FILLIN_SAMPLES = 8000;
 
 export class MediaEndpoint implements Endpoint {
   private remote: RemoteMedia | undefined;
@@ -126,7 +119,7 @@ export class MediaEndpoint implements Endpoint {
   private readonly dtmfHandlers: ((event: DtmfEvent) => void)[] = [];
   private readonly dtmfIn: DtmfReceiver;
   private readonly recorders = new Set<Recorder>();
-  private readonly listeners = new Set<(samples: Int16Array, timestamp: number) => void>();
+  private readonly listeners = new Set<(samples: Int16Array) => void>();
   private readonly frame = new Int16Array(FRAME_SAMPLES);
   private readonly decoded = new Int16Array(FRAME_SAMPLES * 4);
   private readonly ssrc = randomInt(2 ** 32 - 1);
@@ -134,6 +127,8 @@ export class MediaEndpoint implements Endpoint {
   private timestamp = randomInt(2 ** 32 - 1);
   private marker = true;
   private closed = false;
+  /** A running fax (fax-link.ts): it alone is heard and sent while it runs. */
+  private faxLink: FaxLink | undefined;
   readonly stats = { sent: 0, received: 0, ignored: 0 };
 
   /** @internal created by MediaEngine.createEndpoint. */
@@ -202,6 +197,18 @@ export class MediaEndpoint implements Endpoint {
 
   private dtmfFrames = 5;
 
+  /** Runs a fax on this endpoint (the fax step); `onPage` hears the pages done so far. */
+  fax(options: FaxSessionOptions, onPage?: (pages: number) => void): FaxHandle {
+    if (this.closed) throw new Error('fax on a closed endpoint');
+    this.stop();
+    const link = new FaxLink(options, onPage, () => {
+      if (this.faxLink === link) this.faxLink = undefined;
+    });
+    this.faxLink?.stop();
+    this.faxLink = link;
+    return link;
+  }
+
   /** Starts recording what the far end sends, up to `maxSeconds`. */
   record(maxSeconds: number): Recorder {
     const recorder = new Recorder(maxSeconds, (done) => this.recorders.delete(done));
@@ -240,18 +247,20 @@ export class MediaEndpoint implements Endpoint {
       this.stats.ignored++;
       return;
     }
-    if ((this.recorders.size === 0 && this.listeners.size === 0) || this.muted.receive) return;
+    if ((this.recorders.size === 0 && this.listeners.size === 0 && !this.faxLink) || this.muted.receive)
+      return;
     const samples = this.decoded.subarray(0, packet.payload.length);
     decodeG711(packet.payload, packet.payloadType, samples);
+    this.faxLink?.receive(packet.ssrc, packet.sequence, packet.timestamp, samples);
     for (const recorder of this.recorders) recorder.write(packet.ssrc, packet.timestamp, samples);
-    for (const listener of this.listeners) listener(samples, packet.timestamp);
+    for (const listener of this.listeners) listener(samples);
   }
 
   /**
    * Calls `listener` with the decoded samples of each audio packet the far end sends (a
    * relay between two endpoints); the samples are reused, copy what you keep. Returns the off switch.
    */
-  onAudio(listener: (samples: Int16Array, timestamp: number) => void): () => void {
+  onAudio(listener: (samples: Int16Array) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
@@ -277,39 +286,6 @@ export class MediaEndpoint implements Endpoint {
     };
   }
 
-  async fax(options: FaxSessionOptions): Promise<FaxResult | undefined> {
-    let session: FaxSession;
-    try {
-      session = new FaxSession(options);
-    } catch (error) {
-      if (error instanceof FaxEngineUnavailableError) return undefined;
-      throw error;
-    }
-    // RTP timestamps tell the frames that never came: spandsp keeps its modem timing over them.
-    let expected: number | undefined;
-    const offAudio = this.onAudio((samples, timestamp) => {
-      if (expected !== undefined) {
-        const gap = (timestamp - expected) >>> 0;
-        if (gap < MAX_FILLIN_SAMPLES) for (let lost = gap; lost >= FRAME_SAMPLES; lost -= FRAME_SAMPLES) session.rxFillin();
-      }
-      session.rx(samples);
-      expected = (timestamp + samples.length) >>> 0;
-    });
-    const played = this.play({
-      read: (frame) => {
-        if (session.finished) return false;
-        frame.set(session.tx());
-        return true;
-      },
-    });
-    const ended = await Promise.race([session.done, played.then(() => undefined)]);
-    offAudio();
-    if (!ended) session.terminate();
-    const result = session.finished;
-    session.close();
-    return result;
-  }
-
   /** @internal one 20 ms frame, called by the engine's clock. */
   tick(): void {
     const remote = this.remote;
@@ -319,7 +295,8 @@ export class MediaEndpoint implements Endpoint {
     let frame: Int16Array | undefined = this.frame;
     // The relay is read on every tick, so that it does not fall behind while a play runs.
     const relayed = this.relayed?.read(this.playing ? this.scratch : this.frame);
-    if (this.playing && !this.playing.source.read(this.frame)) {
+    if (this.faxLink) this.faxLink.read(this.frame);
+    else if (this.playing && !this.playing.source.read(this.frame)) {
       this.playing.resolve('done');
       this.playing = undefined;
       frame = undefined;
@@ -398,6 +375,7 @@ export class MediaEndpoint implements Endpoint {
     this.dtmfOut?.resolve();
     this.dtmfOut = undefined;
     for (const recorder of [...this.recorders]) recorder.stop('closed');
+    this.faxLink?.stop();
     this.listeners.clear();
     this.dtmfHandlers.length = 0;
     this.release(this);

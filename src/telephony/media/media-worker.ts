@@ -5,6 +5,7 @@
  * (protocol in worker-engine.ts); this thread answers with results and DTMF events.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import type { FaxHandle } from '../fax/fax-link.js';
 import type { MediaEndpoint } from './media-endpoint.js';
 import { MediaEngine, type MediaEngineOptions } from './media-engine.js';
 import type { Recorder } from './recorder.js';
@@ -16,6 +17,7 @@ if (!port) throw new Error('media-worker.ts runs as a worker thread');
 const engine = new MediaEngine(workerData as MediaEngineOptions);
 const endpoints = new Map<number, MediaEndpoint>();
 const recorders = new Map<number, Recorder>();
+const faxes = new Map<number, FaxHandle>();
 const links = new Map<number, () => void>();
 
 const post = (event: WorkerEvent, transfer?: ArrayBuffer[]) => port.postMessage(event, transfer);
@@ -99,18 +101,25 @@ function handle(command: WorkerCommand): void {
       });
       return;
     }
-    case 'record-stop':
-      recorders.get(command.id)?.stop(command.reason);
-      return;
-    case 'fax':
-      if (!endpoint) {
+    case 'fax': {
+      if (!endpoint || endpoint.isClosed) {
         post({ ev: 'faxed', id: command.id });
         return;
       }
-      void endpoint.fax(command.options).then(
-        (result) => post({ ev: 'faxed', id: command.id, ...(result ? { result } : {}) }),
-        () => post({ ev: 'faxed', id: command.id }),
-      );
+      const id = command.id;
+      const fax = endpoint.fax(command.options, (pages) => post({ ev: 'fax-page', id, pages }));
+      faxes.set(id, fax);
+      void fax.done.then((result) => {
+        faxes.delete(id);
+        post({ ev: 'faxed', id, result });
+      });
+      return;
+    }
+    case 'fax-stop':
+      faxes.get(command.id)?.stop();
+      return;
+    case 'record-stop':
+      recorders.get(command.id)?.stop(command.reason);
       return;
     case 'close':
       endpoints.delete(command.endpoint);

@@ -9,7 +9,8 @@
  * endpoint starts a new worker: calls in progress lose their media, new calls work.
  */
 import { Worker } from 'node:worker_threads';
-import type { FaxResult, FaxSessionOptions } from '../fax/fax-session.js';
+import type { FaxHandle } from '../fax/fax-link.js';
+import { FAX_CALL_DROPPED, type FaxResult, type FaxSessionOptions } from '../fax/fax-session.js';
 import type {
   DtmfEvent,
   Endpoint,
@@ -54,7 +55,13 @@ export type WorkerCommand =
       readonly id: number;
       readonly reason?: Recording['reason'];
     }
-  | { readonly op: 'fax'; readonly endpoint: number; readonly id: number; readonly options: FaxSessionOptions }
+  | {
+      readonly op: 'fax';
+      readonly endpoint: number;
+      readonly id: number;
+      readonly options: FaxSessionOptions;
+    }
+  | { readonly op: 'fax-stop'; readonly endpoint: number; readonly id: number }
   | { readonly op: 'close'; readonly endpoint: number };
 
 /** Worker -> main thread. */
@@ -65,6 +72,7 @@ export type WorkerEvent =
   | { readonly ev: 'result'; readonly id: number; readonly value: PlayResult | 'done' }
   | { readonly ev: 'recorded'; readonly id: number; readonly recording?: Recording }
   | { readonly ev: 'faxed'; readonly id: number; readonly result?: FaxResult }
+  | { readonly ev: 'fax-page'; readonly id: number; readonly pages: number }
   | {
       readonly ev: 'dtmf';
       readonly endpoint: number;
@@ -105,6 +113,8 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
   private readonly pending = new Map<number, Pending>();
   private readonly endpoints = new Map<number, WorkerEndpoint>();
   private outbox: WorkerCommand[] = [];
+  /** @internal the progress listeners of running faxes, by request id. */
+  readonly faxPages = new Map<number, (pages: number) => void>();
   private closed = false;
 
   constructor(options: MediaEngineOptions = {}) {
@@ -154,6 +164,10 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
       this.endpoints
         .get(event.endpoint)
         ?.emitDtmf({ digit: event.digit, durationMs: event.durationMs, source: 'rfc4733' });
+      return;
+    }
+    if (event.ev === 'fax-page') {
+      this.faxPages.get(event.id)?.(event.pages);
       return;
     }
     if (!('id' in event)) return;
@@ -272,6 +286,27 @@ export class WorkerEndpoint implements Endpoint {
     return event.ev === 'result' ? (event.value as PlayResult) : 'done';
   }
 
+  /** Runs the fax in the worker, beside the endpoint's RTP; a worker that died ends it as dropped. */
+  fax(options: FaxSessionOptions, onPage?: (pages: number) => void): FaxHandle {
+    const id = this.engine.newId();
+    if (onPage) this.engine.faxPages.set(id, onPage);
+    const done = this.engine
+      .request(() => ({ op: 'fax', endpoint: this.id, id, options }), id)
+      .then((event): FaxResult => {
+        this.engine.faxPages.delete(id);
+        if (event?.ev === 'faxed' && event.result) return event.result;
+        return {
+          code: FAX_CALL_DROPPED,
+          text: 'media lost',
+          pagesTransferred: 0,
+          bitRate: 0,
+          ecm: false,
+          remoteIdent: '',
+        };
+      });
+    return { done, stop: () => this.engine.send({ op: 'fax-stop', endpoint: this.id, id }) };
+  }
+
   /** 8 kHz mono samples; a SharedArrayBuffer behind them is shared with the worker, not copied. */
   playPcm(samples: Int16Array, loop = false): Promise<PlayResult> {
     return this.play(new PcmSource(samples, loop));
@@ -321,13 +356,6 @@ export class WorkerEndpoint implements Endpoint {
     const id = this.engine.newId();
     this.engine.send({ op: 'connect', id, a: this.id, b: other.id });
     return () => this.engine.send({ op: 'disconnect', id });
-  }
-
-  /** The fax runs in the worker, beside the endpoint's frames (spandsp is loaded there). */
-  async fax(options: FaxSessionOptions): Promise<FaxResult | undefined> {
-    if (this.closed) return undefined;
-    const event = await this.engine.request((id) => ({ op: 'fax', endpoint: this.id, id, options }));
-    return event?.ev === 'faxed' ? event.result : undefined;
   }
 
   /** @internal the worker ended. */

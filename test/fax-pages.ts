@@ -1,16 +1,18 @@
 /**
- * Fax pages for the fax tests: text-like bitmaps, a 2-page TIFF-F of them as the content path
- * stores a fax, and how much of a sent page a received one shows.
+ * Fax test pages (issue 27): text-like bitmaps to send and how much of a sent page's black
+ * arrived, shared by the fax engine's tests in memory and over the network.
  */
 import fs from 'node:fs';
-import path from 'node:path';
 import { type Bitmap, createBitmap, getPixel, setPixel } from '../src/platform/content/bitmap.js';
 import { encodeG4 } from '../src/platform/content/ccitt-g4.js';
 import { writeTiff } from '../src/platform/content/tiff.js';
 
-export const WIDTH = 1728;
-export const HEIGHT = 1100;
-export function random(seed: number): () => number {
+export const FAX_WIDTH = 1728;
+export const FAX_HEIGHT = 1100;
+const WIDTH = FAX_WIDTH;
+const HEIGHT = FAX_HEIGHT;
+
+function random(seed: number): () => number {
   let state = seed;
   return () => {
     state = (state * 1103515245 + 12345) & 0x7fffffff;
@@ -34,13 +36,6 @@ export function page(seed: number): Bitmap {
   return bitmap;
 }
 
-export function blackIn(bitmap: Bitmap, rows: [number, number]): number {
-  let count = 0;
-  for (let y = rows[0]; y < rows[1]; y++)
-    for (let x = 0; x < bitmap.width; x++) count += getPixel(bitmap, x, y);
-  return count;
-}
-
 /** Share of the sent page's black pixels that are black in the received one (bottom-aligned). */
 export function overlap(sent: Bitmap, received: Bitmap): number {
   const shift = received.height - sent.height;
@@ -55,15 +50,12 @@ export function overlap(sent: Bitmap, received: Bitmap): number {
   return both / black;
 }
 
-/** Pages 1 and 2 written as a 2-page TIFF-F (G4, 204 × 196 dpi) in `dir`: what a sender sends. */
-export function twoPageFax(dir: string): { sent: Bitmap[]; txFile: string } {
-  const sent = [page(1), page(2)];
-  const txFile = path.join(dir, 'tx.tif');
+/** Writes `pages` as a TIFF-F (G4, 204x196 dpi) to `file`, the way the content path stores a fax. */
+export function writeFaxTiff(file: string, pages: readonly Bitmap[]): void {
   fs.writeFileSync(
-    txFile,
+    file,
     writeTiff(
-      sent.map((bitmap) => ({ width: WIDTH, height: HEIGHT, xRes: 204, yRes: 196, g4: encodeG4(bitmap) })),
+      pages.map((bitmap) => ({ width: WIDTH, height: HEIGHT, xRes: 204, yRes: 196, g4: encodeG4(bitmap) })),
     ),
   );
-  return { sent, txFile };
 }
