@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
-import { createPostgresDatabase } from '../../../test/helper.js';
+import { createPostgresDatabase, until } from '../../../test/helper.js';
 import { openPostgres } from './postgres.js';
 
 test('postgres: a parametrised statement run twice is prepared once on its connection', async (t) => {
@@ -27,4 +27,20 @@ test('postgres: a parametrised statement run twice is prepared once on its conne
     ).rows.map((row) => row.statement);
   });
   assert.deepEqual(prepared, ['select $1::int + 1 as n']);
+});
+
+test('postgres: an idle connection the server ends does not end the process; the next query opens another', async (t) => {
+  const url = await createPostgresDatabase();
+  const handle = openPostgres<Record<string, never>>(url);
+  t.after(() => handle.close());
+  const pid = async () =>
+    (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(handle.db)).rows[0]?.pid;
+  const first = await pid();
+  const admin = openPostgres<Record<string, never>>(url);
+  t.after(() => admin.close());
+  const ended = await sql<{ ended: boolean }>`select pg_terminate_backend(${first}::int) as ended`.execute(
+    admin.db,
+  );
+  assert.equal(ended.rows[0]?.ended, true);
+  await until(async () => (await pid().catch(() => first)) !== first, 'a query on a new connection');
 });

@@ -70,6 +70,9 @@ class NamingClient extends pg.Client {
 
 export function openPostgres<T>(connectionString: string): DialectHandle<T> {
   const pool = new pg.Pool({ connectionString, max: 10, Client: NamingClient });
+  // An idle connection the server ends (restart, administrator) is an 'error' on the pool,
+  // which would end the process; the pool drops that connection and the next query opens one.
+  pool.on('error', () => {});
   const db = new Kysely<T>({ dialect: new PostgresDialect({ pool }), log: logToObservers });
   const bus = createBus(connectionString);
   return {
