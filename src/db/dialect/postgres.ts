@@ -2,6 +2,7 @@
  * PostgreSQL, chosen by DATABASE_URL, for several nodes that share one database. Besides the
  * query pool it provides the cross-node message bus over LISTEN/NOTIFY.
  */
+import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DialectHandle, MessageBus } from './handle.js';
@@ -40,8 +41,38 @@ function createBus(connectionString: string): MessageBus {
   };
 }
 
+/** Named statements kept per connection; beyond, a statement is parsed and planned each time. */
+const NAMED_PER_CONNECTION = 256;
+
+/**
+ * A connection that has PostgreSQL parse each parametrised statement once (a named prepared
+ * statement, by the hash of its text) instead of on every run: parsing and planning were a
+ * good part of PostgreSQL's CPU on the object path (docs/benchmarks.md, issue 26). Statements
+ * without parameters (transaction control, DDL) go unnamed as before.
+ */
+class NamingClient extends pg.Client {
+  private readonly named = new Map<string, string>();
+
+  // biome-ignore lint/suspicious/noExplicitAny: pg's query overloads; only (text, values) is changed.
+  override query(...args: any[]): any {
+    const [text, values] = args;
+    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2) {
+      let name = this.named.get(text);
+      if (name === undefined && this.named.size < NAMED_PER_CONNECTION) {
+        name = `z${createHash('sha1').update(text).digest('base64url')}`;
+        this.named.set(text, name);
+      }
+      if (name !== undefined) return super.query({ name, text, values });
+    }
+    return (super.query as (...a: unknown[]) => unknown)(...args);
+  }
+}
+
 export function openPostgres<T>(connectionString: string): DialectHandle<T> {
-  const pool = new pg.Pool({ connectionString, max: 10 });
+  const pool = new pg.Pool({ connectionString, max: 10, Client: NamingClient });
+  // An idle connection the server ends (restart, administrator) is an 'error' on the pool,
+  // which would end the process; the pool drops that connection and the next query opens one.
+  pool.on('error', () => {});
   const db = new Kysely<T>({ dialect: new PostgresDialect({ pool }), log: logToObservers });
   const bus = createBus(connectionString);
   return {

@@ -86,6 +86,10 @@ for (const dialect of DIALECTS) {
       const one = await update('Lovelace');
       assert.equal(one.bodies, 1);
       assert.equal(one.entries, 2);
+      // The owner's volume counter is the write's last statement: on PostgreSQL its row stays
+      // locked until the commit, and every other write of the owner waits for it.
+      const written = one.statements.filter((s) => !/"event_body"|"session_event"/.test(s));
+      assert.match(written.at(-1)!, /^insert into "user_usage"/, written.join('\n'));
       // Three more sessions of each user: more entries, in the same statements.
       const others: Client[] = [];
       for (let i = 0; i < 3; i += 1)

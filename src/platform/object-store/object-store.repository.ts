@@ -118,9 +118,32 @@ const objectWithGrant = preparedQuery((db, a: { uuid: string; user: string; lock
     .$if(a.locked, (query) => query.forUpdate('o')),
 );
 
+/** The fields an object update sets (all of them, whatever changed: one compiled statement). */
+export type ObjectUpdate = Pick<ObjectRow, 'description' | 'data' | 'volume' | 'status' | 'modified'>;
+
+/** An object's fields after a change of its content (objects.ts updateObject). */
+export function updateObjectFields(db: Db, uuid: string, changes: ObjectUpdate): Promise<unknown> {
+  return objectUpdate.run(db, { uuid, ...changes });
+}
+
+/** Other changes of an object row (trash and restore, ...). */
 export function updateObject(db: Db, uuid: string, changes: Partial<ObjectRow>): Promise<unknown> {
   return db.updateTable('object').set(changes).where('uuid', '=', uuid).execute();
 }
+
+/** Compiled once (per status null or not): every object write runs it. */
+const objectUpdate = preparedQuery((db, a: ObjectUpdate & { uuid: string }) =>
+  db
+    .updateTable('object')
+    .set({
+      description: a.description,
+      data: a.data,
+      volume: a.volume,
+      status: a.status,
+      modified: a.modified,
+    })
+    .where('uuid', '=', a.uuid),
+);
 
 export function deleteObject(db: Db, uuid: string): Promise<unknown> {
   return db.deleteFrom('object').where('uuid', '=', uuid).execute();
@@ -333,14 +356,37 @@ const objectGrants = preparedQuery((db, a: { object: string }) =>
     .where('ot.object', '=', a.object),
 );
 
-export function insertObjectTags(db: Db, rows: ObjectTagTable[]): Promise<unknown> {
-  if (rows.length === 0) return Promise.resolve();
-  return db
-    .insertInto('object_tag')
-    .values(rows)
-    .onConflict((oc) => oc.columns(['object', 'tag']).doNothing())
-    .execute();
+/** Tags on one object: `tags[i]` put there by `attachers[i]`; a tag already there stays as it is. */
+export interface ObjectTagsInsert {
+  object: string;
+  tags: readonly string[];
+  attachers: readonly string[];
+  sort_key: string;
+  time: number;
+  type: string;
 }
+
+export function insertObjectTags(db: Db, rows: ObjectTagsInsert): Promise<unknown> {
+  if (rows.tags.length === 0) return Promise.resolve();
+  return objectTagsInsert.run(db, rows);
+}
+
+/** Compiled once per number of tags: every object created runs it. */
+const objectTagsInsert = preparedQuery((db, a: ObjectTagsInsert) =>
+  db
+    .insertInto('object_tag')
+    .values(
+      a.tags.map((tag, index) => ({
+        object: a.object,
+        tag,
+        user_uuid: a.attachers[index] as string,
+        sort_key: a.sort_key,
+        time: a.time,
+        type: a.type,
+      })),
+    )
+    .onConflict((oc) => oc.columns(['object', 'tag']).doNothing()),
+);
 
 export function deleteObjectTags(db: Db, object: string, tags: readonly string[]): Promise<unknown> {
   if (tags.length === 0) return Promise.resolve();

@@ -31,17 +31,14 @@ export function attachTags(
   row: repo.ObjectRow,
   tags: readonly TagAttachment[],
 ): Promise<unknown> {
-  return repo.insertObjectTags(
-    w.trx,
-    tags.map(({ tag, attacher }) => ({
-      object: row.uuid,
-      tag,
-      user_uuid: attacher,
-      sort_key: row.sort_key,
-      time: row.time,
-      type: row.type,
-    })),
-  );
+  return repo.insertObjectTags(w.trx, {
+    object: row.uuid,
+    tags: tags.map(({ tag }) => tag),
+    attachers: tags.map(({ attacher }) => attacher),
+    sort_key: row.sort_key,
+    time: row.time,
+    type: row.type,
+  });
 }
 
 /** One page of a tag's objects; wrong-tag when the user may not read the tag. */

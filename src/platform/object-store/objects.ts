@@ -59,8 +59,6 @@ export async function createObject(
   const description = input.description ?? '';
   const data = JSON.stringify(input.data ?? {});
   const volume = rowBytes(description, data) + (input.contentBytes ?? 0);
-  await chargeVolume(w, ctx.volumeQuota, input.owner, volume, input.checkQuota === false);
-  await countObject(w, input.owner, input.type, 1);
   const row: repo.ObjectRow = {
     uuid,
     type: input.type,
@@ -84,6 +82,10 @@ export async function createObject(
     tags.map((tag) => ({ tag, attacher: input.owner })),
   );
   await emitPerViewer(w, readersOf(await levelsOf(w.trx, row)), row, 'object_new', {});
+  // The owner's counters last: on PostgreSQL their rows stay locked until the commit, and every
+  // write of the owner waits for that lock (a quota-exceeded here still rolls all of it back).
+  await chargeVolume(w, ctx.volumeQuota, input.owner, volume, input.checkQuota === false);
+  await countObject(w, input.owner, input.type, 1);
   return row;
 }
 
@@ -102,7 +104,6 @@ export async function updateObject(
   const data = changes.data === undefined ? row.data : JSON.stringify(changes.data);
   const contentBytes = changes.contentBytes ?? row.volume - rowBytes(row.description, row.data);
   const volume = rowBytes(description, data) + Math.max(0, contentBytes);
-  await chargeVolume(w, ctx.volumeQuota, row.owner, volume - row.volume);
   const updated: repo.ObjectRow = {
     ...row,
     description,
@@ -111,7 +112,7 @@ export async function updateObject(
     status: changes.status === undefined ? row.status : changes.status,
     modified: nowSeconds(ctx.clock),
   };
-  await repo.updateObject(w.trx, row.uuid, {
+  await repo.updateObjectFields(w.trx, row.uuid, {
     description,
     data,
     volume,
@@ -122,6 +123,8 @@ export async function updateObject(
     ...objectPayload(updated),
     ...(user ? { user } : {}),
   });
+  // Last, as in createObject: the owner's counter row stays locked until the commit.
+  await chargeVolume(w, ctx.volumeQuota, row.owner, volume - row.volume);
   return updated;
 }
 

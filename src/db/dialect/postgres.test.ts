@@ -1,0 +1,46 @@
+/**
+ * The PostgreSQL dialect's connections: a parametrised statement is parsed once per connection
+ * (a named prepared statement), statements without parameters are not kept.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { sql } from 'kysely';
+import { createPostgresDatabase, until } from '../../../test/helper.js';
+import { openPostgres } from './postgres.js';
+
+test('postgres: a parametrised statement run twice is prepared once on its connection', async (t) => {
+  const handle = openPostgres<Record<string, never>>(await createPostgresDatabase());
+  t.after(() => handle.close());
+  // One connection, whose prepared statements pg_prepared_statements lists.
+  const prepared = await handle.db.connection().execute(async (trx) => {
+    for (const n of [1, 2]) {
+      const row = (await sql<{ n: number }>`select ${n}::int + 1 as n`.execute(trx)).rows[0];
+      assert.equal(row?.n, n + 1);
+    }
+    await sql`select 1`.execute(trx);
+    return (
+      await sql<{
+        statement: string;
+      }>`select statement from pg_prepared_statements where statement not like ${'%pg_prepared_statements%'}`.execute(
+        trx,
+      )
+    ).rows.map((row) => row.statement);
+  });
+  assert.deepEqual(prepared, ['select $1::int + 1 as n']);
+});
+
+test('postgres: an idle connection the server ends does not end the process; the next query opens another', async (t) => {
+  const url = await createPostgresDatabase();
+  const handle = openPostgres<Record<string, never>>(url);
+  t.after(() => handle.close());
+  const pid = async () =>
+    (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(handle.db)).rows[0]?.pid;
+  const first = await pid();
+  const admin = openPostgres<Record<string, never>>(url);
+  t.after(() => admin.close());
+  const ended = await sql<{ ended: boolean }>`select pg_terminate_backend(${first}::int) as ended`.execute(
+    admin.db,
+  );
+  assert.equal(ended.rows[0]?.ended, true);
+  await until(async () => (await pid().catch(() => first)) !== first, 'a query on a new connection');
+});
