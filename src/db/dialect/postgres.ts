@@ -47,7 +47,7 @@ const NAMED_PER_CONNECTION = 256;
 /**
  * A connection that has PostgreSQL parse each parametrised statement once (a named prepared
  * statement, by the hash of its text) instead of on every run: parsing and planning were a
- * good part of PostgreSQL's CPU on the object path (docs/benchmarks.md, issue 26). Statements
+ * good part of PostgreSQL's CPU on the object path (docs/benchmarks.md). Statements
  * without parameters (transaction control, DDL) go unnamed as before.
  */
 class NamingClient extends pg.Client {
