@@ -1,5 +1,5 @@
 /**
- * Fax test pages (issue 27): text-like bitmaps to send and how much of a sent page's black
+ * Fax test pages: text-like bitmaps to send and how much of a sent page's black
  * arrived, shared by the fax engine's tests in memory and over the network.
  */
 import fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Sending a fax (issue 27; spec "Fax", POST /api/fax/{uuid}/send; decisions.md "Fax over the
+ * Sending a fax (spec "Fax", POST /api/fax/{uuid}/send; decisions.md "Fax over the
  * network"): one outgoing call of the sending user from `from` to `to`, admitted, identified and
  * filtered (call filter service `fax`) as the user's other outgoing calls; once answered,
  * Zentrale's endpoint runs T.30 as the calling fax machine. A platform number is reached through

@@ -1,9 +1,10 @@
 /**
- * Sending a fax on a real call (issue 27, CallEngine.sendFax): the engine calls the carrier
- * stand-in (test/carrier.ts) as the sending user's number, and the carrier's side answers as a
- * fax machine; the pages arrive intact, progress goes ringing, answered, page by page, and the
- * call's CDR is service fax with the fax and its pages. A busy number ends the attempt with the
- * INVITE's status and no T.30 at all.
+ * Sending a fax on a real call (CallEngine.sendFax; decisions.md "Fax over the network"): the
+ * engine calls the carrier stand-in (test/carrier.ts) as the sending user's number, and the
+ * carrier's side answers as a fax machine; the pages arrive intact, progress goes ringing,
+ * answered, page by page, and the call's CDR is service fax with the fax and its pages. A busy
+ * number ends the attempt with the INVITE's status and no T.30 at all; the partner's call filter
+ * (service fax) refuses one before any INVITE (403).
  */
 import assert from 'node:assert/strict';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
- * The fax step's media half over real RTP on loopback (issue 27): two media-worker endpoints run
- * T.30 in 20 ms frames; a relay between them that loses packets shows the fillin; a sender gone
- * mid-page leaves the receiver with the pages it had.
+ * The fax step's media half over real RTP on loopback (decisions.md "Fax over the network"): two
+ * media-worker endpoints run T.30 in 20 ms frames; a relay between them that loses packets shows
+ * the fillin; a sender gone mid-page leaves the receiver with the pages it had.
  */
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';

@@ -1,5 +1,5 @@
 /**
- * The fax step's media half (issue 27, decisions.md "Fax over the network"): a FaxSession on a
+ * The fax step's media half (decisions.md "Fax over the network"): a FaxSession on a
  * media endpoint, fed the far end's 160-sample frames and sending its own on the endpoint's 20 ms
  * clock. RTP frames lost on the way (a gap in sequence and timestamp) go to rxFillin, so that
  * spandsp keeps its modem timing; a frame arriving after its successor was heard is dropped.

@@ -1,6 +1,7 @@
 /**
- * The fax engine end to end in memory (issue 27): two FaxSessions wired back to back, 160
- * samples per step, as fast as the CPU runs; a 2-page TIFF-F sent as the content path stores it.
+ * The fax engine end to end in memory (decisions.md "Fax engine"): two FaxSessions wired back to
+ * back, 160 samples per step, as fast as the CPU runs; a 2-page TIFF-F sent as the content path
+ * stores it.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
