@@ -55,11 +55,19 @@ export function adoptBridged(ctx: EngineContext, call: Call) {
     if (!playDir) return;
     const media = new RelayedMedia(call, rtpengine, session, playDir);
     relayed.set(call, media);
-    // The caller's keys (rtpengine forwards them and writes them to its DTMF log).
-    const off = dtmfLog?.listen(session.callId, (tag, event) => {
-      if (tag === session.callerTag) media.dtmf(event);
-    });
-    if (off) call.onCleanup(off);
+    // The caller's keys (rtpengine forwards them and writes them to its DTMF log), followed into
+    // the session a transfer moves the call to.
+    if (!dtmfLog) return;
+    let off = () => {};
+    const listen = () => {
+      off();
+      off = dtmfLog.listen(session.callId, (tag, event) => {
+        if (tag === session.callerTag) media.dtmf(event);
+      });
+    };
+    listen();
+    pair.onSwap(listen);
+    call.onCleanup(() => off());
   };
 }
 

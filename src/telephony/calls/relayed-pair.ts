@@ -53,6 +53,13 @@ export class RelayedPair {
     this.relayOffers();
   }
 
+  readonly #swapped: (() => void)[] = [];
+
+  /** Told after each swap: `session` names the new rtpengine session from then on. */
+  onSwap(listener: () => void): void {
+    this.#swapped.push(listener);
+  }
+
   /** The parties connected now: [the caller's side, the answering side]. */
   get parties(): readonly [SipCall, SipCall] {
     return this.#parties;
@@ -159,6 +166,7 @@ export class RelayedPair {
     this.relayOffers();
     // A party that ended meanwhile ends the pair at once (onEnd runs for an ended call too).
     this.watch(joining);
+    for (const listener of this.#swapped) listener();
     return true;
   }
 

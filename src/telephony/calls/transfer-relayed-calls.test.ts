@@ -9,6 +9,7 @@ import { type TestContext, test } from 'node:test';
 import {
   cdrsOf,
   consultsThenCompletes,
+  eventsOf,
   heard,
   heardBefore,
   heardSoFar,
@@ -44,6 +45,7 @@ async function aliceRingsBob(t: TestContext) {
 
 test("blind transfer of a phone-to-phone call: bob ends up with carol, alice's phone is released", async (t) => {
   const { node, client, user, alice, bob, carol, uuid, answer } = await aliceRingsBob(t);
+  assert.equal((await client.call('GET', '/api/call/event')).status, 'ok');
   const steer = (body: Record<string, unknown>) => client.call('POST', `/api/call/${uuid}/control`, body);
   // Ringing: nothing is connected yet that could be transferred.
   assert.equal((await steer({ command: 'transfer', target: { sip: 'carol_01' } })).status, 'illegal-state');
@@ -68,7 +70,14 @@ test("blind transfer of a phone-to-phone call: bob ends up with carol, alice's p
   assert.deepEqual(await transferred, { status: 'ok' });
   await aliceClosed;
   await Promise.all([hears(bob, 1400, 20), hears(carol, 1000, 20)]);
-  // The call is still the user's, in progress, until bob or carol hangs up; hold still works.
+  // collect follows the call into its new rtpengine session: carol, in alice's place, is heard.
+  assert.deepEqual(await steer({ command: 'collect', max_digits: 1, timeout: 30 }), { status: 'ok' });
+  const keys = async () =>
+    (await eventsOf(client)).filter((event) => event.event === 'call_dtmf').map((event) => event.digit);
+  carol.command('sndcode', '7');
+  await until(async () => (await keys()).length > 0, 'call_dtmf of 7', 20_000);
+  assert.deepEqual(await keys(), ['7']);
+  // The call is still the user's, in progress, until bob or carol hangs up.
   const live = (await client.call('GET', '/api/call')).call as { uuid: string; state: string }[];
   assert.deepEqual(
     live.map((call) => [call.uuid, call.state]),
