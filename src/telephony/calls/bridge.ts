@@ -15,9 +15,8 @@
  */
 import type { Clock } from '../../platform/clock.js';
 import { nowSeconds } from '../../platform/ids.js';
-import type { Bencodable } from '../rtpengine/bencode.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
-import type { IncomingCall, OutgoingCall, Remote, SipCall, SipUserAgent } from '../sip/index.js';
+import type { IncomingCall, OutgoingCall, Remote, SipUserAgent } from '../sip/index.js';
 import { getTag } from '../sip/message.js';
 import { RELAY_FLAGS, RelayedPair, tagOf } from './relayed-pair.js';
 

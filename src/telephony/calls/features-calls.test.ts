@@ -25,10 +25,9 @@ import {
   windowsOf,
 } from '../../../test/calls.js';
 import { type Carrier, startCarrier } from '../../../test/carrier.js';
-import { buildUser, eventually, loggedInClient, until } from '../../../test/helper.js';
+import { buildUser, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import type { App } from '../../app.js';
-import type { Cdr } from '../../modules/cdr/index.js';
 import { newUuid } from '../../platform/ids.js';
 
 requireTelephonyPackages();
