@@ -41,21 +41,29 @@ export interface Node {
 }
 
 export async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
-  // Kamailio listens on UDP and TCP.
-  const sipPort = await freePort();
-  const [min, max] = await freePortRange(40);
-  const app = await build(t, {
-    env: {
-      TELEPHONY: 'on',
-      SIP_PORT: String(sipPort),
-      RTP_PORT_MIN: String(min),
-      RTP_PORT_MAX: String(max),
-      ...env,
-    },
-  });
-  assert.equal(app.services.telephony.state, 'running');
-  assert.ok(app.services.telephony.calls, 'the call engine runs');
-  return { app, sipPort };
+  for (let attempt = 1; ; attempt++) {
+    // Kamailio listens on UDP and TCP.
+    const sipPort = await freePort();
+    const [min, max] = await freePortRange(40);
+    try {
+      const app = await build(t, {
+        env: {
+          TELEPHONY: 'on',
+          SIP_PORT: String(sipPort),
+          RTP_PORT_MIN: String(min),
+          RTP_PORT_MAX: String(max),
+          ...env,
+        },
+      });
+      assert.equal(app.services.telephony.state, 'running');
+      assert.ok(app.services.telephony.calls, 'the call engine runs');
+      return { app, sipPort };
+    } catch (error) {
+      // The ports are found free here and bound later by Kamailio, another process: a test
+      // running beside may take one in between. New ports then; any other failure is the test's.
+      if (attempt >= 3 || !/Address already in use/.test(String(error))) throw error;
+    }
+  }
 }
 
 /**
