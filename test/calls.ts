@@ -40,30 +40,35 @@ export interface Node {
   sipPort: number;
 }
 
-export async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
+/**
+ * Starts a telephony node on ports found free now. Kamailio, another process, binds them later, so
+ * a test running beside may take one in between: new ports then ("Address already in use"), up
+ * to three tries; any other failure is the test's.
+ */
+async function onFreshPorts(start: (ports: Record<string, string>) => Promise<App>): Promise<Node> {
   for (let attempt = 1; ; attempt++) {
     // Kamailio listens on UDP and TCP.
     const sipPort = await freePort();
     const [min, max] = await freePortRange(40);
     try {
-      const app = await build(t, {
-        env: {
-          TELEPHONY: 'on',
-          SIP_PORT: String(sipPort),
-          RTP_PORT_MIN: String(min),
-          RTP_PORT_MAX: String(max),
-          ...env,
-        },
+      const app = await start({
+        TELEPHONY: 'on',
+        SIP_PORT: String(sipPort),
+        RTP_PORT_MIN: String(min),
+        RTP_PORT_MAX: String(max),
       });
       assert.equal(app.services.telephony.state, 'running');
-      assert.ok(app.services.telephony.calls, 'the call engine runs');
       return { app, sipPort };
     } catch (error) {
-      // The ports are found free here and bound later by Kamailio, another process: a test
-      // running beside may take one in between. New ports then; any other failure is the test's.
       if (attempt >= 3 || !/Address already in use/.test(String(error))) throw error;
     }
   }
+}
+
+export async function telephonyNode(t: TestContext, env: Record<string, string> = {}): Promise<Node> {
+  const node = await onFreshPorts((ports) => build(t, { env: { ...ports, ...env } }));
+  assert.ok(node.app.services.telephony.calls, 'the call engine runs');
+  return node;
 }
 
 /**
@@ -78,22 +83,14 @@ export async function telephonyNodesOnPostgres(
   const shared = await testEnv(t, 'postgres', env);
   const nodes: Node[] = [];
   for (let i = 0; i < count; i++) {
-    const sipPort = await freePort();
-    const [min, max] = await freePortRange(40);
-    const app = await buildApp(
-      loadConfig({
-        ...shared,
-        DATA_DIR: tempDir(t),
-        PUBLIC_URL: `http://127.0.0.${i + 1}:8080`,
-        TELEPHONY: 'on',
-        SIP_PORT: String(sipPort),
-        RTP_PORT_MIN: String(min),
-        RTP_PORT_MAX: String(max),
-      }),
-    );
-    t.after(() => app.close());
-    assert.equal(app.services.telephony.state, 'running');
-    nodes.push({ app, sipPort });
+    const node = await onFreshPorts(async (ports) => {
+      const app = await buildApp(
+        loadConfig({ ...shared, DATA_DIR: tempDir(t), PUBLIC_URL: `http://127.0.0.${i + 1}:8080`, ...ports }),
+      );
+      t.after(() => app.close());
+      return app;
+    });
+    nodes.push(node);
   }
   return nodes;
 }
