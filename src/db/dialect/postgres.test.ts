@@ -44,3 +44,54 @@ test('postgres: an idle connection the server ends does not end the process; the
   assert.equal(ended.rows[0]?.ended, true);
   await until(async () => (await pid().catch(() => first)) !== first, 'a query on a new connection');
 });
+
+test('postgres: a lent-out connection the server ends between two queries does not end the process', async (t) => {
+  const url = await createPostgresDatabase();
+  const handle = openPostgres<Record<string, never>>(url);
+  t.after(() => handle.close());
+  const admin = openPostgres<Record<string, never>>(url);
+  t.after(() => admin.close());
+  const backends = async (pid: number) =>
+    (
+      await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where pid = ${pid}`.execute(
+        admin.db,
+      )
+    ).rows[0]?.n;
+  const first = await handle.db.connection().execute(async (lent) => {
+    const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(lent)).rows[0]?.pid ?? 0;
+    await sql`select pg_terminate_backend(${pid}::int)`.execute(admin.db);
+    // The server's goodbye reaches this connection while no query of ours is on it.
+    await until(async () => (await backends(pid)) === 0, 'the backend gone');
+    await assert.rejects(sql`select 1`.execute(lent));
+    return pid;
+  });
+  const next = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(handle.db)).rows[0]?.pid;
+  assert.notEqual(next, first);
+});
+
+test('postgres: the message bus listens again after the server ends its listening connection', async (t) => {
+  const url = await createPostgresDatabase();
+  const handle = openPostgres<Record<string, never>>(url);
+  t.after(() => handle.close());
+  const admin = openPostgres<Record<string, never>>(url);
+  t.after(() => admin.close());
+  const received: string[] = [];
+  await handle.bus?.subscribe('bus_test', (payload) => received.push(payload));
+  await handle.bus?.publish('bus_test', 'before');
+  await until(() => received.includes('before'), 'the first message');
+  const ended = await sql<{
+    n: number;
+  }>`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity
+    where query = 'LISTEN bus_test'`.execute(admin.db);
+  assert.equal(ended.rows[0]?.n, 1);
+  let sent = 0;
+  await until(
+    async () => {
+      await handle.bus?.publish('bus_test', `after ${++sent}`);
+      return received.some((payload) => payload.startsWith('after'));
+    },
+    'a message after the listener was ended',
+    10_000,
+    50,
+  );
+});

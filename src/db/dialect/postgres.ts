@@ -17,15 +17,28 @@ function createBus(connectionString: string): MessageBus {
   let listener: pg.Client | undefined;
   const handlers = new Map<string, (payload: string) => void>();
   let pool: pg.Pool | undefined;
-  return {
+  let closed = false;
+  const bus: MessageBus = {
     async subscribe(channel, handler) {
       if (!CHANNEL_NAME.test(channel)) throw new Error(`bad channel name ${channel}`);
       if (!listener) {
-        listener = new pg.Client({ connectionString });
-        listener.on('notification', (message) => {
+        const client = new pg.Client({ connectionString });
+        listener = client;
+        // A listening connection the server ends is opened anew, listening on every channel again.
+        client.on('error', () => {
+          if (listener === client) listener = undefined;
+          client.end().catch(() => {});
+          if (!closed) setTimeout(() => void relisten(), 1000).unref();
+        });
+        client.on('notification', (message) => {
           handlers.get(message.channel)?.(message.payload ?? '');
         });
-        await listener.connect();
+        try {
+          await client.connect();
+        } catch (error) {
+          if (listener === client) listener = undefined;
+          throw error;
+        }
       }
       handlers.set(channel, handler);
       await listener.query(`LISTEN ${channel}`);
@@ -35,10 +48,23 @@ function createBus(connectionString: string): MessageBus {
       await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
+      closed = true;
       await listener?.end();
       await pool?.end();
     },
   };
+  async function relisten(): Promise<void> {
+    if (closed || listener) return;
+    const channels = [...handlers];
+    handlers.clear();
+    try {
+      for (const [channel, handler] of channels) await bus.subscribe(channel, handler);
+    } catch {
+      for (const [channel, handler] of channels) handlers.set(channel, handler);
+      if (listener === undefined && !closed) setTimeout(() => void relisten(), 1000).unref();
+    }
+  }
+  return bus;
 }
 
 /** Named statements kept per connection; beyond, a statement is parsed and planned each time. */
@@ -52,6 +78,15 @@ const NAMED_PER_CONNECTION = 256;
  */
 class NamingClient extends pg.Client {
   private readonly named = new Map<string, string>();
+
+  constructor(config?: pg.ClientConfig) {
+    super(config);
+    // The server may end a connection while the pool has lent it out between two queries (a
+    // restart, pg_terminate_backend): pg emits 'error' with no query to fail, and without a
+    // listener that ends the process. The connection is then not queryable, so the pool drops
+    // it on release and the next query opens another.
+    this.on('error', () => {});
+  }
 
   // biome-ignore lint/suspicious/noExplicitAny: pg's query overloads; only (text, values) is changed.
   override query(...args: any[]): any {
