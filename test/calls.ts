@@ -447,3 +447,23 @@ export async function consultsThenCompletes(scene: {
   // The target's second call: the consult with the user, then carol.
   assert.ok(heardBefore(heard(dave, 'last'), 600, 1000), 'dave heard the user, then carol');
 }
+
+/**
+ * The recording a call's record-start made (its recording_new event, after record-stop) as
+ * Goertzel windows of `frequencies` that are loud and clear: what the recording holds.
+ */
+export async function recordedTones(node: Node, client: Client, user: string, frequencies: number[]) {
+  await until(
+    async () => (await eventsOf(client)).some((event) => event.event === 'recording_new'),
+    'recording_new',
+    20_000,
+  );
+  const recording = (await eventsOf(client)).find((event) => event.event === 'recording_new')!
+    .recording as string;
+  await node.app.services.content.idle();
+  const key = await node.app.services.recordings.audioKey(user, recording, 'wav');
+  const audio = parseWav(new Uint8Array(await node.app.services.content.storage.read(key)));
+  return dominantFrequencies(audio.samples, audio.sampleRate, frequencies, 30).filter(
+    (w) => w.rms > 0.05 && w.share > 0.7,
+  );
+}

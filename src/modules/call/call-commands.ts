@@ -77,7 +77,7 @@ export class CallCommands {
         return;
       }
       case 'record-start': {
-        const { done } = callMedia.record(call, body.max_seconds ?? 3600);
+        const { done } = await callMedia.record(call, body.max_seconds ?? 3600);
         void done
           .then((recording) => this.store(user, call, recordingToWav(recording)))
           .catch((error: unknown) =>

@@ -13,13 +13,12 @@ import {
   heardSoFar,
   hears,
   mutesEachWay,
+  recordedTones,
   telephonyNode,
   windowsOf,
 } from '../../../test/calls.js';
 import { type Client, loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
-import { parseWav } from '../../platform/content/wav.js';
-import { dominantFrequencies } from '../media/index.js';
 
 requireTelephonyPackages();
 
@@ -96,19 +95,7 @@ test('play, stop, mute, collect and record on a click-to-dial call, heard on the
   assert.equal((await steer({ command: 'record-start' })).status, 'illegal-state', 'one recording at a time');
   await hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 60);
   assert.deepEqual(await steer({ command: 'record-stop' }), { status: 'ok' });
-  await until(
-    async () => (await eventsOf(client)).some((event) => event.event === 'recording_new'),
-    'recording_new',
-    20_000,
-  );
-  const recording = (await eventsOf(client)).find((event) => event.event === 'recording_new')!
-    .recording as string;
-  await node.app.services.content.idle();
-  const key = await node.app.services.recordings.audioKey(user.uuid, recording, 'wav');
-  const audio = parseWav(new Uint8Array(await node.app.services.content.storage.read(key)));
-  const windows = dominantFrequencies(audio.samples, audio.sampleRate, [600, 1000], 30).filter(
-    (w) => w.rms > 0.05 && w.share > 0.7,
-  );
+  const windows = await recordedTones(node, client, user.uuid, [600, 1000]);
   assert.ok(
     windowsOf(windows, 600) >= 30,
     `the recording holds the user's tone: ${windowsOf(windows, 600)} windows`,

@@ -3,11 +3,10 @@
  * play, stop, mute, collect and record; docs/decisions.md "Call control: media commands"): they
  * act on Zentrale's media leg of the call, the user's side of it (the caller of a call Zentrale
  * answered, the user's own phone of a click-to-dial call). On a call rtpengine relays between two
- * phones, play, stop, mute and collect act on the caller through rtpengine (relayed-media.ts);
- * record has no way there and is illegal-state, as every command is before the answer and once the
- * call ends.
+ * phones, play, stop, mute, collect and record act on the caller through rtpengine
+ * (relayed-media.ts). Every command is illegal-state before the answer and once the call ends.
  */
-import { type Muted, PcmSource, type Recording, ToneSource } from '../media/index.js';
+import { type Muted, PcmSource, type Recording, type RecordingHandle, ToneSource } from '../media/index.js';
 import { FRAME_SAMPLES, SAMPLE_RATE } from '../media/sources.js';
 import type { MediaLeg } from '../media-leg.js';
 import type { Call } from './call.js';
@@ -190,16 +189,32 @@ export function collect(call: Call, options: CollectOptions): { result: Promise<
 /**
  * Records what the user's side sends, up to `maxSeconds`; one recording at a time per call
  * (another is illegal-state). `done` settles with the audio once it stops: `stopRecording`,
- * the maximum length, or the call's end.
+ * the maximum length, or the call's end. On a call rtpengine relays, rtpengine sends a copy of
+ * the caller's stream to an endpoint of Zentrale that records it (relayed-media.ts).
  */
-export function record(call: Call, maxSeconds: number): { done: Promise<Recording> } {
-  const leg = mediaLeg(call);
-  const media = mediaOf(call, leg);
+export async function record(call: Call, maxSeconds: number): Promise<{ done: Promise<Recording> }> {
+  const target = playable(call);
+  const media = mediaOf(call, target);
   if (media.recording) throw new CallError('illegal-state', `call ${call.uuid} is being recorded`);
-  const recorder = leg.endpoint.record(maxSeconds);
-  const handle = { stop: () => recorder.stop('stopped') };
+  // Taken before the first await: a second record-start meanwhile is refused, not a second copy.
+  let stopped: Recording['reason'] | undefined;
+  let recorder: RecordingHandle | undefined;
+  const handle = {
+    stop: (reason: Recording['reason'] = 'stopped') => {
+      stopped ??= reason;
+      recorder?.stop(reason);
+    },
+  };
   media.recording = handle;
-  call.onCleanup(() => recorder.stop('closed'));
+  call.onCleanup(() => handle.stop('closed'));
+  try {
+    recorder =
+      target instanceof RelayedMedia ? await target.record(maxSeconds) : target.endpoint.record(maxSeconds);
+  } catch (error) {
+    media.recording = undefined;
+    throw error;
+  }
+  if (stopped) recorder.stop(stopped);
   const done = recorder.done.finally(() => {
     if (media.recording === handle) media.recording = undefined;
   });

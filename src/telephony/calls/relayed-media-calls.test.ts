@@ -3,7 +3,7 @@
  * control: media commands"): alice's baresip (600 Hz, the user's account) calls bob's (1000 Hz).
  * A play (tone, text) reaches alice's phone instead of bob and bob is heard again when it ends or
  * stops; mute silences each direction; collect hears alice's keys (rtpengine's DTMF log, each also
- * call_dtmf); record has no way there (illegal-state).
+ * call_dtmf); record holds alice's tone (rtpengine sends Zentrale a copy of her stream).
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -12,6 +12,7 @@ import {
   heardSoFar,
   hears,
   mutesEachWay,
+  recordedTones,
   telephonyNode,
   tonePhone,
   windowsOf,
@@ -107,8 +108,19 @@ test('play, stop, mute and collect on a call rtpengine relays, heard on the phon
       .map(({ call, digits, reason }) => ({ call, digits, reason })),
     [{ call: uuid, digits: '42', reason: 'terminator' }],
   );
-  // record: rtpengine gives Zentrale no audio.
-  assert.equal((await steer({ command: 'record-start' })).status, 'illegal-state');
+  // record: rtpengine sends Zentrale a copy of alice's stream; the recording holds her tone only.
+  assert.deepEqual(await steer({ command: 'record-start' }), { status: 'ok' });
+  assert.equal((await steer({ command: 'record-start' })).status, 'illegal-state', 'one recording at a time');
+  await hears(b, 600, windowsOf(heardSoFar(b), 600) + 60);
+  assert.deepEqual(await steer({ command: 'record-stop' }), { status: 'ok' });
+  const recorded = await recordedTones(node, client, user.uuid, [600, 1000]);
+  assert.ok(
+    windowsOf(recorded, 600) >= 30,
+    `the recording holds alice's tone: ${windowsOf(recorded, 600)} windows`,
+  );
+  assert.equal(windowsOf(recorded, 1000), 0, "bob's side is not in it");
+  // The call goes on as it was: bob still hears alice.
+  await hears(b, 600, windowsOf(heardSoFar(b), 600) + 10);
 
   const closed = [a.waitFor('CALL_CLOSED', 20_000), b.waitFor('CALL_CLOSED', 20_000)];
   assert.deepEqual(await steer({ command: 'hangup' }), { status: 'ok' });

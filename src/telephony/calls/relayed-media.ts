@@ -4,17 +4,18 @@
  * "Call control: media commands"). They act on the caller's side, as on a call Zentrale answered,
  * through rtpengine's ng commands (its docs/ng_control_protocol.md): `play media` of a WAV file
  * rtpengine reads, `stop media`, `block media` and `silence media` per party; the caller's keys
- * come from rtpengine's DTMF log (dtmf-log.ts). The packets stay in rtpengine: no re-INVITE moves
- * the call to Zentrale's media worker.
+ * come from rtpengine's DTMF log (dtmf-log.ts); a recording gets a copy of the caller's stream
+ * (`subscribe request`/`subscribe answer`) at an endpoint of Zentrale's media worker. The packets
+ * stay in rtpengine: no re-INVITE moves the call to Zentrale's media worker.
  */
 import fsSync from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { writeWav } from '../../platform/content/wav.js';
-import type { DtmfEvent, Muted } from '../media/index.js';
+import type { DtmfEvent, Endpoint, EndpointSource, Muted, RecordingHandle } from '../media/index.js';
 import { SAMPLE_RATE } from '../media/sources.js';
 import { type NgClient, NgError } from '../rtpengine/ng-client.js';
-import type { OutgoingCall } from '../sip/index.js';
+import { LocalSdp, negotiate, type OutgoingCall, parseSdp } from '../sip/index.js';
 import type { Call } from './call.js';
 import type { EngineContext } from './context.js';
 import { CallError } from './errors.js';
@@ -53,7 +54,7 @@ export function adoptBridged(ctx: EngineContext, call: Call) {
     const { session } = pair;
     const { playDir, rtpengine, dtmfLog } = ctx.options;
     if (!playDir) return;
-    const media = new RelayedMedia(call, rtpengine, session, playDir);
+    const media = new RelayedMedia(call, rtpengine, session, playDir, ctx.media);
     relayed.set(call, media);
     // The caller's keys (rtpengine forwards them and writes them to its DTMF log), followed into
     // the session a transfer moves the call to.
@@ -84,6 +85,7 @@ export class RelayedMedia {
     private readonly ng: NgClient,
     private readonly session: RelaySession,
     private readonly dir: string,
+    private readonly endpoints: EndpointSource<Endpoint>,
   ) {
     call.onCleanup(() => this.#release());
   }
@@ -137,6 +139,55 @@ export class RelayedMedia {
     await this.#ng(muted.send ? 'silence media' : 'unsilence media', this.session.calleeTag);
   }
 
+  /**
+   * Records what the caller sends: rtpengine sends a copy of the caller's stream (a subscription,
+   * its `subscribe request`, answered with the SDP of an endpoint of Zentrale's media worker)
+   * where it is recorded. The copy is of this rtpengine session: after a transfer moves the call
+   * to another one, the recording goes on in silence until it stops.
+   */
+  async record(maxSeconds: number): Promise<RecordingHandle> {
+    this.#live();
+    const endpoint = await this.endpoints.createEndpoint();
+    this.#serial += 1;
+    const subscription = {
+      'call-id': this.session.callId,
+      'to-tag': `${this.call.uuid}-rec-${this.#serial}`,
+    };
+    try {
+      const offered = await this.#request('subscribe request', {
+        ...subscription,
+        'from-tag': this.session.callerTag,
+      });
+      const offer = parseSdp(String(offered.sdp ?? ''));
+      const local = { address: endpoint.address, port: endpoint.port, direction: 'recvonly' as const };
+      const negotiated = offer && negotiate(offer, local);
+      if (!negotiated) throw new CallError('fail', 'rtpengine offered no audio Zentrale records');
+      endpoint.setRemote({
+        address: negotiated.remoteAddress,
+        port: negotiated.remotePort,
+        payloadType: negotiated.payloadType,
+        telephoneEvent: negotiated.telephoneEvent,
+        direction: negotiated.direction,
+      });
+      // The answer takes one of the offered codecs (the phone's own when G.711: nothing to
+      // transcode); rtpengine refuses an answer without every codec unless it may transcode.
+      await this.#request('subscribe answer', {
+        ...subscription,
+        sdp: new LocalSdp().answer(local, negotiated),
+        flags: ['allow-transcoding'],
+      });
+    } catch (error) {
+      endpoint.close();
+      throw error;
+    }
+    const recording = endpoint.record(maxSeconds);
+    void recording.done.finally(() => {
+      endpoint.close();
+      void this.ng.request('unsubscribe', subscription).catch(() => {});
+    });
+    return recording;
+  }
+
   /** Told of each key the caller sends (collect, call_dtmf). */
   onDtmf(handler: (event: DtmfEvent) => void): void {
     this.#dtmf.push(handler);
@@ -154,8 +205,12 @@ export class RelayedMedia {
 
   /** One ng command on a party of the session; a call that ended meanwhile is illegal-state. */
   async #ng(command: string, tag: string, extra: Record<string, string | number> = {}): Promise<void> {
+    await this.#request(command, { 'call-id': this.session.callId, 'from-tag': tag, ...extra });
+  }
+
+  async #request(command: string, params: Record<string, string | number | string[]>) {
     try {
-      await this.ng.request(command, { 'call-id': this.session.callId, 'from-tag': tag, ...extra });
+      return await this.ng.request(command, params);
     } catch (error) {
       if (this.call.ended) throw new CallError('illegal-state', `call ${this.call.uuid} has ended`);
       const reason = error instanceof NgError ? error.message : String(error);
