@@ -231,7 +231,7 @@ export const MediaControlBody = Type.Object(
         description:
           "media commands, on the user's side of an answered call: the caller of a call Zentrale answered, " +
           "the user's own phone of a click-to-dial call, the caller of a call rtpengine relays between two " +
-          'phones (there all but record-start and record-stop, which are illegal-state); a call not ' +
+          "phones (rtpengine sends a recording a copy of the caller's stream); a call not " +
           'answered or ended: illegal-state. play (`announcement`, `tone` or `text`, `loop`) replaces what ' +
           'plays, and a connected party is heard again after it; stop ends it; mute/unmute (`direction`); ' +
           'collect (`max_digits`, `timeout`, `terminator`) reports each key as call_dtmf and its end as ' +
