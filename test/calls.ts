@@ -467,3 +467,22 @@ export async function recordedTones(node: Node, client: Client, user: string, fr
     (w) => w.rms > 0.05 && w.share > 0.7,
   );
 }
+
+/**
+ * A transfer to `target`'s phone given up by transfer-cancel while it rings: the cancel answers
+ * at once (it does not wait behind the ringing transfer), the phone stops ringing, and the
+ * transfer answers fail.
+ */
+export async function cancelsWhileRinging(
+  steer: (body: Record<string, unknown>) => Promise<Record<string, unknown>>,
+  target: Baresip,
+  transfer: Record<string, unknown>,
+): Promise<void> {
+  const ring = target.waitFor('CALL_INCOMING', 20_000);
+  const transferring = steer(transfer);
+  await ring;
+  const stopped = target.waitFor('CALL_CLOSED', 20_000);
+  assert.deepEqual(await steer({ command: 'transfer-cancel' }), { status: 'ok' });
+  await stopped;
+  assert.equal((await transferring).status, 'fail');
+}

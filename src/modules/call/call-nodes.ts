@@ -6,7 +6,8 @@
  * path the nodes already share: a question carries a request id, every node answers it, and the
  * asking node waits for the answers of the nodes it knows, at most ANSWER_MS. Nodes learn of each
  * other by a hello at start (answered by every node) and forget one that leaves or stays silent.
- * Commands to one call run one after the other on the node that holds it, whichever node asked.
+ * Commands to one call run one after the other on the node that holds it, whichever node asked;
+ * a hangup or transfer-cancel acts at once.
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyBaseLogger } from 'fastify';
@@ -139,6 +140,10 @@ export class CallNodes {
    * an error of a half-ended dialog).
    */
   private controlHere(user: string, uuid: string, body: ControlBody): Promise<void> {
+    // A hangup and a transfer-cancel do not wait: the command before them may be a transfer
+    // whose target rings for up to 30 s, which is what they end.
+    if (body.command === 'hangup' || body.command === 'transfer-cancel')
+      return this.carryOut(user, uuid, body);
     const before = this.queues.get(uuid) ?? Promise.resolve();
     const run = before.then(() => this.carryOut(user, uuid, body));
     const settled = run.catch(() => undefined);

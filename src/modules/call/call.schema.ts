@@ -118,8 +118,9 @@ const TRANSFER_TEXT =
   'in-progress until the other party or the target hangs up. With `attended`: the user talks with the target ' +
   'while the other party is held in silence; transfer-complete then connects the held party and the target and ' +
   "hangs up the user's leg, transfer-cancel hangs up the target and the user talks with the held party again " +
-  '(no consult up: illegal-state). Commands to the call wait while its transfer target rings (commands to one ' +
-  'call run one after the other). bridge: the other parties of ' +
+  '(neither a consult up nor a target ringing: illegal-state). While the target rings, transfer-cancel stops it ' +
+  '(the transfer answers fail, the call as it was) and hangup ends the call with it; other commands wait until ' +
+  'it answered or gave up (commands to one call run one after the other). bridge: the other parties of ' +
   "this call and of `call`, both the user's and both relayed the same way (by Zentrale, or by rtpengine; one of " +
   "each: illegal-state), talk with each other; the user's legs " +
   'of both are hung up, this call carries on, `call` ends (completed).';

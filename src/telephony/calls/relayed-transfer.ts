@@ -25,8 +25,16 @@ const REFERRER_LINGER_MS = 5000;
 /** The pair of dialogs a call rtpengine relays (set by the bridge's onConnected, relayed-media.ts). */
 const bridged = new WeakMap<Call, RelayedPair>();
 
-/** Transfers under way (one per call), and an attended one's held party once the consult is up. */
-const transfers = new WeakMap<Call, { held: SipCall | undefined; target: OutgoingCall | undefined }>();
+/**
+ * Transfers under way (one per call): while the target rings, how to give it up; an attended
+ * one's held party and target once the consult is up.
+ */
+interface RelayedTransfer {
+  held: SipCall | undefined;
+  target: OutgoingCall | undefined;
+  giveUp: (() => void) | undefined;
+}
+const transfers = new WeakMap<Call, RelayedTransfer>();
 
 /**
  * `call`'s media is relayed by rtpengine between `pair`'s parties: a transfer may swap the
@@ -110,7 +118,7 @@ export async function transferRelayed(
 ): Promise<void> {
   const own = connected(call, pair);
   if (transfers.has(call)) throw new CallError('illegal-state', `call ${call.uuid} is being transferred`);
-  const state = { held: undefined as SipCall | undefined, target: undefined as OutgoingCall | undefined };
+  const state: RelayedTransfer = { held: undefined, target: undefined, giveUp: undefined };
   transfers.set(call, state);
   const other = pair.otherOf(own);
   // Blind: the target takes the user's place; attended: the other party's, for the consult.
@@ -124,6 +132,7 @@ export async function transferRelayed(
       const giveUp = () => {
         if (!answered) void leg.bye().catch(() => {});
       };
+      state.giveUp = giveUp;
       const timer = call.setTimer(giveUp, TRANSFER_RING_SECONDS * 1000);
       void leg.result.then(() => call.clearTimer(timer));
       for (const party of pair.parties) party.onEnd(giveUp);
@@ -136,6 +145,7 @@ export async function transferRelayed(
       });
     if ('status' in dialled) throw new CallError('fail', `the transfer target answered ${dialled.status}`);
     answered = true;
+    state.giveUp = undefined;
     record.answered();
     const heldIn = pair.session.callId;
     if (!(await pair.swap(leaving, dialled.leg, dialled.callId))) {
@@ -187,8 +197,14 @@ export async function completeRelayed(call: Call, pair: RelayedPair): Promise<vo
   await own.bye().catch(() => {});
 }
 
-/** Attended transfer, cancelled: the held party takes the target's place again; the target is hung up. */
+/**
+ * Attended transfer, cancelled: the held party takes the target's place again; the target is hung
+ * up. A transfer whose target still rings (blind or attended) is given up: the target's phone
+ * stops ringing and the transfer ends `fail`, the call as it was.
+ */
 export async function cancelRelayed(call: Call, pair: RelayedPair): Promise<void> {
+  const ringing = transfers.get(call)?.giveUp;
+  if (ringing) return ringing();
   const { held, target } = consult(call, pair);
   transfers.delete(call);
   if (!(await pair.join(target, held))) throw new CallError('fail', 'the held party did not come back');

@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import {
+  cancelsWhileRinging,
   cdrsOf,
   clickToDial,
   consultsThenCompletes,
@@ -80,6 +81,12 @@ test("blind transfer: the other party of the user's call ends up with the target
   assert.equal((await refused).status, 'fail');
   const before = windowsOf(heardSoFar(own), 1000);
   await hears(own, 1000, before + 20);
+  // The user gives up while dave rings: his phone stops, the call stays as it was.
+  await cancelsWhileRinging(steer, dave, { command: 'transfer', target: { sip: 'dave_01' } });
+  await Promise.all([
+    hears(own, 1000, windowsOf(heardSoFar(own), 1000) + 20),
+    hears(far, 600, windowsOf(heardSoFar(far), 600) + 20),
+  ]);
 
   // Dave answers the second: carol is his, the user's phone is hung up.
   const rings = dave.waitFor('CALL_INCOMING', 20_000);
@@ -121,17 +128,17 @@ test("blind transfer: the other party of the user's call ends up with the target
       [call.uuid, 'completed'],
     ],
   );
-  // The CDRs: the user's phone, carol, and dave's two legs, children of the call's first; the
-  // refused one never answered.
-  const cdrs = await cdrsOf(node.app, user.uuid, 4);
+  // The CDRs: the user's phone, carol, and dave's three legs, children of the call's first; the
+  // refused and the cancelled one never answered.
+  const cdrs = await cdrsOf(node.app, user.uuid, 5);
   const first = cdrs.find((cdr) => cdr.parent === undefined);
   const daves = cdrs.filter((cdr) => cdr.b_number === 'dave_01');
-  assert.equal(daves.length, 2, JSON.stringify(cdrs));
+  assert.equal(daves.length, 3, JSON.stringify(cdrs));
   assert.ok(
     daves.every((cdr) => cdr.parent === first?.id),
     JSON.stringify(cdrs),
   );
-  assert.deepEqual(daves.map((cdr) => cdr.t_post > 0).sort(), [false, true], JSON.stringify(daves));
+  assert.deepEqual(daves.map((cdr) => cdr.t_post > 0).sort(), [false, false, true], JSON.stringify(daves));
 });
 
 test('attended transfer: a consult with the target while the other party is held; cancel resumes, complete connects', async (t) => {

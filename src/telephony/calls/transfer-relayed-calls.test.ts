@@ -7,6 +7,7 @@
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import {
+  cancelsWhileRinging,
   cdrsOf,
   consultsThenCompletes,
   eventsOf,
@@ -60,6 +61,12 @@ test("blind transfer of a phone-to-phone call: bob ends up with carol, alice's p
   carol.command('hangup');
   assert.equal((await refused).status, 'fail');
   await hears(bob, 600, windowsOf(heardSoFar(bob), 600) + 20);
+  // The user gives up while carol rings: her phone stops, alice and bob keep talking.
+  await cancelsWhileRinging(steer, carol, { command: 'transfer', target: { sip: 'carol_01' } });
+  await Promise.all([
+    hears(bob, 600, windowsOf(heardSoFar(bob), 600) + 20),
+    hears(alice, 1000, windowsOf(heardSoFar(alice), 1000) + 20),
+  ]);
 
   // Carol answers the second: bob is moved to her, alice's phone is hung up.
   const rings = carol.waitFor('CALL_INCOMING', 20_000);
@@ -95,16 +102,17 @@ test("blind transfer of a phone-to-phone call: bob ends up with carol, alice's p
   assert.ok(heardBefore(heard(bob), 600, 1400), 'bob heard alice before carol');
   assert.ok(windowsOf(heard(carol, 'last'), 1000) >= 20, 'carol heard bob');
   assert.equal(windowsOf(heard(carol, 'last'), 600), 0, 'carol never heard alice');
-  // Carol's two legs have their CDRs, children of the call's first; the refused one never answered.
-  const cdrs = await cdrsOf(node.app, user.uuid, 3);
+  // Carol's three legs have their CDRs, children of the call's first; the refused and the
+  // cancelled one never answered.
+  const cdrs = await cdrsOf(node.app, user.uuid, 4);
   const first = cdrs.find((cdr) => cdr.parent === undefined);
   const carols = cdrs.filter((cdr) => cdr.b_number === 'carol_01');
-  assert.equal(carols.length, 2, JSON.stringify(cdrs));
+  assert.equal(carols.length, 3, JSON.stringify(cdrs));
   assert.ok(
     carols.every((cdr) => cdr.parent === first?.id),
     JSON.stringify(cdrs),
   );
-  assert.deepEqual(carols.map((cdr) => cdr.t_post > 0).sort(), [false, true], JSON.stringify(carols));
+  assert.deepEqual(carols.map((cdr) => cdr.t_post > 0).sort(), [false, false, true], JSON.stringify(carols));
 });
 
 test("the user's phone transfers by itself (REFER): bob ends up with carol, told back as NOTIFY sipfrag", async (t) => {

@@ -42,8 +42,10 @@ interface Transfer {
   /** Set once the target answered. */
   leg: MediaLeg | undefined;
   held: MediaLeg | undefined;
-  /** Hangs up the target's leg while it rings (the call's end, the ring timeout). */
+  /** Hangs up the target's leg while it rings (the call's end, the ring timeout, a cancel). */
   giveUp: () => void;
+  /** The target's leg is called and has not answered yet. */
+  ringing: boolean;
 }
 
 /** Transfers under way, so that a second one on the same call is illegal-state. */
@@ -82,7 +84,7 @@ export async function transfer(
   if (relayedPair) return transferRelayed(ctx, call, relayedPair, target, attended);
   const { pair, own } = relayed(call);
   if (transfers.has(call)) throw new CallError('illegal-state', `call ${call.uuid} is being transferred`);
-  const state: Transfer = { attended, leg: undefined, held: undefined, giveUp: () => {} };
+  const state: Transfer = { attended, leg: undefined, held: undefined, giveUp: () => {}, ringing: false };
   transfers.set(call, state);
   try {
     const { uri, shown, record } = await targetLeg(ctx, call, target);
@@ -93,10 +95,10 @@ export async function transfer(
       },
     );
     leg.call.onEnd(() => void record.end());
-    let ringing = true;
+    state.ringing = true;
     // Only while the target rings: once it answered, the pair decides when its leg ends.
     state.giveUp = () => {
-      if (ringing) void leg.hangup().catch(() => {});
+      if (state.ringing) void leg.hangup().catch(() => {});
     };
     const timer = call.setTimer(state.giveUp, TRANSFER_RING_SECONDS * 1000);
     pair.legs[0].call.onEnd(state.giveUp);
@@ -107,7 +109,7 @@ export async function transfer(
       state.giveUp();
       throw new CallError('fail', `the transfer target answered ${result.status}`);
     }
-    ringing = false;
+    state.ringing = false;
     record.answered();
     state.leg = leg;
     // The call's dialogs: an API hangup from now on ends the target's leg, and with it the pair.
@@ -158,10 +160,16 @@ export async function transferComplete(call: Call): Promise<void> {
   await own.hangup().catch(() => {});
 }
 
-/** Attended transfer, cancelled: the target's leg is hung up and the user talks with the held party again. */
+/**
+ * Attended transfer, cancelled: the target's leg is hung up and the user talks with the held
+ * party again. A transfer whose target still rings (blind or attended) is given up: the target's
+ * phone stops ringing and the transfer ends `fail`, the call as it was.
+ */
 export async function transferCancel(call: Call): Promise<void> {
   const relayedPair = relayedPairOf(call);
   if (relayedPair) return cancelRelayed(call, relayedPair);
+  const ringing = transfers.get(call);
+  if (ringing?.ringing) return ringing.giveUp();
   const { pair, state } = consulting(call);
   transfers.delete(call);
   pair.swap(state.leg!, state.held!);
