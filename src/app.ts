@@ -11,6 +11,7 @@ import { callFilterArea } from './modules/callfilter/index.js';
 import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { cnamArea } from './modules/cnam/index.js';
+import { conferenceArea } from './modules/conference/index.js';
 import { contactArea } from './modules/contact/index.js';
 import { deviceArea } from './modules/device/index.js';
 import { dialplanArea } from './modules/dialplan/index.js';
@@ -91,6 +92,7 @@ const AREAS: readonly Area[] = [
   announcementArea,
   recordingArea,
   dialplanArea,
+  conferenceArea,
   ivrArea,
   sipArea,
   cdrArea,

@@ -1,0 +1,117 @@
+/** Routes of the spec's `/api/conference` family: the conference objects (docs/decisions.md "Conferences"). */
+import { userOf } from '../../platform/access.js';
+import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
+import type { AppInstance } from '../../platform/server.js';
+import {
+  ConferenceParams,
+  CreateConferenceBody,
+  DeleteConferenceQuery,
+  GetConferenceAnswer,
+  ListConferencesAnswer,
+  ListConferencesQuery,
+  UpdateConferenceBody,
+} from './conference.schema.js';
+import { type ConferenceService, MAX_CONFERENCES } from './conference.service.js';
+
+const tags = ['conference'];
+const REFERENCES =
+  'wrong-syntax (pin and moderator_pin the same), wrong-announcement (an announcement the owner may not ' +
+  "read), wrong-user (a moderator who is no user), wrong-phone (a number not the owner's), phone-duplicate " +
+  '(a number another conference has)';
+
+export function conferenceRoutes(app: AppInstance, conferences: ConferenceService): void {
+  app.post(
+    '/api/conference',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Create a conference room (object_new)',
+        description:
+          "A conference is an object of the store (tags, sharing, trash) with its room's settings; calls to " +
+          `its numbers enter the room. Statuses quota-exceeded (a user keeps ${MAX_CONFERENCES} conferences, the ` +
+          `trash included), ${REFERENCES}.`,
+        tags,
+        body: CreateConferenceBody,
+        response: { 200: UuidAnswer },
+      },
+    },
+    async (request) => ({ uuid: await conferences.createConference(userOf(request), request.body) }),
+  );
+
+  app.get(
+    '/api/conference',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "The user's own conferences, paged (Conventions 8)",
+        description:
+          'Conferences others share are listed through their tags (GET /api/tag/{uuid}/object?type=conference).',
+        tags,
+        querystring: ListConferencesQuery,
+        response: { 200: ListConferencesAnswer },
+      },
+    },
+    async (request) => ({ conference: await conferences.listConferences(userOf(request), request.query) }),
+  );
+
+  app.get(
+    '/api/conference/:uuid',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'One conference',
+        description:
+          'PINs are never shown: `pin` and `moderator_pin` tell whether one is set. Status wrong-object.',
+        tags,
+        params: ConferenceParams,
+        response: { 200: GetConferenceAnswer },
+      },
+    },
+    async (request) => ({
+      conference: await conferences.getConference(userOf(request), request.params.uuid),
+    }),
+  );
+
+  app.post(
+    '/api/conference/:uuid',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Change a conference (object_modify)',
+        description:
+          'The fields given change, all of them or none; null clears a PIN or an announcement. Statuses ' +
+          'wrong-object, access-denied (read access only; or PINs and numbers changed by another than the ' +
+          `owner), ${REFERENCES}.`,
+        tags,
+        params: ConferenceParams,
+        body: UpdateConferenceBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await conferences.updateConference(userOf(request), request.params.uuid, request.body);
+      return {};
+    },
+  );
+
+  app.delete(
+    '/api/conference/:uuid',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Move a conference to the trash, or delete it with purge (object_delete)',
+        description:
+          'In the trash its numbers still lead to it and callers get the conference-offline answer; purged, ' +
+          'its numbers are free. Statuses wrong-object, access-denied.',
+        tags,
+        params: ConferenceParams,
+        querystring: DeleteConferenceQuery,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await conferences.deleteConference(userOf(request), request.params.uuid, isSet(request.query.purge));
+      return {};
+    },
+  );
+}

@@ -1,0 +1,100 @@
+/**
+ * Schemas of the spec's `/api/conference` family (listed without a shape; docs/decisions.md
+ * "Conferences"): a conference is an object of the store with its room's settings.
+ */
+import { type Static, Type } from 'typebox';
+import { Description, Phone, Uuid } from '../../platform/formats.js';
+import { DeleteQuery, ObjectParams, TagList } from '../../platform/object-store/index.js';
+import { pageQuery } from '../../platform/paging.js';
+import { envelope, OBJECT_FIELDS } from '../../platform/schema.js';
+
+export const CONFERENCE_LIST_COUNT = { default: 100, max: 1000 };
+/** The most members a room takes (FreeSWITCH's and Asterisk's rooms are unbounded; ours are not). */
+export const MAX_MEMBERS = 100;
+
+const Pin = Type.Union([Type.String({ pattern: '^[0-9]{4,12}$' }), Type.Null()], {
+  description: '4..12 digits pressed (DTMF) on entering; null: none',
+});
+const AnnouncementRef = Type.Union([Uuid, Type.Null()], {
+  description: 'an announcement the owner may read (text-to-speech: make one with text2speech); null: none',
+});
+
+/** The settings a conference is created and changed with: each optional, absent keeps (or defaults). */
+const SETTINGS = {
+  description: Type.Optional(Description),
+  pin: Type.Optional(Pin),
+  moderator_pin: Type.Optional(
+    Type.Union([Type.String({ pattern: '^[0-9]{4,12}$' }), Type.Null()], {
+      description:
+        'entered instead of the PIN, makes the member a moderator (mute others, lock); null: none. ' +
+        'Must differ from pin (wrong-syntax)',
+    }),
+  ),
+  moderator: Type.Optional(
+    Type.Array(Uuid, {
+      maxItems: 50,
+      uniqueItems: true,
+      description:
+        'users who are moderators when they dial in from one of their SIP accounts (the owner always is)',
+    }),
+  ),
+  max_members: Type.Optional(
+    Type.Integer({
+      minimum: 2,
+      maximum: MAX_MEMBERS,
+      description: `default 10; a caller beyond is turned away`,
+    }),
+  ),
+  announcement_enter: Type.Optional(AnnouncementRef),
+  announcement_leave: Type.Optional(AnnouncementRef),
+  music: Type.Optional(AnnouncementRef),
+  record: Type.Optional(
+    Type.Boolean({ description: 'the mix becomes a recording of the owner (default false)' }),
+  ),
+  locked: Type.Optional(Type.Boolean({ description: 'a locked room takes nobody new (default false)' })),
+  phone: Type.Optional(
+    Type.Array(Phone, {
+      maxItems: 20,
+      uniqueItems: true,
+      description:
+        "the owner's numbers that dial into this room (their conference_enable switch on); a number dials " +
+        'into one room at most (phone-duplicate)',
+    }),
+  ),
+};
+
+export const CreateConferenceBody = Type.Object(SETTINGS, { additionalProperties: false });
+export type CreateConferenceBody = Static<typeof CreateConferenceBody>;
+
+export const UpdateConferenceBody = Type.Object(SETTINGS, { additionalProperties: false });
+export type UpdateConferenceBody = Static<typeof UpdateConferenceBody>;
+
+export const ConferenceObject = Type.Object({
+  ...OBJECT_FIELDS,
+  tag: TagList,
+  pin: Type.Boolean({ description: 'a PIN is set (PINs are kept hashed and never shown)' }),
+  moderator_pin: Type.Boolean({ description: 'a moderator PIN is set' }),
+  moderator: Type.Array(Uuid),
+  max_members: Type.Integer(),
+  announcement_enter: Type.Union([Uuid, Type.Null()]),
+  announcement_leave: Type.Union([Uuid, Type.Null()]),
+  music: Type.Union([Uuid, Type.Null()]),
+  record: Type.Boolean(),
+  locked: Type.Boolean(),
+  phone: Type.Array(Phone),
+});
+export type ConferenceObject = Static<typeof ConferenceObject>;
+
+export const ConferenceParams = ObjectParams;
+export const GetConferenceAnswer = envelope({ conference: ConferenceObject });
+
+export const ListConferencesQuery = Type.Object(pageQuery(CONFERENCE_LIST_COUNT));
+export type ListConferencesQuery = Static<typeof ListConferencesQuery>;
+
+export const ListConferencesAnswer = envelope({
+  conference: Type.Record(Type.String(), ConferenceObject, {
+    description: "one page of the user's own conferences (not in the trash), keyed by UUID, in time order",
+  }),
+});
+
+export const DeleteConferenceQuery = DeleteQuery;
