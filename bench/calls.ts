@@ -29,7 +29,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
+import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import Database from 'better-sqlite3';
 import { buildApp } from '../src/app.js';
@@ -516,6 +516,16 @@ if (!SKIP.has('setup')) {
   // The node's main event loop while the calls run (the API and the SIP UA share it).
   const delay = monitorEventLoopDelay({ resolution: 10 });
   delay.enable();
+  // The main thread's garbage collection pauses: young-generation scavenges stop it for as long
+  // as they copy what survives, which grows with the young generation's size.
+  const pauses = { minor: [] as number[], major: [] as number[] };
+  const gcs = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind;
+      (kind === constants.NODE_PERFORMANCE_GC_MINOR ? pauses.minor : pauses.major).push(entry.duration);
+    }
+  });
+  gcs.observe({ entryTypes: ['gc'] });
   const loopBefore = performance.eventLoopUtilization();
   const cpuBefore = { main: mainThreadCpu(), all: process.cpuUsage() };
   const scheduleBefore = mainThreadSchedule();
@@ -530,6 +540,19 @@ if (!SKIP.has('setup')) {
   const allUsage = process.cpuUsage(cpuBefore.all);
   const allCpu = (allUsage.user + allUsage.system) / 1e6;
   delay.disable();
+  gcs.disconnect();
+  const gcLine = (name: string, durations: number[]) => {
+    const sorted = Float64Array.from(durations).sort();
+    const total = durations.reduce((sum, ms) => sum + ms, 0);
+    return durations.length === 0
+      ? `${name} none`
+      : `${name} ${durations.length}, ${total.toFixed(0)} ms in all, p50 ${percentile(sorted, 50).toFixed(1)} ms, ` +
+          `max ${sorted.at(-1)!.toFixed(1)} ms`;
+  };
+  console.log(
+    `garbage collection during the calls (V8 flags: ${process.execArgv.filter((arg) => arg.startsWith('--max') || arg.startsWith('--min')).join(' ') || 'none'}; ` +
+      `NODE_OPTIONS ${process.env.NODE_OPTIONS ?? 'none'}): ${gcLine('scavenges', pauses.minor)}; ${gcLine('other', pauses.major)}`,
+  );
   console.log(
     `call setup through Zentrale at ${rate}/s (held ${values.hold} ms, up to ${(rate * Number(values.hold)) / 1000} at once): ` +
       `${setup.successful} completed, ${setup.failed} failed; authenticated INVITE -> 200 ` +

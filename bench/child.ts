@@ -4,6 +4,7 @@
  * over the IPC channel with small request/reply messages.
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** A request to a child: `cmd` names the handler, the rest are its arguments. */
@@ -82,11 +83,30 @@ export class ChildHandle {
   }
 }
 
-/** Forks `script` (a .ts file in bench/) with the tsx loader and --expose-gc. */
-export function startChild(name: string, script: string, env: Record<string, string> = {}): ChildHandle {
+/**
+ * The node flags `npm start` gives the server (package.json's config.node_flags, the one place
+ * they are set), so that a Zentrale node in a benchmark runs as it does in production.
+ * BENCH_SERVER_V8 replaces them (an A/B run: BENCH_SERVER_V8='' for V8's defaults).
+ */
+export function serverV8Flags(): string[] {
+  const override = process.env.BENCH_SERVER_V8;
+  const packageJson = JSON.parse(fs.readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  return (override ?? (packageJson.config.node_flags as string)).split(/\s+/).filter(Boolean);
+}
+
+/**
+ * Forks `script` (a .ts file in bench/) with the tsx loader and --expose-gc; a Zentrale node
+ * (`server`) also with the server's V8 flags.
+ */
+export function startChild(
+  name: string,
+  script: string,
+  env: Record<string, string> = {},
+  server = name === 'zentrale',
+): ChildHandle {
   const file = fileURLToPath(new URL(script, import.meta.url));
   const child = fork(file, [], {
-    execArgv: ['--import', TSX, '--expose-gc'],
+    execArgv: ['--import', TSX, '--expose-gc', ...(server ? serverV8Flags() : [])],
     env: { ...process.env, ...env },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
