@@ -5,6 +5,7 @@
 import { PostgresAdapter, sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 import { preparedQuery } from '../../platform/database/prepared.js';
+import { deleteEndedSubscriptions } from '../../platform/events/subscriptions.js';
 import type { CallAdmission } from '../../telephony/index.js';
 
 export interface RunningCallTable {
@@ -251,24 +252,9 @@ export async function deleteCallSubscription(db: Db, did: string): Promise<void>
   await db.deleteFrom('call_event_subscription').where('did', '=', did).execute();
 }
 
-/** Subscriptions that ended, or whose session is gone. */
-export async function deleteEndedCallSubscriptions(db: Db, now: number): Promise<void> {
-  await db
-    .deleteFrom('call_event_subscription')
-    .where((eb) =>
-      eb.or([
-        eb('expires', '<=', now),
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('session')
-              .select('did')
-              .whereRef('session.did', '=', 'call_event_subscription.did'),
-          ),
-        ),
-      ]),
-    )
-    .execute();
+/** Subscriptions that expired, or whose session is gone. */
+export function deleteEndedCallSubscriptions(db: Db, now: number): Promise<void> {
+  return deleteEndedSubscriptions(db, 'call_event_subscription', now);
 }
 
 export function listCallSubscriptions(db: Db): Promise<CallSubscriptionTable[]> {

@@ -1,8 +1,10 @@
 /** Routes of the spec's `/api/conference` family: the conference objects (docs/decisions.md "Conferences"). */
-import { userOf } from '../../platform/access.js';
-import { Empty, isSet, UuidAnswer } from '../../platform/schema.js';
+import { sessionOf, userOf } from '../../platform/access.js';
+import { Empty, isSet, SubscribeQuery, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
+import { MAX_SUBSCRIPTIONS } from './conference.events.js';
 import {
+  ConferenceEventAnswer,
   ConferenceParams,
   CreateConferenceBody,
   DeleteConferenceQuery,
@@ -111,6 +113,54 @@ export function conferenceRoutes(app: AppInstance, conferences: ConferenceServic
     },
     async (request) => {
       await conferences.deleteConference(userOf(request), request.params.uuid, isSet(request.query.purge));
+      return {};
+    },
+  );
+
+  app.get(
+    '/api/conference/:uuid/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "Subscribe the session to a conference room's events",
+        description:
+          "Until `timeout` seconds have passed (renewed by calling again), the session receives the room's " +
+          'conference_status (at once: `{conference, member}`, member UUID -> phone, user, mute, deaf, talk, ' +
+          'floor, volume_in, volume_out; `{}` while nobody is in the room), conference_update (the changed ' +
+          'members with their changed fields only), conference_join (the new members, as in status) and ' +
+          'conference_leave (`member`: the UUIDs of those who left). conference_start and conference_stop ' +
+          'go to every reader without a subscription. The subscription lasts as long as the session at most, ' +
+          `also across a restart of the node. Statuses wrong-object, exceeded-limit (a session follows ${MAX_SUBSCRIPTIONS} rooms).`,
+        tags,
+        params: ConferenceParams,
+        querystring: SubscribeQuery,
+        response: { 200: ConferenceEventAnswer },
+      },
+    },
+    async (request) => ({
+      expires: await conferences.subscribe(
+        sessionOf(request),
+        userOf(request),
+        request.params.uuid,
+        request.query.timeout ?? 3600,
+      ),
+    }),
+  );
+
+  app.delete(
+    '/api/conference/:uuid/event',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "End the session's subscription to a conference room's events",
+        description: 'None subscribed: ok too. Status wrong-object.',
+        tags,
+        params: ConferenceParams,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await conferences.unsubscribe(sessionOf(request), userOf(request), request.params.uuid);
       return {};
     },
   );

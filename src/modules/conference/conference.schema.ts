@@ -98,3 +98,7 @@ export const ListConferencesAnswer = envelope({
 });
 
 export const DeleteConferenceQuery = DeleteQuery;
+
+export const ConferenceEventAnswer = envelope({
+  expires: Type.Integer({ description: 'seconds since epoch when the subscription ends unless renewed' }),
+});

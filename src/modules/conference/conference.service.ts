@@ -6,12 +6,17 @@
  * by number in one lookup. PINs are kept hashed. The room itself (members, mixer) is the call
  * engine's; this area keeps what it is set to.
  */
+import type { FastifyBaseLogger } from 'fastify';
+import type { SessionContext } from '../../platform/access.js';
+import type { Clock } from '../../platform/clock.js';
 import type { Db } from '../../platform/database/database.js';
-import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
+import type { UnitOfWork, Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
+import type { EventHub } from '../../platform/events/event-hub.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import type { AnnouncementService } from '../announcement/index.js';
+import { ConferenceEvents } from './conference.events.js';
 import * as repo from './conference.repository.js';
 import {
   CONFERENCE_LIST_COUNT,
@@ -65,14 +70,28 @@ export interface ConferenceServiceDeps {
   readonly announcements: Pick<AnnouncementService, 'requireReadable'>;
   readonly phones: ConferenceNumbers;
   readonly users: { findUser(uuid: string, db?: Db): Promise<unknown> };
+  readonly hub: EventHub;
+  readonly writer: Writer;
+  readonly clock: Clock;
+  readonly log: FastifyBaseLogger;
 }
 
 export class ConferenceService {
   readonly definition: ObjectTypeDefinition;
+  /** The room's events and their subscriptions (conference.events.ts). */
+  readonly events: ConferenceEvents;
   private readonly store: ObjectStore;
 
   constructor(private readonly deps: ConferenceServiceDeps) {
     this.store = deps.store;
+    this.events = new ConferenceEvents({
+      ...deps,
+      db: deps.store.db,
+      readers: async (room) => {
+        const row = await this.ownRow(room.owner, room.uuid);
+        return row ? this.store.readers(this.store.db, row) : [room.owner];
+      },
+    });
     this.definition = this.store.defineType({
       type: 'conference',
       wrong: 'wrong-object',
@@ -183,6 +202,21 @@ export class ConferenceService {
       const found = await this.store.getForWrite(w.trx, user, uuid, this.definition);
       await this.store.deleteObject(w, user, found, purge);
     });
+  }
+
+  /**
+   * GET /api/conference/{uuid}/event: the session follows the room's events for `timeout`
+   * seconds (conference_status at once). wrong-object, exceeded-limit.
+   */
+  async subscribe(session: SessionContext, user: string, uuid: string, timeout: number): Promise<number> {
+    await this.store.getForRead(this.store.db, user, uuid, this.definition);
+    return this.events.subscribe(session, uuid, timeout);
+  }
+
+  /** DELETE /api/conference/{uuid}/event (not subscribed: ok too). wrong-object. */
+  async unsubscribe(session: SessionContext, user: string, uuid: string): Promise<void> {
+    await this.store.getForRead(this.store.db, user, uuid, this.definition);
+    await this.events.unsubscribe(session, uuid);
   }
 
   /**

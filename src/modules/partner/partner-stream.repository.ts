@@ -3,7 +3,9 @@
  * /api/partner/cdr/event; migration 0022): the subscriptions of partner sessions and the stream
  * events waiting for a subscribing session to claim them. One query per function.
  */
+
 import type { Db } from '../../platform/database/database.js';
+import { deleteEndedSubscriptions as deleteEnded } from '../../platform/events/subscriptions.js';
 
 export type StreamKind = 'user' | 'cdr';
 
@@ -142,22 +144,7 @@ export async function deleteStreamEventsBefore(db: Db, partner: string, stream: 
     .execute();
 }
 
-/** Subscriptions that expired, or whose session ended (its row is gone). */
-export async function deleteEndedSubscriptions(db: Db, now: number): Promise<void> {
-  await db
-    .deleteFrom('partner_subscription')
-    .where((eb) =>
-      eb.or([
-        eb('expires', '<=', now),
-        eb.not(
-          eb.exists(
-            eb
-              .selectFrom('session')
-              .select('session.did')
-              .whereRef('session.did', '=', 'partner_subscription.did'),
-          ),
-        ),
-      ]),
-    )
-    .execute();
+/** Subscriptions that expired, or whose session is gone. */
+export function deleteEndedSubscriptions(db: Db, now: number): Promise<void> {
+  return deleteEnded(db, 'partner_subscription', now);
 }

@@ -58,8 +58,11 @@ export class EventHub {
   private readonly controlHandlers: ControlHandler[] = [];
   private readonly observers: EmitObserver[] = [];
   private readonly pollHandlers: PollHandler[] = [];
-  /** Events that reach only the sessions subscribed to their topic (`topic`), by name. */
-  private readonly topicOf = new Map<string, string>();
+  /**
+   * Events that reach only the sessions subscribed to their topic (`topic`), by name: one topic,
+   * or one per payload (a conference's events: the sessions subscribed to that conference).
+   */
+  private readonly topicOf = new Map<string, string | ((payload: Record<string, unknown>) => string)>();
   // Outgoing and incoming bus messages, each handled after the one before (emit order).
   private publishing: Promise<void> = Promise.resolve();
   private receiving: Promise<void> = Promise.resolve();
@@ -155,7 +158,7 @@ export class EventHub {
    * Makes `events` the events of `topic`: they reach only the sessions whose queue holds a
    * running subscription to it (EventQueue.topics), e.g. call_update after GET /api/call/event.
    */
-  topic(topic: string, events: readonly string[]): void {
+  topic(topic: string | ((payload: Record<string, unknown>) => string), events: readonly string[]): void {
     for (const event of events) this.topicOf.set(event, topic);
   }
 
@@ -227,7 +230,8 @@ export class EventHub {
     bytes = eventBytes(event, body),
   ): void {
     const queues = new Set<EventQueue>();
-    const topic = this.topicOf.get(event);
+    const topicOf = this.topicOf.get(event);
+    const topic = typeof topicOf === 'function' ? topicOf(payload) : topicOf;
     const now = this.clock.now();
     for (const user of target.users ?? []) {
       for (const queue of this.byUser.get(user) ?? [])
