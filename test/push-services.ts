@@ -10,12 +10,13 @@
  *   the public key of its kid; iss = the team, iat within the hour; apns-topic present.
  */
 import { execFileSync } from 'node:child_process';
-import { type KeyObject, randomUUID, verify } from 'node:crypto';
+import { generateKeyPairSync, type KeyObject, randomUUID, verify } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import fs from 'node:fs';
 import http2 from 'node:http2';
 import os from 'node:os';
 import path from 'node:path';
+import type { TestContext } from 'node:test';
 
 export interface RecordedRequest {
   readonly service: 'oauth' | 'fcm' | 'apns' | 'apns-sandbox';
@@ -355,4 +356,24 @@ export class PushStandIns extends EventEmitter {
       jwt,
     };
   }
+}
+
+/** Local FCM stand-ins and the service account a node signs with (pushFcmCredentials.setCredential). */
+export async function fcmStandIn(t: TestContext) {
+  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const email = 'push@zentrale-test.iam.gserviceaccount.com';
+  const services = await new PushStandIns({
+    fcm: { projectId: 'zentrale-test', clientEmail: email, publicKey: rsa.publicKey },
+    apnsKeys: new Map(),
+  }).start();
+  t.after(() => services.close());
+  const serviceAccount = JSON.stringify({
+    type: 'service_account',
+    project_id: 'zentrale-test',
+    private_key_id: 'abc123def456',
+    private_key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    client_email: email,
+    token_uri: 'https://oauth2.googleapis.com/token',
+  });
+  return { services, serviceAccount };
 }

@@ -22,7 +22,15 @@ export {
   transferCancel,
   transferComplete,
 } from './calls/index.js';
-export type { FaxCallResult, FaxLine, FaxProgress, FaxSendRequest } from './fax/fax-line.js';
+export type {
+  FaxCallResult,
+  FaxLine,
+  FaxProgress,
+  FaxReception,
+  FaxSendRequest,
+  IncomingFax,
+  ReceivedFax,
+} from './fax/fax-line.js';
 export { FaxEngineUnavailableError } from './fax/spandsp.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';

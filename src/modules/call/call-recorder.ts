@@ -2,8 +2,9 @@
  * What the call engine records through the call area (src/telephony/calls/directory.ts
  * CallRecorder): the legs of its calls (spec "Call detail record (CDR)") with the running-legs
  * table that lets a restart close them, the admissions to the concurrent-call quota, voicemails
- * (recording, mail, push) and the call-reverse processes. The engine hands over what each record
- * needs; nothing is read back for it. What the engine reads is call-routing.ts.
+ * (recording, mail, push), received faxes (handed to the fax area) and the call-reverse
+ * processes. The engine hands over what each record needs; nothing is read back for it. What
+ * the engine reads is call-routing.ts.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Services } from '../../platform/area.js';
@@ -13,7 +14,10 @@ import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import type {
   CallAdmission,
   CallRecorder,
+  FaxReception,
+  IncomingFax,
   LegEnd,
+  ReceivedFax,
   ReverseHolder,
   RunningLeg,
   Voicemail,
@@ -95,6 +99,16 @@ export class CallAreaRecorder implements CallRecorder {
       this.log.error({ err: error, recording }, 'recording_new push not queued');
     }
     return recording;
+  }
+
+  /** A fax number answered a call: the fax area makes the received fax (fax.incoming.ts). */
+  faxStarted(fax: IncomingFax): Promise<FaxReception> {
+    return this.services.faxIncoming.started(fax);
+  }
+
+  /** The received fax ended: its pages stored, events, fax_new push and mail (fax.incoming.ts). */
+  faxEnded(reception: FaxReception, fax: IncomingFax, received: ReceivedFax): Promise<void> {
+    return this.services.faxIncoming.ended(reception, fax, received);
   }
 
   /**

@@ -77,8 +77,11 @@ export class CallAreaRouting implements CallRouting {
     const settings = found.settings as StoredSettings;
     const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
     const announcementOnly = settings.play_announcement_only === true;
+    const switches = effectiveSwitches(settings);
+    // fax_enable (dialplan_enable off) makes a fax number, whatever conference_enable says.
+    if (owner && switches.fax) return { kind: 'fax', owner };
     // call_enable the only switch on: the call API answers (api-wait.ts).
-    if (owner && route.kind === 'disabled' && effectiveSwitches(settings).call_api)
+    if (owner && route.kind === 'disabled' && switches.call_api)
       return { kind: 'api', owner, announcementOnly };
     if (!owner || route.kind === 'disabled') return { kind: 'disabled', owner };
     if (route.kind === 'dialplan') {

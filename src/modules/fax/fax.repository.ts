@@ -67,3 +67,11 @@ export function findFixingReport(db: Db, fax: string): Promise<Pick<ReportRow, '
     .limit(1)
     .executeTakeFirst();
 }
+
+export type ReportChanges = Partial<
+  Pick<ReportRow, 'status' | 'time_end' | 'sip_status_code' | 'fax_error_code' | 'page_count'>
+>;
+
+export function updateReport(db: Db, report: string, changes: ReportChanges): Promise<unknown> {
+  return db.updateTable('fax_report').set(changes).where('uuid', '=', report).execute();
+}

@@ -58,7 +58,8 @@ export interface NewFaxReport {
   fax_header?: string;
 }
 
-function toEntry(row: repo.ReportRow): ReportEntry {
+/** A report row as clients see it (also the received fax's: fax.incoming.ts). */
+export function toEntry(row: repo.ReportRow): ReportEntry {
   return {
     incoming: row.incoming === 1,
     from: row.from_number,
@@ -75,7 +76,8 @@ export class FaxService {
   private readonly store: ObjectStore;
   private readonly content: ContentService;
   private readonly files: FaxContent;
-  private readonly objects: ContentObjects<FaxData>;
+  /** The object calls; fax.incoming.ts makes received faxes with them. */
+  readonly objects: ContentObjects<FaxData>;
 
   constructor(deps: FaxServiceDeps) {
     this.store = deps.store;

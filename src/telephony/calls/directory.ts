@@ -5,6 +5,7 @@
  * (src/modules/call/).
  */
 import type { Dialplan, Ivr, LegacyDialplan } from '../decisions/index.js';
+import type { FaxReception, IncomingFax, ReceivedFax } from '../fax/fax-line.js';
 
 export interface SipAccountInfo {
   /** SIPUSER, e.g. `alice_01`. */
@@ -37,6 +38,8 @@ export type NumberAnswer =
   | ({ readonly kind: 'legacy'; readonly owner: string } & MailboxSettings)
   /** call_enable the only switch on: the call waits for the call API (api-wait.ts). */
   | ({ readonly kind: 'api'; readonly owner: string } & MailboxSettings)
+  /** fax_enable on, dialplan_enable off: Zentrale answers as the receiving fax machine (fax-answer.ts). */
+  | { readonly kind: 'fax'; readonly owner: string }
   /** dialplan_enable off, or nobody holds the number. */
   | { readonly kind: 'disabled'; readonly owner: string | null };
 
@@ -222,6 +225,10 @@ export interface CallRouting {
 export interface CallRecorder {
   /** Stores a voicemail as a recording of its owner (status ok or empty after conversion), tells the owner and mails the number's notification_email. */
   storeVoicemail(voicemail: Voicemail): Promise<string>;
+  /** A fax number answered a fax call: the fax object (status record) and its incoming report. */
+  faxStarted(fax: IncomingFax): Promise<FaxReception>;
+  /** The received fax ended: its pages become the fax's content (or it fails); events, push, mail. */
+  faxEnded(reception: FaxReception, fax: IncomingFax, received: ReceivedFax): Promise<void>;
   /**
    * A call-reverse process began (dialplan_callreverse_start to the owner); `holder` is recorded
    * for the other nodes (where the caller waits, the join token).

@@ -22,6 +22,7 @@ import {
 } from './context.js';
 import { completeShort, parseDialled, uriUser } from './dial.js';
 import type { SipAccountInfo } from './directory.js';
+import { answerFax } from './fax-answer.js';
 import { answerStep } from './number-call.js';
 import { finish, NumberRun } from './number-run.js';
 import type { TrackedLeg } from './record.js';
@@ -167,6 +168,11 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
     return;
   }
   const owner = answer.owner;
+  if (answer.kind === 'fax') {
+    // A fax number answers every call as a fax machine, before any call feature waits for it.
+    const init = { direction: 'in', service: 'fax', owner, number, from, status: 'ringing' } as const;
+    return counted(ctx, call, init, (faxCall) => answerFax(ctx, call, faxCall, { owner, to: number, from }));
+  }
   const caller = callerId(account, call);
   if (fromCarrier && caller) {
     // A call from outside may be the one a call feature waits for (spec "Call-through", callreverse).

@@ -9,8 +9,7 @@
  * message the caller speaks for a few seconds.
  */
 import assert from 'node:assert/strict';
-import { generateKeyPairSync } from 'node:crypto';
-import { type TestContext, test } from 'node:test';
+import { test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   dial,
@@ -31,7 +30,7 @@ import { startCarrier } from '../../../test/carrier.js';
 import { sine } from '../../../test/content-inputs.js';
 import { eventually, until } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
-import { PushStandIns } from '../../../test/push-services.js';
+import { fcmStandIn } from '../../../test/push-services.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { parseWav } from '../../platform/content/wav.js';
 import { dominantFrequencies } from '../media/goertzel.js';
@@ -229,26 +228,6 @@ test('legacy dialplan: sip with the pools rings them all (inactive pool numbers 
   await hangUp(a);
   assert.ok(windowsOf(heard(a, 'last'), 600) >= 30, 'the busy branch redirected to +4940500');
 });
-
-/** Local FCM stand-ins (test/push-services.ts) and the service account a node signs with. */
-async function fcmStandIn(t: TestContext) {
-  const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 });
-  const email = 'push@zentrale-test.iam.gserviceaccount.com';
-  const services = await new PushStandIns({
-    fcm: { projectId: 'zentrale-test', clientEmail: email, publicKey: rsa.publicKey },
-    apnsKeys: new Map(),
-  }).start();
-  t.after(() => services.close());
-  const serviceAccount = JSON.stringify({
-    type: 'service_account',
-    project_id: 'zentrale-test',
-    private_key_id: 'abc123def456',
-    private_key: rsa.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
-    client_email: email,
-    token_uri: 'https://oauth2.googleapis.com/token',
-  });
-  return { services, serviceAccount };
-}
 
 test("call-reverse: a call to the number signals dialplan_callreverse_start (event and push), the filter number's call is joined to the waiting caller, then _stop", async (t) => {
   const carrier = await startCarrier(t);

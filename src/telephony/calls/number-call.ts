@@ -40,5 +40,9 @@ function answerNumber(
       return runLegacy(run);
     case 'disabled':
       return Promise.resolve(finish(run, 480));
+    case 'fax':
+      // Only a call to the fax number itself is answered as a fax (incoming.ts, fax-answer.ts);
+      // an IVR's or the call API's redirect to it finds it unavailable.
+      return Promise.resolve(finish(run, 480));
   }
 }

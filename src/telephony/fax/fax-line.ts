@@ -1,8 +1,11 @@
 /**
  * The seam between the fax area (spec "Fax": POST /api/fax/{uuid}/send, report entries) and the
  * call engine: the fax area queues and retries transmissions and keeps the reports; the engine
- * places one fax call and runs T.30 over its audio (decisions.md "Fax engine").
+ * places one fax call and runs T.30 over its audio (decisions.md "Fax engine"); a call to a fax
+ * number is answered by the engine, which tells the fax area through its CallRecorder
+ * (faxStarted, faxEnded: IncomingFax, ReceivedFax).
  */
+import type { FaxPageImage } from '../../platform/content/fax-pdf.js';
 
 /** One transmission the fax area asks of the engine. */
 export interface FaxSendRequest {
@@ -53,4 +56,32 @@ export interface FaxCallResult {
 export interface FaxLine {
   /** Places the fax call and transmits; resolves when it ended, however it ended. */
   sendFax(request: FaxSendRequest): Promise<FaxCallResult>;
+}
+
+/** A fax call a fax number answered (spec "Fax": a received fax), as it begins. */
+export interface IncomingFax {
+  /** The number's owner: the received fax is theirs. */
+  readonly owner: string;
+  /** The caller id (E.164, a SIP account or `anonymous`). */
+  readonly from: string;
+  /** The fax number called. */
+  readonly to: string;
+  /** Wall-clock seconds (the engine's Clock) when the call was answered. */
+  readonly timeStart: number;
+}
+
+/** What the fax area made of an incoming fax as it began: the fax object and its report entry. */
+export interface FaxReception {
+  readonly fax: string;
+  readonly report: string;
+}
+
+/** How a received fax ended. */
+export interface ReceivedFax {
+  /** The T.30 completion code (0 = T30_ERR_OK; 49 = the call dropped). */
+  readonly completionCode: number;
+  /** The pages received whole (TIFF page data as the content path stores it, MSB first). */
+  readonly pages: readonly FaxPageImage[];
+  readonly remoteIdent: string;
+  readonly timeEnd: number;
 }

@@ -1,0 +1,111 @@
+/**
+ * The fax area's side of a received fax (fax.incoming.ts; decisions.md "Fax over the network",
+ * receiving), as the call engine's recorder drives it, without a call (the real calls are
+ * fax.incoming-calls.test.ts): a page sent in standard mode is stored at fine resolution with
+ * each row twice; a reception without pages leaves the fax fail (empty when T.30 ended well),
+ * its report closed with the T.30 code, and no fax_new.
+ */
+import assert from 'node:assert/strict';
+import { describe, test } from 'node:test';
+import { page } from '../../../test/fax-pages.js';
+import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
+import type { App } from '../../app.js';
+import { createBitmap } from '../../platform/content/bitmap.js';
+import { decodeG4, encodeG4 } from '../../platform/content/ccitt-g4.js';
+import { receivedPages } from '../../telephony/fax/tiff-f.js';
+
+const DEVICE = { action: 'add', system: 'fcm', device_token: 'fax-phone' };
+
+/** The fax_new messages queued for the devices (push_delivery holds them until delivered). */
+async function faxNewQueued(app: App): Promise<unknown[]> {
+  const rows = await app.database.db.selectFrom('push_delivery').select('payload').execute();
+  return rows
+    .map((row) => JSON.parse(row.payload) as { message?: string })
+    .filter((payload) => payload.message === 'fax_new');
+}
+
+const FAX = { from: '+4940333', to: '+4930888003', timeStart: 1_700_000_000 };
+
+for (const dialect of DIALECTS) {
+  describe(`received fax (${dialect})`, () => {
+    test('a standard-mode page is stored at fine resolution, each row twice', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      assert.equal((await client.call('POST', '/api/push', DEVICE)).status, 'ok');
+      const incoming = { ...FAX, owner: user.uuid };
+      const reception = await app.services.faxIncoming.started(incoming);
+      const fine = page(9);
+      const standard = createBitmap(fine.width, fine.height / 2);
+      for (let row = 0; row < standard.height; row++)
+        standard.data.set(
+          fine.data.subarray(2 * row * fine.stride, (2 * row + 1) * fine.stride),
+          row * standard.stride,
+        );
+      await app.services.faxIncoming.ended(reception, incoming, {
+        completionCode: 0,
+        pages: [
+          { width: standard.width, height: standard.height, xRes: 204, yRes: 98, g4: encodeG4(standard) },
+        ],
+        remoteIdent: '+49 40 333',
+        timeEnd: FAX.timeStart + 30,
+      });
+      const shown = (await client.call('GET', `/api/fax/${reception.fax}`)).fax as Record<string, unknown>;
+      assert.deepEqual([shown.status, shown.page_count, shown.y_res], ['ok', 1, 196]);
+      assert.deepEqual(await faxNewQueued(app), [
+        { message: 'fax_new', owner: user.uuid, fax: reception.fax, phone: FAX.from, page_count: '1' },
+      ]);
+      const { faxes } = app.services;
+      const [stored] = receivedPages(await faxes.storage.read(await faxes.tiffKey(user.uuid, reception.fax)));
+      assert.deepEqual([stored!.height, stored!.yRes], [standard.height * 2, 196]);
+      const bitmap = decodeG4(stored!.g4, stored!.width, stored!.height);
+      for (let row = 0; row < standard.height; row++) {
+        const want = standard.data.subarray(row * standard.stride, (row + 1) * standard.stride);
+        for (const twice of [2 * row, 2 * row + 1])
+          assert.deepEqual(bitmap.data.subarray(twice * bitmap.stride, (twice + 1) * bitmap.stride), want);
+      }
+    });
+
+    test('without pages: fail after a T.30 error, empty after none; the report closed, no fax_new', async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      assert.equal((await client.call('POST', '/api/push', DEVICE)).status, 'ok');
+      const incoming = { ...FAX, owner: user.uuid };
+      for (const [code, status] of [
+        [49, 'fail'],
+        [0, 'empty'],
+      ] as const) {
+        await newEvents(client);
+        const reception = await app.services.faxIncoming.started(incoming);
+        await app.services.faxIncoming.ended(reception, incoming, {
+          completionCode: code,
+          pages: [],
+          remoteIdent: '',
+          timeEnd: FAX.timeStart + 5,
+        });
+        const shown = (await client.call('GET', `/api/fax/${reception.fax}`)).fax as Record<string, unknown>;
+        assert.equal(shown.status, status);
+        assert.equal(shown.page_count, undefined);
+        assert.deepEqual((shown.report as Record<string, unknown>)[reception.report], {
+          incoming: true,
+          from: FAX.from,
+          to: FAX.to,
+          time_start: FAX.timeStart,
+          time_end: FAX.timeStart + 5,
+          status: 'fail',
+          fax_error_code: code,
+        });
+        const events = (await newEvents(client)).filter((event) => event.event.startsWith('fax_'));
+        assert.deepEqual(
+          events.map((event) => [event.event, event.status, event.page_count]),
+          [
+            ['fax_report', undefined, undefined],
+            ['fax_convert', status, undefined],
+            ['fax_report', undefined, undefined],
+          ],
+        );
+      }
+      assert.deepEqual(await faxNewQueued(app), [], 'no fax_new without pages');
+    });
+  });
+}
