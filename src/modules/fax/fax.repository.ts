@@ -55,15 +55,23 @@ export function findReport(db: Db, fax: string, report: string): Promise<ReportR
 
 /**
  * A report that fixes the fax's content: any incoming one (a received fax), or an outgoing one
- * that is dialling, transmitting or was transmitted.
+ * that is queued, dialling, transmitting or was transmitted.
  */
 export function findFixingReport(db: Db, fax: string): Promise<Pick<ReportRow, 'incoming'> | undefined> {
   return db
     .selectFrom('fax_report')
     .select('incoming')
     .where('fax', '=', fax)
-    .where((eb) => eb.or([eb('incoming', '=', 1), eb('status', 'in', ['dial', 'transmit', 'ok'])]))
+    .where((eb) => eb.or([eb('incoming', '=', 1), eb('status', 'in', ['queued', 'dial', 'transmit', 'ok'])]))
     .orderBy('incoming', 'desc')
     .limit(1)
     .executeTakeFirst();
+}
+
+export type ReportChanges = Partial<
+  Pick<ReportRow, 'status' | 'time_end' | 'sip_status_code' | 'fax_error_code' | 'page_count'>
+>;
+
+export function updateReport(db: Db, report: string, changes: ReportChanges): Promise<unknown> {
+  return db.updateTable('fax_report').set(changes).where('uuid', '=', report).execute();
 }
