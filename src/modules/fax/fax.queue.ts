@@ -29,6 +29,8 @@ export const MAX_ATTEMPTS = 3;
 export const LEASE_MS = 60_000;
 /** Jobs one node runs at once at most. */
 const MAX_IN_FLIGHT = 100;
+/** Due jobs a claim looks at, oldest first (those held back by the bounds included). */
+const CLAIM_LOOKAHEAD = 500;
 /** Idle polling for jobs other nodes queued or left behind. */
 const POLL_MS = 5000;
 /** SIP statuses of a busy line: the report ends `busy` when the last attempt got one. */
@@ -59,6 +61,8 @@ export class FaxQueue {
   private readonly loop: PassLoop;
   private readonly running = new Map<string, Promise<void>>();
   private stopping = false;
+  /** The last claim left due jobs for the bounds: they wait for a job to end, not for a time. */
+  private blocked = false;
 
   constructor(private readonly deps: FaxQueueDeps) {
     this.loop = new PassLoop(
@@ -96,6 +100,8 @@ export class FaxQueue {
   }
 
   private async delay(): Promise<number> {
+    // A job ending here pokes the loop; one ending on another node is seen by the next poll.
+    if (this.blocked) return POLL_MS;
     try {
       const due = await jobs.nextDue(this.deps.writer.db);
       return due === undefined ? POLL_MS : Math.min(POLL_MS, Math.max(0, due - this.deps.clock.now()));
@@ -107,7 +113,10 @@ export class FaxQueue {
 
   private async pass(): Promise<void> {
     const room = MAX_IN_FLIGHT - this.running.size;
-    if (room <= 0) return;
+    if (room <= 0) {
+      this.blocked = true;
+      return;
+    }
     for (const job of await this.claim(room)) {
       const run = this.attempt(job)
         .catch((error: unknown) =>
@@ -127,7 +136,8 @@ export class FaxQueue {
     const now = this.deps.clock.now();
     return this.deps.writer.write(async ({ trx }) => {
       await jobs.lockClaims(trx);
-      const due = await jobs.listDue(trx, now, Math.max(room, 50));
+      const due = await jobs.listDue(trx, now, CLAIM_LOOKAHEAD);
+      this.blocked = false;
       if (due.length === 0) return [];
       const running = await jobs.listRunning(trx, now);
       const perOwner = new Map<string, number>();
@@ -137,14 +147,20 @@ export class FaxQueue {
       const claimed: jobs.FaxJobTable[] = [];
       for (const job of due) {
         if (claimed.length >= room) break;
-        if (busyLines.has(job.to_number)) continue;
+        if (busyLines.has(job.to_number)) {
+          this.blocked = true;
+          continue;
+        }
         let limit = limits.get(job.owner);
         if (limit === undefined) {
           // No concurrent calls at all would never send; one at a time is the least.
           limit = Math.max(1, await this.deps.callLimit(job.owner, trx));
           limits.set(job.owner, limit);
         }
-        if ((perOwner.get(job.owner) ?? 0) >= limit) continue;
+        if ((perOwner.get(job.owner) ?? 0) >= limit) {
+          this.blocked = true;
+          continue;
+        }
         if (!(await jobs.lease(trx, job.report, this.node, now, now + LEASE_MS))) continue;
         perOwner.set(job.owner, (perOwner.get(job.owner) ?? 0) + 1);
         busyLines.add(job.to_number);

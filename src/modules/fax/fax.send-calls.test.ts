@@ -169,3 +169,85 @@ test('a fax queued on a node without a call engine and held by a dead node is se
   assert.equal(carrier.calls.filter((call) => call.number === '+4940500').length, 1);
   assert.equal(await app.services.faxSending.usedPages(user.uuid), 1);
 });
+
+test("at most the account's concurrent calls at once, and one fax at a time per destination", async (t) => {
+  const carrier = await startCarrier(t);
+  const { app } = await telephonyNode(t, { CARRIER_URI: carrier.uri });
+  const dir = tempDir(t);
+  // The default pack allows 2 concurrent calls.
+  const first = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777070', { userUuid: first.user.uuid }, false);
+  const fax = await convertedFax(app, first.client);
+  const ended = async (user: string, uuid: string) =>
+    Object.values((await app.services.faxes.getFax(user, uuid)).report).filter(
+      (entry) => entry.time_end !== undefined,
+    ).length;
+  const callsTo = (numbers: string[]) => carrier.calls.filter((call) => numbers.includes(call.number));
+
+  const numbers = ['+4940701', '+4940702', '+4940703'];
+  const machines = numbers.map((number, index) =>
+    faxMachine(carrier, number, path.join(dir, `${index}.tif`)),
+  );
+  for (const to of numbers)
+    assert.equal(
+      (await first.client.call('POST', `/api/fax/${fax}/send`, { from: '+4930777070', to })).status,
+      'ok',
+    );
+  await until(() => callsTo(numbers).length >= 2, 'two faxes call', 60_000);
+  assert.equal(await ended(first.user.uuid, fax), 0, 'two at once');
+  await until(() => callsTo(numbers).length >= 3, 'the third fax calls', 60_000);
+  assert.ok((await ended(first.user.uuid, fax)) >= 1, 'the third only once one of the two ended');
+  for (const machine of await Promise.all(machines)) assert.equal(machine.code, 0, machine.text);
+
+  // Two faxes to one destination: the second call only once the first fax ended.
+  const second = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777071', { userUuid: second.user.uuid }, false);
+  const other = await convertedFax(app, second.client);
+  const line = ['+4940710'];
+  const firstCall = faxMachine(carrier, line[0]!, path.join(dir, 'a.tif'));
+  for (let i = 0; i < 2; i++) {
+    const body = { from: '+4930777071', to: line[0] };
+    assert.equal((await second.client.call('POST', `/api/fax/${other}/send`, body)).status, 'ok');
+  }
+  assert.equal((await firstCall).code, 0);
+  await until(() => callsTo(line).length >= 2, 'the second fax calls', 60_000);
+  assert.equal(await ended(second.user.uuid, other), 1, 'the second call after the first fax ended');
+  const call = callsTo(line)[1]!;
+  await until(() => call.leg !== undefined, 'the carrier answered');
+  const again = await call.leg!.endpoint.fax({
+    caller: false,
+    ident: '+49 40 400',
+    ecm: true,
+    rxFile: path.join(dir, 'b.tif'),
+  }).done;
+  assert.equal(again.code, 0, again.text);
+  await until(async () => (await ended(second.user.uuid, other)) === 2, 'both ended', 60_000);
+});
+
+test('a node that stops hands its running fax back to the queue, the attempt not counted', async (t) => {
+  const carrier = await startCarrier(t);
+  const dataDir = tempDir(t);
+  carrier.answer('+4940800', { ring: true });
+  const { app } = await telephonyNode(t, { CARRIER_URI: carrier.uri, DATA_DIR: dataDir });
+  const { client, user } = await loggedInClient(app);
+  await app.services.phones.addNumber('+4930777080', { userUuid: user.uuid }, false);
+  const fax = await convertedFax(app, client);
+  const sent = await client.call('POST', `/api/fax/${fax}/send`, { from: '+4930777080', to: '+4940800' });
+  const report = sent.uuid as string;
+  await carrier.callTo('+4940800');
+  await eventually(
+    async () => (await app.services.faxes.getFax(user.uuid, fax)).report[report]?.status,
+    (status) => status === 'dial',
+    'the fax calls',
+  );
+  await app.close();
+
+  const after = await build(t, { env: { DATA_DIR: dataDir } });
+  const job = await after.services.store.db
+    .selectFrom('fax_job')
+    .selectAll()
+    .where('report', '=', report)
+    .executeTakeFirst();
+  assert.deepEqual([job?.attempts, job?.lease_node, Number(job?.lease_until)], [0, null, 0]);
+  assert.equal((await after.services.faxes.getFax(user.uuid, fax)).report[report]?.status, 'queued');
+});
