@@ -16,6 +16,7 @@ import type { Clock } from '../../platform/clock.js';
 import { type ContentService, FILES } from '../../platform/content/index.js';
 import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
+import { NotFoundError } from '../../platform/errors.js';
 import { PassLoop } from '../../platform/pass-loop.js';
 import type { FaxCallResult, FaxLine } from '../../telephony/fax/fax-line.js';
 import * as jobs from './fax.jobs.repository.js';
@@ -29,6 +30,8 @@ export const MAX_ATTEMPTS = 3;
 export const LEASE_MS = 60_000;
 /** Jobs one node runs at once at most. */
 const MAX_IN_FLIGHT = 100;
+/** How long a node leaves a job whose pages it does not hold to the other nodes. */
+const ELSEWHERE_MS = 10 * 60_000;
 /** Due jobs a claim looks at, oldest first (those held back by the bounds included). */
 const CLAIM_LOOKAHEAD = 500;
 /** Idle polling for jobs other nodes queued or left behind. */
@@ -63,6 +66,8 @@ export class FaxQueue {
   private stopping = false;
   /** The last claim left due jobs for the bounds: they wait for a job to end, not for a time. */
   private blocked = false;
+  /** Jobs whose pages are not stored on this node, and until when (ms) it leaves them to others. */
+  private readonly elsewhere = new Map<string, number>();
 
   constructor(private readonly deps: FaxQueueDeps) {
     this.loop = new PassLoop(
@@ -88,15 +93,7 @@ export class FaxQueue {
   async stop(): Promise<void> {
     this.stopping = true;
     await this.loop.stop();
-    const { writer, faxes } = this.deps;
-    for (const report of this.running.keys()) {
-      await writer.write(async (w) => {
-        const job = await jobs.findJob(w.trx, report);
-        if (!job || job.lease_node !== this.node) return;
-        await jobs.reschedule(w.trx, report, job.attempts, this.deps.clock.now());
-        await faxes.changeReport(w, job.fax, report, { status: 'queued' });
-      });
-    }
+    for (const report of this.running.keys()) await this.handBack(report);
   }
 
   private async delay(): Promise<number> {
@@ -134,6 +131,7 @@ export class FaxQueue {
   /** Due jobs within the bounds, leased to this node. */
   private claim(room: number): Promise<jobs.FaxJobTable[]> {
     const now = this.deps.clock.now();
+    for (const [report, until] of this.elsewhere) if (until <= now) this.elsewhere.delete(report);
     return this.deps.writer.write(async ({ trx }) => {
       await jobs.lockClaims(trx);
       const due = await jobs.listDue(trx, now, CLAIM_LOOKAHEAD);
@@ -147,6 +145,10 @@ export class FaxQueue {
       const claimed: jobs.FaxJobTable[] = [];
       for (const job of due) {
         if (claimed.length >= room) break;
+        if (this.elsewhere.has(job.report)) {
+          this.blocked = true;
+          continue;
+        }
         if (busyLines.has(job.to_number)) {
           this.blocked = true;
           continue;
@@ -173,6 +175,18 @@ export class FaxQueue {
   /** One attempt of a leased job: the call, its report changes, then retry or end. */
   private async attempt(job: jobs.FaxJobTable): Promise<void> {
     const { writer, line, clock, content } = this.deps;
+    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'zentrale-fax-'));
+    const tiff = path.join(dir, 'fax.tif');
+    try {
+      await fs.writeFile(tiff, await content.readFile(job.content, FILES.faxTiff));
+    } catch (error) {
+      await fs.rm(dir, { recursive: true, force: true });
+      if (!(error instanceof NotFoundError)) throw error;
+      // Content is stored on the node that converted it: a node with the pages sends the fax.
+      this.elsewhere.set(job.report, clock.now() + ELSEWHERE_MS);
+      await this.handBack(job.report, false);
+      return;
+    }
     // Report changes in order; none once the node stops (stop() hands the job back).
     let changes: Promise<unknown> = this.change(job, { status: 'dial' });
     const change = (next: ReportChanges) => {
@@ -186,11 +200,8 @@ export class FaxQueue {
         );
     }, LEASE_MS / 3);
     renew.unref();
-    const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'zentrale-fax-'));
     let result: FaxCallResult | undefined;
     try {
-      const tiff = path.join(dir, 'fax.tif');
-      await fs.writeFile(tiff, await content.readFile(job.content, FILES.faxTiff));
       result = await line.sendFax({
         report: job.report,
         fax: job.fax,
@@ -213,6 +224,17 @@ export class FaxQueue {
     await changes;
     if (this.stopping) return;
     await this.settle(job, result);
+  }
+
+  /** A job of this node back to the queue at once, its attempt not counted (and the report queued). */
+  private handBack(report: string, requeue = true): Promise<void> {
+    const { writer, faxes, clock } = this.deps;
+    return writer.write(async (w) => {
+      const job = await jobs.findJob(w.trx, report);
+      if (!job || job.lease_node !== this.node) return;
+      await jobs.reschedule(w.trx, report, job.attempts, clock.now());
+      if (requeue) await faxes.changeReport(w, job.fax, report, { status: 'queued' });
+    });
   }
 
   private async change(job: jobs.FaxJobTable, changes: ReportChanges): Promise<void> {

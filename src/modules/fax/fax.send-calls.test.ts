@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { test } from 'node:test';
 import * as mupdf from 'mupdf';
-import { telephonyNode } from '../../../test/calls.js';
+import { telephonyNode, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { type Carrier, startCarrier } from '../../../test/carrier.js';
 import { A4, markerPdf } from '../../../test/content-inputs.js';
 import {
@@ -250,4 +250,50 @@ test('a node that stops hands its running fax back to the queue, the attempt not
     .executeTakeFirst();
   assert.deepEqual([job?.attempts, job?.lease_node, Number(job?.lease_until)], [0, null, 0]);
   assert.equal((await after.services.faxes.getFax(user.uuid, fax)).report[report]?.status, 'queued');
+});
+
+test('two nodes on one PostgreSQL: each fax is sent once, by the node that holds its pages', async (t) => {
+  const carrier = await startCarrier(t);
+  const [a, b] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri });
+  const { client, user } = await loggedInClient(a!.app);
+  await a!.app.services.phones.addNumber('+4930777090', { userUuid: user.uuid }, false);
+  const fax = await convertedFax(a!.app, client);
+  const dir = tempDir(t);
+  const numbers = ['+4940901', '+4940902'];
+  const machines = numbers.map((number, index) =>
+    faxMachine(carrier, number, path.join(dir, `${index}.tif`)),
+  );
+  const sent = await client.call('POST', `/api/fax/${fax}/send`, { from: '+4930777090', to: numbers[0] });
+  assert.equal(sent.status, 'ok');
+  // Sent through node b, whose queue looks first: the pages are on node a (its DATA_DIR), so b
+  // hands the job back and a sends it.
+  const throughB = await b!.app.services.faxSending.send(user.uuid, fax, {
+    from: '+4930777090',
+    to: numbers[1]!,
+  });
+  const reports = [sent.uuid as string, throughB];
+  const results = await Promise.all(machines).catch(async (error: unknown) => {
+    const state = (await b!.app.services.faxes.getFax(user.uuid, fax)).report;
+    throw new Error(`${String(error)}; reports ${JSON.stringify(state)}`);
+  });
+  for (const machine of results) assert.equal(machine.code, 0, machine.text);
+  // The other node reads the same reports.
+  const shown = await eventually(
+    async () => (await b!.app.services.faxes.getFax(user.uuid, fax)).report,
+    (report) => reports.every((uuid) => report[uuid]?.time_end !== undefined),
+    'both faxes ended',
+    60_000,
+  );
+  assert.deepEqual(
+    reports.map((uuid) => [shown[uuid]?.status, shown[uuid]?.sip_status_code]),
+    [
+      ['ok', 200],
+      ['ok', 200],
+    ],
+  );
+  assert.deepEqual(
+    numbers.map((number) => carrier.calls.filter((call) => call.number === number).length),
+    [1, 1],
+  );
+  assert.equal(await b!.app.services.faxSending.usedPages(user.uuid), 2);
 });
