@@ -58,6 +58,8 @@ export interface Config {
   readonly pushApnsSandboxUrl: string;
   /** PEM file of certificate authorities trusted for the push services besides the system's. */
   readonly pushCaFile: string | undefined;
+  /** Seconds before a fax's first retry (busy, no answer, failed T.30); each next one doubles. */
+  readonly faxRetrySeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -160,6 +162,7 @@ export function loadConfig(env: Env = process.env): Config {
     pushApnsUrl: origin(env, 'PUSH_APNS_URL', 'https://api.push.apple.com'),
     pushApnsSandboxUrl: origin(env, 'PUSH_APNS_SANDBOX_URL', 'https://api.sandbox.push.apple.com'),
     pushCaFile: env.PUSH_CA_FILE ? path.resolve(env.PUSH_CA_FILE) : undefined,
+    faxRetrySeconds: integer(env, 'FAX_RETRY_SECONDS', 120, 0, 86_400),
   });
 }
 

@@ -55,14 +55,14 @@ export function findReport(db: Db, fax: string, report: string): Promise<ReportR
 
 /**
  * A report that fixes the fax's content: any incoming one (a received fax), or an outgoing one
- * that is dialling, transmitting or was transmitted.
+ * that is queued, dialling, transmitting or was transmitted.
  */
 export function findFixingReport(db: Db, fax: string): Promise<Pick<ReportRow, 'incoming'> | undefined> {
   return db
     .selectFrom('fax_report')
     .select('incoming')
     .where('fax', '=', fax)
-    .where((eb) => eb.or([eb('incoming', '=', 1), eb('status', 'in', ['dial', 'transmit', 'ok'])]))
+    .where((eb) => eb.or([eb('incoming', '=', 1), eb('status', 'in', ['queued', 'dial', 'transmit', 'ok'])]))
     .orderBy('incoming', 'desc')
     .limit(1)
     .executeTakeFirst();

@@ -1,13 +1,16 @@
-/** Routes of spec "Fax" (except sending, which comes with telephony). */
+/** Routes of spec "Fax". */
 import { sessionOf, userOf } from '../../platform/access.js';
 import { downloadRoute, objectRoutes, uploadRoute } from '../../platform/content/content-object.routes.js';
 import { CONTENT_TYPES, sendBytes } from '../../platform/content/index.js';
-import { DownloadQuery, FileParams, isSet, PageParams } from '../../platform/schema.js';
+import { ObjectParams } from '../../platform/object-store/index.js';
+import { DownloadQuery, FileParams, isSet, PageParams, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import { GetFaxAnswer, ReportParams, UploadQuery } from './fax.schema.js';
+import { MAX_ATTEMPTS } from './fax.queue.js';
+import { GetFaxAnswer, ReportParams, SendBody, UploadQuery } from './fax.schema.js';
+import { type FaxSending, MAX_QUEUED_PER_USER } from './fax.send.js';
 import type { FaxService } from './fax.service.js';
 
-export function faxRoutes(app: AppInstance, faxes: FaxService): void {
+export function faxRoutes(app: AppInstance, faxes: FaxService, sending: FaxSending): void {
   const type = 'fax';
   const { storage } = faxes;
 
@@ -95,5 +98,33 @@ export function faxRoutes(app: AppInstance, faxes: FaxService): void {
       );
       return sendBytes(reply, bytes, { type: CONTENT_TYPES.pdf, inline: isSet(request.query.inline) });
     },
+  );
+
+  app.post(
+    '/api/fax/:uuid/send',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Send the fax: answers the UUID of its outgoing report at once; the transmission is queued',
+        description:
+          'The report starts queued (fax_report to the readers) and follows the transmission: dial, transmit, ' +
+          "then ok with page_count, or back to queued with the attempt's sip_status_code and fax_error_code " +
+          `before a retry (busy, no answer, failed T.30: ${MAX_ATTEMPTS} attempts, the first retry after ` +
+          'FAX_RETRY_SECONDS, default 120 s, the second after twice that), and finally busy or fail with ' +
+          "time_end, sip_status_code and fax_error_code (the T.30 completion code). At most the user's " +
+          'concurrent call limit of their faxes and one fax per destination are sent at once; the queue survives ' +
+          'a restart. Statuses wrong-fax, access-denied (no write access), wrong-phone (from is not one of the ' +
+          "user's numbers), locked-phone (from not unlocked yet), forbidden-to (an expensive or premium " +
+          'destination, see docs/decisions.md "Sending faxes", without the feature call_unrestricted), ' +
+          'no-content (the fax has no pages), quota-exceeded (the pages sent this month, those of the ' +
+          `user's queued faxes and this fax's above quota.fax, or ${MAX_QUEUED_PER_USER} faxes of the user ` +
+          'queued); each changes nothing.',
+        tags: [type],
+        params: ObjectParams,
+        body: SendBody,
+        response: { 200: UuidAnswer },
+      },
+    },
+    async (request) => ({ uuid: await sending.send(userOf(request), request.params.uuid, request.body) }),
   );
 }

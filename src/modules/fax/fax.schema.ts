@@ -1,10 +1,19 @@
 /** Schemas of spec "Fax": the object calls, page/PDF/TIFF downloads, PDF upload and the report PDF. */
 import { type Static, Type } from 'typebox';
-import { Uuid } from '../../platform/formats.js';
+import { FAX_HEADER, FAX_IDENT, formatted, PHONE, Uuid } from '../../platform/formats.js';
 import { TagList } from '../../platform/object-store/index.js';
 import { CONTENT_STATUSES, envelope, FileParams, OBJECT_FIELDS } from '../../platform/schema.js';
 
-export const REPORT_STATUSES = ['dial', 'transmit', 'ok', 'fail', 'cancel', 'busy', 'error'] as const;
+export const REPORT_STATUSES = [
+  'queued',
+  'dial',
+  'transmit',
+  'ok',
+  'fail',
+  'cancel',
+  'busy',
+  'error',
+] as const;
 export type ReportStatus = (typeof REPORT_STATUSES)[number];
 
 /** A report entry as clients see it (Resources "Fax"). */
@@ -16,7 +25,11 @@ export const ReportEntry = Type.Object({
   time_end: Type.Optional(Type.Integer()),
   status: Type.Enum(REPORT_STATUSES, {
     description:
-      'dial (outgoing only), transmit, ok, fail, cancel (outgoing only, by user), busy (outgoing only), error (internal error)',
+      'queued (outgoing only: accepted, waiting for its attempt or for the retry after a busy, unanswered or ' +
+      'failed one; sip_status_code and fax_error_code then tell how the last attempt ended), dial (outgoing ' +
+      'only: calling), transmit (answered, pages going), ok (every page sent or received), fail, cancel ' +
+      '(outgoing only, by user), busy (outgoing only: the last attempt found the line busy, 486 or 600), ' +
+      'error (internal error). An outgoing report ends ok, busy, fail or error, with time_end.',
   }),
   sip_status_code: Type.Optional(Type.Integer()),
   fax_error_code: Type.Optional(Type.Integer()),
@@ -57,3 +70,19 @@ export const UploadQuery = Type.Object({
   ),
 });
 export type UploadQuery = Static<typeof UploadQuery>;
+
+export const SendBody = Type.Object({
+  from: formatted(PHONE, { description: "PHONE: one of the user's unlocked numbers, the caller id" }),
+  to: formatted(PHONE, { description: 'PHONE: the destination' }),
+  fax_ident: Type.Optional(
+    formatted(FAX_IDENT, {
+      description: "station id; default the user's fax_ident (GET /api/user), without one the from number",
+    }),
+  ),
+  fax_header: Type.Optional(
+    formatted(FAX_HEADER, {
+      description: "printed atop each page; default the user's fax_header (GET /api/user), without one empty",
+    }),
+  ),
+});
+export type SendBody = Static<typeof SendBody>;

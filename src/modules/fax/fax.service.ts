@@ -2,8 +2,8 @@
  * Faxes (spec "Fax", Resources "Fax"): an object type of the store whose content is fax pages
  * (decisions.md "Content and conversion": a multi-page CCITT G4 TIFF at 204x196 dpi), made in
  * the background from an uploaded PDF. Access, tags, trash and object events come from the
- * object store; reports are rows of their own, added by telephony (addReport). Sending comes
- * with telephony.
+ * object store; reports are rows of their own, added by telephony (addReport) and by sending
+ * (fax.send.ts, fax.queue.ts).
  */
 import { ContentObjects, type ContentObjectsDeps } from '../../platform/content/content-object.js';
 import {
@@ -14,6 +14,7 @@ import {
   FILES,
 } from '../../platform/content/index.js';
 import type { Db } from '../../platform/database/database.js';
+import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import { ApiError, NotFoundError } from '../../platform/errors.js';
 import { newUuid, uuidSortKey } from '../../platform/ids.js';
 import type { ObjectRow, ObjectStore } from '../../platform/object-store/index.js';
@@ -208,37 +209,80 @@ export class FaxService {
    * entry to the fax's readers. Answers the report UUID; wrong-fax when there is no such fax.
    */
   addReport(uuid: string, entry: NewFaxReport): Promise<string> {
-    if (!(REPORT_STATUSES as readonly string[]).includes(entry.status)) {
-      return Promise.reject(new ApiError('wrong-syntax', `unknown report status ${entry.status}`));
-    }
-    return this.store.write(async (w) => {
-      const owner = await this.objects.ownerOf(w.trx, uuid);
-      if (!owner) throw new ApiError('wrong-fax', 'unknown fax');
-      const { row } = await this.store.getForRead(w.trx, owner, uuid, this.objects.definition);
-      const report = newUuid();
-      const stored: repo.ReportRow = {
-        uuid: report,
-        fax: uuid,
-        sort_key: uuidSortKey(report),
-        incoming: entry.incoming ? 1 : 0,
-        from_number: entry.from,
-        to_number: entry.to,
-        time_start: entry.time_start,
-        time_end: entry.time_end ?? null,
-        status: entry.status,
-        sip_status_code: entry.sip_status_code ?? null,
-        fax_error_code: entry.fax_error_code ?? null,
-        page_count: entry.page_count ?? null,
-        fax_ident: entry.fax_ident ?? null,
-        fax_header: entry.fax_header ?? null,
-      };
-      await repo.insertReport(w.trx, stored);
-      w.emit(await this.store.readers(w.trx, row), 'fax_report', {
-        fax: uuid,
-        report: { [report]: toEntry(stored) },
-      });
-      return report;
+    return this.store.write((w) => this.addReportIn(w, uuid, entry));
+  }
+
+  /** addReport inside a write of the caller (the send adds its report with its job). */
+  async addReportIn(w: UnitOfWork, uuid: string, entry: NewFaxReport): Promise<string> {
+    if (!(REPORT_STATUSES as readonly string[]).includes(entry.status))
+      throw new ApiError('wrong-syntax', `unknown report status ${entry.status}`);
+    const row = await this.faxRow(w.trx, uuid);
+    if (!row) throw new ApiError('wrong-fax', 'unknown fax');
+    const report = newUuid();
+    const stored: repo.ReportRow = {
+      uuid: report,
+      fax: uuid,
+      sort_key: uuidSortKey(report),
+      incoming: entry.incoming ? 1 : 0,
+      from_number: entry.from,
+      to_number: entry.to,
+      time_start: entry.time_start,
+      time_end: entry.time_end ?? null,
+      status: entry.status,
+      sip_status_code: entry.sip_status_code ?? null,
+      fax_error_code: entry.fax_error_code ?? null,
+      page_count: entry.page_count ?? null,
+      fax_ident: entry.fax_ident ?? null,
+      fax_header: entry.fax_header ?? null,
+    };
+    await repo.insertReport(w.trx, stored);
+    w.emit(await this.store.readers(w.trx, row), 'fax_report', {
+      fax: uuid,
+      report: { [report]: toEntry(stored) },
     });
+    return report;
+  }
+
+  /**
+   * Changes a report as its transmission moves on; fax_report with the changed entry to the
+   * fax's readers. False when the report is gone (its fax was purged).
+   */
+  async changeReport(
+    w: UnitOfWork,
+    uuid: string,
+    report: string,
+    changes: repo.ReportChanges,
+  ): Promise<boolean> {
+    const row = await this.faxRow(w.trx, uuid);
+    if (!row) return false;
+    await repo.updateReport(w.trx, report, changes);
+    const stored = await repo.findReport(w.trx, uuid, report);
+    if (!stored) return false;
+    w.emit(await this.store.readers(w.trx, row), 'fax_report', {
+      fax: uuid,
+      report: { [report]: toEntry(stored) },
+    });
+    return true;
+  }
+
+  /** The fax's object row, whoever asks; undefined when there is no such fax. */
+  private async faxRow(db: Db, uuid: string): Promise<ObjectRow | undefined> {
+    const owner = await this.objects.ownerOf(db, uuid);
+    if (!owner) return undefined;
+    return (await this.store.getForRead(db, owner, uuid, this.objects.definition)).row;
+  }
+
+  /**
+   * The fax `user` may send (POST /api/fax/{uuid}/send): wrong-fax, access-denied without write
+   * access; its content version and pages, or no-content while it has none (empty, convert,
+   * fail, record).
+   */
+  async sendable(db: Db, user: string, uuid: string): Promise<{ content: string; pages: number }> {
+    const { row } = await this.store.getForWrite(db, user, uuid, this.objects.definition);
+    const data = this.store.dataOf<FaxData>(row);
+    if (row.status !== 'ok' || !data.content || !data.page_count)
+      throw new ApiError('no-content', 'the fax has no pages to send');
+    return { content: data.content, pages: data.page_count };
   }
 
   /** A fax conversion finished (ContentObjects.handleConversion; tests call it directly). */

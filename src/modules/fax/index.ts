@@ -1,11 +1,14 @@
 import { defineArea } from '../../platform/area.js';
 import type { StoredSettings } from '../phone/index.js';
 import { FaxIncoming } from './fax.incoming.js';
+import { FaxQueue } from './fax.queue.js';
 import { faxRoutes as routes } from './fax.routes.js';
+import { FaxSending } from './fax.send.js';
 import { FaxService as Faxes } from './fax.service.js';
 
 export { FaxIncoming } from './fax.incoming.js';
 export { faxRoutes } from './fax.routes.js';
+export { FaxSending } from './fax.send.js';
 export { FaxService, type NewFaxReport } from './fax.service.js';
 
 declare module '../../platform/area.js' {
@@ -13,12 +16,16 @@ declare module '../../platform/area.js' {
     readonly faxes: Faxes;
     /** Received faxes: the call engine's recorder tells it (CallRecorder.faxStarted, faxEnded). */
     readonly faxIncoming: FaxIncoming;
+    /** POST /api/fax/{uuid}/send and feature.used.fax. */
+    readonly faxSending: FaxSending;
+    /** The worker that runs queued transmissions; it runs only on a node with a call engine. */
+    readonly faxQueue: FaxQueue;
   }
 }
 
 export const faxArea = defineArea({
   name: 'fax',
-  create: (s, { log, clock }) => {
+  create: (s, { config, log, clock }) => {
     const faxes = new Faxes({
       store: s.store,
       content: s.content,
@@ -42,7 +49,40 @@ export const faxArea = defineArea({
       pushFaxNew: (owner, fax) => s.push.faxNew(owner, fax),
       sendMail: (to, notice) => s.mailer.sendNotice(to, notice),
     });
-    return { faxes, faxIncoming };
+    const faxSending = new FaxSending({
+      writer: s.writer,
+      faxes,
+      clock,
+      findNumber: (number) => s.phones.findNumber(number),
+      findUser: (user, db) => s.users.findUser(user, db),
+      features: async (user, db) => {
+        const { quota, feature } = await s.features.quotaOf(user, db);
+        return { faxPages: quota.fax, unrestricted: feature.call_unrestricted };
+      },
+      queued: () => faxQueue.kick(),
+    });
+    const faxQueue = new FaxQueue({
+      writer: s.writer,
+      faxes,
+      sending: faxSending,
+      content: s.content,
+      line: {
+        sendFax: (request) => {
+          if (!s.telephony.calls) throw new Error('the call engine stopped');
+          return s.telephony.calls.sendFax(request);
+        },
+      },
+      log: log.child({ module: 'fax' }),
+      clock,
+      callLimit: async (user, db) => (await s.features.quotaOf(user, db)).quota.calls,
+      retrySeconds: config.faxRetrySeconds,
+    });
+    return { faxes, faxIncoming, faxSending, faxQueue };
   },
-  routes: (app, s) => routes(app, s.faxes),
+  routes: (app, s) => routes(app, s.faxes, s.faxSending),
+  // A node without a call engine leaves the queue to the nodes that have one.
+  start: (s) => {
+    if (s.telephony.calls) s.faxQueue.start();
+  },
+  stop: (s) => s.faxQueue.stop(),
 });

@@ -74,10 +74,10 @@ export const accountArea = defineArea({
       tags: s.tags,
       contacts: s.contacts,
       usage: {
-        // feature.used: MB of storage volume; fax pages of the month come with the fax area.
+        // feature.used: MB of storage volume; fax pages sent this month (the fax area, made later).
         usedOf: async (user) => ({
           volume: Math.ceil((await s.store.usedVolume(user)) / 10485.76) / 100,
-          fax: 0,
+          fax: await s.faxSending.usedPages(user),
           sip: await s.sip.countAccounts(user),
         }),
       },

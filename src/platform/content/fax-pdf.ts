@@ -107,6 +107,7 @@ const LABELS = {
     firstPage: 'First page',
     seconds: 's',
     statuses: {
+      queued: 'queued',
       dial: 'dialling',
       transmit: 'transmitting',
       ok: 'OK',
@@ -136,6 +137,7 @@ const LABELS = {
     firstPage: 'Erste Seite',
     seconds: 's',
     statuses: {
+      queued: 'in der Warteschlange',
       dial: 'Wählen',
       transmit: 'Übertragung',
       ok: 'OK',
