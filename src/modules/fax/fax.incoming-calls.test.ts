@@ -12,14 +12,12 @@ import { test } from 'node:test';
 import { telephonyNode } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { overlap, page, writeFaxTiff } from '../../../test/fax-pages.js';
-import { type Client, eventually, loggedInClient, tempDir, until } from '../../../test/helper.js';
+import { faxNumber, storedPages } from '../../../test/faxes.js';
+import { type Client, eventually, tempDir, until } from '../../../test/helper.js';
 import { startMailbox } from '../../../test/mailbox.js';
 import { newEvents, type TestEvent } from '../../../test/object-store.js';
 import { fcmStandIn } from '../../../test/push-services.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
-import type { App } from '../../app.js';
-import { decodeG4 } from '../../platform/content/ccitt-g4.js';
-import { receivedPages } from '../../telephony/fax/tiff-f.js';
 
 requireTelephonyPackages();
 
@@ -33,29 +31,10 @@ interface Entry {
   fax_error_code?: number;
 }
 
-/** A fresh user with `number` as a fax number (fax_enable on, dialplan_enable off). */
-async function faxNumber(app: App, number: string, settings: Record<string, unknown> = {}) {
-  const { client, user } = await loggedInClient(app);
-  await app.services.phones.addNumber(number, { userUuid: user.uuid }, false);
-  await app.services.phones.setSwitches(number, { dialplan_enable: false, fax_enable: true });
-  if (Object.keys(settings).length > 0) {
-    const set = await client.call('POST', '/api/phone', { phone: { [number]: settings } });
-    assert.equal(set.status, 'ok', JSON.stringify(set));
-  }
-  return { client, user };
-}
-
 /** The fax events (fax_report, fax_convert) the client's user got so far, in order. */
 async function faxEvents(client: Client, seen: TestEvent[]): Promise<TestEvent[]> {
   seen.push(...(await newEvents(client)).filter((event) => event.event.startsWith('fax_')));
   return seen;
-}
-
-/** The received fax's pages as stored (fax.tif), decoded. */
-async function storedPages(app: App, owner: string, fax: string) {
-  const { faxes } = app.services;
-  const tiff = await faxes.storage.read(await faxes.tiffKey(owner, fax));
-  return receivedPages(tiff).map((stored) => decodeG4(stored.g4, stored.width, stored.height));
 }
 
 test('a fax number answers as a fax machine: record, then ok with the sent pages; events, CDR, push and mail', async (t) => {
