@@ -6,25 +6,24 @@
  */
 import type { TSchema } from 'typebox';
 
-const registry = new Map<string, { readonly name: string; readonly schema: unknown }>();
+const registry: { readonly name: string; readonly schema: TSchema }[] = [];
 
 /** Plain JSON of a schema (TypeBox keeps its own markers in symbol keys, which JSON drops). */
 export function schemaJson(schema: unknown): string {
   return JSON.stringify(schema);
 }
 
-/** Registers `schema` as the component `name` of the document; returns it unchanged. */
+/**
+ * Registers `schema` as the component `name` of the document; returns it unchanged. The shape
+ * is read when the document is made, after route registration has put the request integers'
+ * bounds into it (validation.ts).
+ */
 export function named<T extends TSchema>(name: string, schema: T): T {
-  const json = schemaJson(schema);
-  const known = registry.get(json);
-  if (known && known.name !== name) {
-    throw new Error(`schema ${name} is the same shape as ${known.name}; name it once`);
-  }
-  registry.set(json, { name, schema: JSON.parse(json) });
+  registry.push({ name, schema });
   return schema;
 }
 
-/** The registered shapes, by their JSON. */
-export function namedSchemas(): ReadonlyMap<string, { readonly name: string; readonly schema: unknown }> {
+/** The registered shapes, first registered first. */
+export function namedSchemas(): readonly { readonly name: string; readonly schema: TSchema }[] {
   return registry;
 }

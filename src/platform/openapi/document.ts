@@ -253,62 +253,78 @@ function documentOperation(path: string, method: string, operation: Json, route:
   }
 }
 
-/** Replaces every registered shape (components.ts) by a $ref to its component. */
-function referenceNamed(node: unknown, byJson: ReadonlyMap<string, string>, atRoot: boolean): unknown {
+/**
+ * A schema's comparable form: as @fastify/swagger writes it (a Record's patternProperties as
+ * additionalProperties, no $id), with sorted keys, so that a registered shape is found wherever
+ * the document holds it.
+ */
+function canonical(node: unknown): unknown {
   if (node === null || typeof node !== 'object') return node;
-  if (!atRoot) {
-    const name = byJson.get(schemaJson(node));
-    if (name) return { $ref: `#/components/schemas/${name}` };
+  if (Array.isArray(node)) return node.map(canonical);
+  const record = { ...(node as Json) };
+  const patterns = record.patternProperties as Json | undefined;
+  if (patterns) {
+    record.additionalProperties = Object.values(patterns)[0];
+    delete record.patternProperties;
   }
-  if (Array.isArray(node)) return node.map((item) => referenceNamed(item, byJson, false));
+  delete record.$id;
+  return Object.fromEntries(
+    Object.keys(record)
+      .sort()
+      .map((key) => [key, canonical(record[key])]),
+  );
+}
+
+const key = (node: unknown) => schemaJson(canonical(node));
+
+/** The registered shapes (components.ts) by their comparable form, in raw and document form. */
+function namedByKey(): Map<string, string> {
+  const byKey = new Map<string, string>();
+  for (const { name, schema } of namedSchemas()) {
+    const plain = JSON.parse(schemaJson(schema)) as unknown;
+    if (!byKey.has(key(plain))) byKey.set(key(plain), name);
+    // An envelope's document form: status ok.
+    okStatus(plain);
+    if (!byKey.has(key(plain))) byKey.set(key(plain), name);
+  }
+  return byKey;
+}
+
+/**
+ * Replaces every registered shape by a $ref to its component, which it fills (with the shape
+ * as the document holds it, itself referencing the shapes inside it).
+ */
+function referenceNamed(
+  node: unknown,
+  byKey: ReadonlyMap<string, string>,
+  schemas: Json,
+  atRoot = false,
+): unknown {
+  if (node === null || typeof node !== 'object') return node;
+  if (Array.isArray(node)) return node.map((item) => referenceNamed(item, byKey, schemas));
+  const name = atRoot ? undefined : byKey.get(key(node));
+  if (name) {
+    schemas[name] ??= referenceNamed(node, byKey, schemas, true);
+    return { $ref: `#/components/schemas/${name}` };
+  }
   const out: Json = {};
-  for (const [key, value] of Object.entries(node)) {
+  for (const [field, value] of Object.entries(node)) {
     // Examples are data, not schemas.
-    out[key] = key === 'example' ? value : referenceNamed(value, byJson, false);
+    out[field] = field === 'example' ? value : referenceNamed(value, byKey, schemas);
   }
   return out;
 }
 
-function components(): { schemas: Record<string, unknown>; byJson: Map<string, string> } {
-  const schemas: Record<string, unknown> = { [ERROR_NAME]: ERROR_SCHEMA };
-  const byJson = new Map<string, string>();
-  for (const { name, schema } of namedSchemas().values()) {
-    // The document's form of the shape: an envelope's status is ok.
-    const documented = structuredClone(schema);
-    okStatus(documented);
-    byJson.set(schemaJson(schema), name);
-    byJson.set(schemaJson(documented), name);
-    schemas[name] = documented;
-  }
-  // A component may itself hold another registered shape.
-  for (const [name, schema] of Object.entries(schemas)) {
-    schemas[name] = name === ERROR_NAME ? schema : referenceNamed(schema, byJson, true);
-  }
-  return { schemas, byJson };
-}
-
 function finish(raw: Document, paths: Document['paths'], title: string, description: string): Json {
-  const { schemas, byJson } = components();
-  const referenced = referenceNamed(paths, byJson, true) as Document['paths'];
-  const text = JSON.stringify(referenced);
-  // Only the components this document uses (and those they use in turn).
-  const used: Record<string, unknown> = {};
-  const pending = [...text.matchAll(/#\/components\/schemas\/([\w.-]+)/g)].map((match) => match[1]!);
-  while (pending.length > 0) {
-    const name = pending.pop()!;
-    if (name in used) continue;
-    used[name] = schemas[name];
-    for (const match of JSON.stringify(schemas[name]).matchAll(/#\/components\/schemas\/([\w.-]+)/g)) {
-      pending.push(match[1]!);
-    }
-  }
+  const schemas: Json = { [ERROR_NAME]: ERROR_SCHEMA };
+  const referenced = referenceNamed(paths, namedByKey(), schemas, true) as Document['paths'];
   const tags = new Set<string>();
   for (const methods of Object.values(referenced)) {
     for (const operation of Object.values(methods)) {
       for (const tag of (operation.tags as string[] | undefined) ?? []) tags.add(tag);
     }
   }
-  const sortedSchemas = Object.fromEntries(Object.entries(used).sort(([a], [b]) => a.localeCompare(b)));
+  const sortedSchemas = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
   return {
     openapi: raw.openapi,
     info: { ...(raw.info as Json), title, description },
