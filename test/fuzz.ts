@@ -70,22 +70,35 @@ export function seeded(seed: number): () => number {
   };
 }
 
-/** The operations of the app's OpenAPI document. */
+/** The operations of the app's OpenAPI documents (the public and the internal one). */
 export async function operationsOf(app: App): Promise<Operation[]> {
-  const doc = (await app.server.inject({ method: 'GET', url: '/api/openapi.json' })).json() as {
-    paths: Record<string, Record<string, Record<string, unknown>>>;
-  };
+  const paths: [string, Record<string, Record<string, unknown>>][] = [];
+  for (const url of ['/api/openapi.json', '/api/internal/openapi.json']) {
+    const doc = (await app.server.inject({ method: 'GET', url })).json() as {
+      paths: Record<string, Record<string, Record<string, unknown>>>;
+    };
+    paths.push(...Object.entries(doc.paths));
+  }
+  // In the order of route registration, as one document listed them before the internal API
+  // had its own: the fuzz picks every slowEvery-th operation by its index.
+  const order = new Map<string, number>();
+  for (const route of app.server.routeTable) {
+    const path = route.url.replace(/:([^/.]+)/g, '{$1}');
+    if (!order.has(path)) order.set(path, order.size);
+  }
+  paths.sort(([a], [b]) => (order.get(a) ?? order.size) - (order.get(b) ?? order.size));
   const operations: Operation[] = [];
-  for (const [path, methods] of Object.entries(doc.paths)) {
+  for (const [path, methods] of paths) {
     for (const [method, op] of Object.entries(methods)) {
       const requestBody = op.requestBody as { content?: Record<string, { schema: Schema }> } | undefined;
-      const responses = op.responses as Record<string, { content?: unknown }> | undefined;
+      const responses = op.responses as Record<string, { content?: Record<string, unknown> }> | undefined;
       operations.push({
         method: method.toUpperCase() as Operation['method'],
         path,
         parameters: (op.parameters as Parameter[] | undefined) ?? [],
         body: requestBody?.content?.['application/json']?.schema,
-        binary: method === 'get' && !responses?.['200']?.content,
+        // A download answers a file, not JSON.
+        binary: method === 'get' && !responses?.['200']?.content?.['application/json'],
       });
     }
   }

@@ -6,7 +6,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from './clock.js';
-import { ApiError, NotFoundError } from './errors.js';
+import { ApiError, type ApiStatus, NotFoundError } from './errors.js';
 import type { EventQueue } from './events/event-queue.js';
 
 /**
@@ -55,6 +55,13 @@ declare module 'fastify' {
     didParam?: string;
     /** A raw upload: the body reaches the handler as a stream. */
     upload?: boolean;
+    /**
+     * Statuses the route answers beyond the generic ones, those its access level brings and
+     * those the spec lists with the endpoint (the OpenAPI document's `status` enum).
+     */
+    statuses?: readonly ApiStatus[];
+    /** Media type of a binary download or upload whose URL names no file extension. */
+    mediaType?: string;
   }
   interface FastifyRequest {
     /** The resolved session (undefined only on access 'none' routes called without one). */

@@ -4,6 +4,7 @@
  */
 import { type Static, type TProperties, Type } from 'typebox';
 import { Description, Uuid } from './formats.js';
+import { named } from './openapi/components.js';
 
 /** Every JSON answer: `status` (ok unless an error) plus the call's own fields. */
 export function envelope<P extends TProperties>(properties: P) {
@@ -16,7 +17,7 @@ export function envelope<P extends TProperties>(properties: P) {
 }
 
 /** `{}`: the answer that carries only status ok. */
-export const Empty = envelope({});
+export const Empty = named('Empty', envelope({}));
 
 /** A presence flag such as `purge` or `inline`: present (any value) means set. */
 export const Flag = Type.Optional(Type.String());
@@ -34,7 +35,7 @@ export const UpdateObjectBody = Type.Object({ description: Description });
 export type UpdateObjectBody = Static<typeof UpdateObjectBody>;
 
 /** The answer of a call that creates something. */
-export const UuidAnswer = envelope({ uuid: Uuid });
+export const UuidAnswer = named('UuidAnswer', envelope({ uuid: Uuid }));
 
 /** The fields every object shows first; its type's fields, `status` and `tag` follow. */
 export const OBJECT_FIELDS = { owner: Uuid, time: Type.Integer(), description: Type.String() };

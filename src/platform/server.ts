@@ -22,6 +22,7 @@ import { assertStorableRequestText, lingerBeforeClose, registerBodyParser } from
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
+import { buildDocuments, type DocumentedRoute, type Documents } from './openapi/document.js';
 import { registerValidation } from './validation.js';
 
 export type AppInstance = FastifyInstance<
@@ -34,8 +35,8 @@ export type AppInstance = FastifyInstance<
 
 export const API_VERSION = '1.16.0';
 
-/** A registered API route and its declared access level (for checks and tests). */
-export interface RouteEntry {
+/** A registered API route and its declaration (for checks, tests and the OpenAPI document). */
+export interface RouteEntry extends DocumentedRoute {
   method: string;
   url: string;
   access: string;
@@ -128,7 +129,17 @@ export async function createServer(
     const access = route.config?.access;
     if (!access) throw new Error(`route ${String(route.method)} ${route.url} declares no access level`);
     for (const method of [route.method].flat()) {
-      app.routeTable.push({ method, url: route.url, access, binary: route.config?.binary === true });
+      const { upload, didParam, statuses, mediaType, binary } = route.config ?? {};
+      app.routeTable.push({
+        method,
+        url: route.url,
+        access,
+        binary: binary === true,
+        ...(upload ? { upload } : {}),
+        ...(didParam ? { didParam } : {}),
+        ...(statuses ? { statuses } : {}),
+        ...(mediaType ? { mediaType } : {}),
+      });
     }
   });
   registerEnvelope(app);
@@ -169,18 +180,20 @@ export async function createServer(
         description:
           'Cloud telephony and collaboration API. Every JSON answer is HTTP 200 with `status`; see the README.',
       },
-      servers: [{ url: config.publicUrl }],
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', description: 'the session id (sid)' },
-          sidCookie: { type: 'apiKey', in: 'cookie', name: 'sid' },
-          sidQuery: { type: 'apiKey', in: 'query', name: 'sid' },
-        },
-      },
     },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs' });
+  // Built once, on first request, when every route is known (src/platform/openapi/document.ts).
+  let documents: Documents | undefined;
+  const published = () => {
+    documents ??= buildDocuments(app.swagger(), app.routeTable);
+    return documents;
+  };
+  await app.register(swaggerUi, {
+    routePrefix: '/api/docs',
+    transformSpecification: () => published().public,
+  });
   registerAccess(app, resolver, clock);
-  app.get('/api/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  app.get('/api/openapi.json', { schema: { hide: true } }, async () => published().public);
+  app.get('/api/internal/openapi.json', { schema: { hide: true } }, async () => published().internal);
   return app;
 }

@@ -2,17 +2,21 @@
 import { type Static, Type } from 'typebox';
 import { SPEECH_LOCALES } from '../../platform/content/index.js';
 import { TagList } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { CONTENT_STATUSES, envelope, OBJECT_FIELDS } from '../../platform/schema.js';
 
-export const AnnouncementObject = Type.Object({
-  ...OBJECT_FIELDS,
-  status: Type.Enum(CONTENT_STATUSES, {
-    description:
-      'record: being recorded; ok: audio available; convert: an upload or text2speech is being converted; ' +
-      'empty: no audio (new, or only silence); fail: the conversion failed, no audio',
+export const AnnouncementObject = named(
+  'Announcement',
+  Type.Object({
+    ...OBJECT_FIELDS,
+    status: Type.Enum(CONTENT_STATUSES, {
+      description:
+        'record: being recorded; ok: audio available; convert: an upload or text2speech is being converted; ' +
+        'empty: no audio (new, or only silence); fail: the conversion failed, no audio',
+    }),
+    tag: TagList,
   }),
-  tag: TagList,
-});
+);
 export type AnnouncementObject = Static<typeof AnnouncementObject>;
 
 export const GetAnnouncementAnswer = envelope({ announcement: AnnouncementObject });

@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { SPEECH_LOCALES } from '../../platform/content/index.js';
 import { Phone, SipUser, Uuid } from '../../platform/formats.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -36,24 +37,27 @@ const CallState = Type.Union(
   },
 );
 
-export const CallView = Type.Object(
-  {
-    uuid: Uuid,
-    direction: Type.Union([Type.Literal('in'), Type.Literal('out')], {
-      description: 'in: a call to the user (a platform number, a SIP account); out: a call the user places',
-    }),
-    service: Type.String({ description: 'as in CDRs: call, call_through, call_reverse, call_back, ...' }),
-    from: Type.String({ description: 'the caller: a SIP account, a number in E.164, or anonymous' }),
-    to: Type.String({ description: 'what was dialled or called: a SIP account or a number' }),
-    phone: Type.Optional(Type.String({ description: 'the platform number the call is to or from' })),
-    state: CallState,
-    parent: Type.Optional({ ...Uuid, description: "the CDR of the call's first leg (its CDR id)" }),
-    date: Type.Integer({ description: 'ms since epoch when the call began (as the CDR date)' }),
-    answered: Type.Union([Type.Integer(), Type.Null()], {
-      description: 'seconds since epoch when the call was answered; null: not (yet)',
-    }),
-  },
-  { additionalProperties: false },
+export const CallView = named(
+  'Call',
+  Type.Object(
+    {
+      uuid: Uuid,
+      direction: Type.Union([Type.Literal('in'), Type.Literal('out')], {
+        description: 'in: a call to the user (a platform number, a SIP account); out: a call the user places',
+      }),
+      service: Type.String({ description: 'as in CDRs: call, call_through, call_reverse, call_back, ...' }),
+      from: Type.String({ description: 'the caller: a SIP account, a number in E.164, or anonymous' }),
+      to: Type.String({ description: 'what was dialled or called: a SIP account or a number' }),
+      phone: Type.Optional(Type.String({ description: 'the platform number the call is to or from' })),
+      state: CallState,
+      parent: Type.Optional({ ...Uuid, description: "the CDR of the call's first leg (its CDR id)" }),
+      date: Type.Integer({ description: 'ms since epoch when the call began (as the CDR date)' }),
+      answered: Type.Union([Type.Integer(), Type.Null()], {
+        description: 'seconds since epoch when the call was answered; null: not (yet)',
+      }),
+    },
+    { additionalProperties: false },
+  ),
 );
 export type CallView = Static<typeof CallView>;
 

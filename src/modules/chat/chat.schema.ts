@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { Description, Uuid } from '../../platform/formats.js';
 import { ObjectParams } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -28,13 +29,16 @@ export const ListChatsQuery = Type.Object({
 });
 export type ListChatsQuery = Static<typeof ListChatsQuery>;
 
-export const ChatObject = Type.Object({
-  description: Type.Optional(Type.String()),
-  create_time: Type.Integer({ description: 'seconds since epoch' }),
-  message_head: Type.Optional(Uuid),
-  message_read: Type.Optional(Uuid),
-  user: Type.Array(Uuid, { description: 'the other participants, in the order they joined' }),
-});
+export const ChatObject = named(
+  'Chat',
+  Type.Object({
+    description: Type.Optional(Type.String()),
+    create_time: Type.Integer({ description: 'seconds since epoch' }),
+    message_head: Type.Optional(Uuid),
+    message_read: Type.Optional(Uuid),
+    user: Type.Array(Uuid, { description: 'the other participants, in the order they joined' }),
+  }),
+);
 export type ChatObject = Static<typeof ChatObject>;
 
 export const ListChatsAnswer = envelope({
@@ -106,13 +110,16 @@ export const MessageParams = Type.Object({ uuid: Uuid, message: Uuid });
 export const ListMessagesQuery = Type.Object(pageQuery(MESSAGE_LIST_COUNT));
 export type ListMessagesQuery = Static<typeof ListMessagesQuery>;
 
-export const MessageObject = Type.Object({
-  user: Uuid,
-  time: Type.Integer(),
-  type: Type.String(),
-  text: Type.String(),
-  modified: Type.Optional(Type.Integer({ description: 'time of the last edit' })),
-});
+export const MessageObject = named(
+  'ChatMessage',
+  Type.Object({
+    user: Uuid,
+    time: Type.Integer(),
+    type: Type.String(),
+    text: Type.String(),
+    modified: Type.Optional(Type.Integer({ description: 'time of the last edit' })),
+  }),
+);
 export type MessageObject = Static<typeof MessageObject>;
 
 export const ListMessagesAnswer = envelope({

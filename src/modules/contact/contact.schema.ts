@@ -2,6 +2,7 @@
 import { type Static, Type } from 'typebox';
 import { Email, Name, Phone, Uuid } from '../../platform/formats.js';
 import { DeleteQuery, ObjectParams, TagList, UUID_PATTERN } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -42,22 +43,28 @@ const EntryChange = Type.Object({
   value: Type.Optional(Type.String({ maxLength: 254 })),
 });
 
-export const Entry = Type.Object({
-  type: Type.String(),
-  scope: Type.String(),
-  key: Type.Optional(Type.String()),
-  value: Type.String(),
-});
+export const Entry = named(
+  'ContactEntry',
+  Type.Object({
+    type: Type.String(),
+    scope: Type.String(),
+    key: Type.Optional(Type.String()),
+    value: Type.String(),
+  }),
+);
 export type Entry = Static<typeof Entry>;
 
-export const ContactObject = Type.Object({
-  owner: Uuid,
-  time: Type.Integer(),
-  firstname: Type.String(),
-  lastname: Type.String(),
-  tag: TagList,
-  entry: Type.Record(Type.String(), Entry, { description: 'entries keyed by entry UUID' }),
-});
+export const ContactObject = named(
+  'Contact',
+  Type.Object({
+    owner: Uuid,
+    time: Type.Integer(),
+    firstname: Type.String(),
+    lastname: Type.String(),
+    tag: TagList,
+    entry: Type.Record(Type.String(), Entry, { description: 'entries keyed by entry UUID' }),
+  }),
+);
 export type ContactObject = Static<typeof ContactObject>;
 
 export const CreateContactBody = Type.Object({ firstname: Name, lastname: Name });

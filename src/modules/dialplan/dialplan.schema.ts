@@ -8,6 +8,7 @@
 import { type Static, type TObject, type TProperties, Type } from 'typebox';
 import { Description, Phone, SipUser, Uuid } from '../../platform/formats.js';
 import { UUID_PATTERN } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { envelope } from '../../platform/schema.js';
 import { WEEKDAYS } from '../../telephony/decisions/clock.js';
 import type { Dialplan } from '../../telephony/decisions/dialplan.js';
@@ -26,45 +27,55 @@ const Seconds = Type.Integer({ description: 'seconds; default 0; below 1 means u
 const DDMMYYYY = Type.String({ pattern: '^[0-9]{2}\\.[0-9]{2}\\.[0-9]{4}$', description: 'dd.MM.yyyy' });
 const HHMM = Type.String({ pattern: '^[0-9]{2}:[0-9]{2}$', description: 'hh:mm' });
 
-export const DialplanFilter = Type.Object({
-  caller: Type.Optional(
-    Type.String({
-      maxLength: MAX_PATTERN_LENGTH,
-      description:
-        'RE2 regular expression searched in the caller id (anchor with ^ and $); `anonymous` matches calls with CLIR',
-    }),
-  ),
-  time: Type.Optional(
-    Type.Object({
-      date: Type.Optional(DDMMYYYY),
-      date_start: Type.Optional(DDMMYYYY),
-      date_end: Type.Optional(DDMMYYYY),
-      weekdays: Type.Optional(Type.Array(Type.Enum(WEEKDAYS), { minItems: 1 })),
-      time_start: Type.Optional({ ...HHMM, description: 'hh:mm; absent: 00:00' }),
-      time_end: Type.Optional({
-        ...HHMM,
-        description: 'hh:mm, exclusive; absent: end of day; not after time_start: the next day',
+export const DialplanFilter = named(
+  'DialplanFilter',
+  Type.Object({
+    caller: Type.Optional(
+      Type.String({
+        maxLength: MAX_PATTERN_LENGTH,
+        description:
+          'RE2 regular expression searched in the caller id (anchor with ^ and $); `anonymous` matches calls with CLIR',
       }),
-      time_zone: Type.Optional(
-        Type.String({ pattern: '^.{2,32}$', description: 'IANA time zone, default UTC' }),
-      ),
-    }),
-  ),
-});
+    ),
+    time: Type.Optional(
+      Type.Object({
+        date: Type.Optional(DDMMYYYY),
+        date_start: Type.Optional(DDMMYYYY),
+        date_end: Type.Optional(DDMMYYYY),
+        weekdays: Type.Optional(Type.Array(Type.Enum(WEEKDAYS), { minItems: 1 })),
+        time_start: Type.Optional({ ...HHMM, description: 'hh:mm; absent: 00:00' }),
+        time_end: Type.Optional({
+          ...HHMM,
+          description: 'hh:mm, exclusive; absent: end of day; not after time_start: the next day',
+        }),
+        time_zone: Type.Optional(
+          Type.String({ pattern: '^.{2,32}$', description: 'IANA time zone, default UTC' }),
+        ),
+      }),
+    ),
+  }),
+);
 
 const CallTargets = {
   timeout: Type.Optional(Seconds),
   clip_number: Type.Optional(Phone),
 };
-const TargetObject = Type.Object({
-  target: TargetString,
-  timeout: CallTargets.timeout,
-  clip_number: Type.Optional({
-    ...Phone,
-    description: "the caller id this target sees (From); unset: the action's clip_number, else the caller's",
+const TargetObject = named(
+  'DialplanTarget',
+  Type.Object({
+    target: TargetString,
+    timeout: CallTargets.timeout,
+    clip_number: Type.Optional({
+      ...Phone,
+      description:
+        "the caller id this target sees (From); unset: the action's clip_number, else the caller's",
+    }),
   }),
-});
-const SequentialTargets = Type.Object({ targets: Type.Array(TargetObject, { minItems: 1 }), ...CallTargets });
+);
+const SequentialTargets = named(
+  'DialplanSequentialTargets',
+  Type.Object({ targets: Type.Array(TargetObject, { minItems: 1 }), ...CallTargets }),
+);
 
 /**
  * A profile (and an item of a pin action array): an optional filter and one action member.
@@ -87,38 +98,45 @@ function profileSchema(pinLevels: number): TObject {
             }),
           ),
         };
-  return Type.Object(
-    {
-      filter: Type.Optional(DialplanFilter),
-      reject: Type.Optional(Type.Object({})),
-      play: Type.Optional(Type.Object({ announcement: Uuid })),
-      record: Type.Optional(Type.Object({ announcement: Uuid })),
-      parallel: Type.Optional(
-        Type.Object({ targets: Type.Array(TargetString, { minItems: 1 }), ...CallTargets }),
-      ),
-      linear: Type.Optional(SequentialTargets),
-      cyclic: Type.Optional({
-        ...SequentialTargets,
-        description:
-          'round-robin kept per dialplan: each call starts one target after the previous call started ' +
-          '(whoever answered), per dialplan and action, modulo the current number of targets; the ' +
-          'position is kept in the database, so every node and a restart continue the same round-robin',
-      }),
-      ...pin,
-    },
-    { description: 'an optional filter and exactly one action member' },
+  // Named per depth in the OpenAPI document: DialplanProfile0 holds no pin.
+  return named(
+    `DialplanProfile${pinLevels}`,
+    Type.Object(
+      {
+        filter: Type.Optional(DialplanFilter),
+        reject: Type.Optional(Type.Object({})),
+        play: Type.Optional(Type.Object({ announcement: Uuid })),
+        record: Type.Optional(Type.Object({ announcement: Uuid })),
+        parallel: Type.Optional(
+          Type.Object({ targets: Type.Array(TargetString, { minItems: 1 }), ...CallTargets }),
+        ),
+        linear: Type.Optional(SequentialTargets),
+        cyclic: Type.Optional({
+          ...SequentialTargets,
+          description:
+            'round-robin kept per dialplan: each call starts one target after the previous call started ' +
+            '(whoever answered), per dialplan and action, modulo the current number of targets; the ' +
+            'position is kept in the database, so every node and a restart continue the same round-robin',
+        }),
+        ...pin,
+      },
+      { description: 'an optional filter and exactly one action member' },
+    ),
   );
 }
 
-export const DialplanV2 = Type.Object({
-  description: Type.Optional(Description),
-  ringtone: Type.Optional(
-    Type.Object({ announcement: Type.Optional(Uuid), mix: Type.Optional(Type.Boolean()) }),
-  ),
-  profiles: Type.Optional(
-    Type.Array(profileSchema(MAX_PIN_DEPTH), { description: 'evaluated first to last' }),
-  ),
-});
+export const DialplanV2 = named(
+  'DialplanV2',
+  Type.Object({
+    description: Type.Optional(Description),
+    ringtone: Type.Optional(
+      Type.Object({ announcement: Type.Optional(Uuid), mix: Type.Optional(Type.Boolean()) }),
+    ),
+    profiles: Type.Optional(
+      Type.Array(profileSchema(MAX_PIN_DEPTH), { description: 'evaluated first to last' }),
+    ),
+  }),
+);
 
 /** Body of POST /api/dialplan/v2 and POST /api/dialplan/v2/{uuid}. */
 export const DialplanV2Body = Type.Object({ dialplan: DialplanV2 });
@@ -267,25 +285,28 @@ const Fallback = Type.Object({
 });
 
 /** GET /api/dialplan: the legacy dialplan object; unset fields are absent. */
-export const LegacyDialplanView = Type.Object({
-  announcement: Type.Optional(Uuid),
-  mix_ringtone: Type.Optional(Type.Boolean()),
-  clip_number: Type.Optional(Phone),
-  dial_prefix: Type.Optional(Phone),
-  clir_enable: Type.Optional(Type.Boolean()),
-  cti_via: Type.Optional(Phone),
-  action: Type.Optional(LegacyAction),
-  phone: Type.Optional(Phone),
-  sip: Type.Optional(SipUser),
-  phone_pool: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
-  sip_pool: Type.Optional(Type.Array(SipUser)),
-  callreverse_enable: Type.Optional(Type.Boolean()),
-  timeout: Type.Optional(
-    Type.Object({ timeout: Type.Optional(Type.Integer()), action: Type.Optional(Type.String()) }),
-  ),
-  unavailable: Type.Optional(Fallback),
-  busy: Type.Optional(Fallback),
-});
+export const LegacyDialplanView = named(
+  'LegacyDialplan',
+  Type.Object({
+    announcement: Type.Optional(Uuid),
+    mix_ringtone: Type.Optional(Type.Boolean()),
+    clip_number: Type.Optional(Phone),
+    dial_prefix: Type.Optional(Phone),
+    clir_enable: Type.Optional(Type.Boolean()),
+    cti_via: Type.Optional(Phone),
+    action: Type.Optional(LegacyAction),
+    phone: Type.Optional(Phone),
+    sip: Type.Optional(SipUser),
+    phone_pool: Type.Optional(Type.Record(Type.String(), Type.Boolean())),
+    sip_pool: Type.Optional(Type.Array(SipUser)),
+    callreverse_enable: Type.Optional(Type.Boolean()),
+    timeout: Type.Optional(
+      Type.Object({ timeout: Type.Optional(Type.Integer()), action: Type.Optional(Type.String()) }),
+    ),
+    unavailable: Type.Optional(Fallback),
+    busy: Type.Optional(Fallback),
+  }),
+);
 export const GetLegacyDialplanAnswer = envelope({ dialplan: LegacyDialplanView });
 
 /** Which action and targets of the legacy dialplan answer (number simulate). */

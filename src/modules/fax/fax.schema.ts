@@ -2,6 +2,7 @@
 import { type Static, Type } from 'typebox';
 import { FAX_HEADER, FAX_IDENT, formatted, PHONE, Uuid } from '../../platform/formats.js';
 import { TagList } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { CONTENT_STATUSES, envelope, FileParams, OBJECT_FIELDS } from '../../platform/schema.js';
 
 export const REPORT_STATUSES = [
@@ -36,21 +37,24 @@ export const ReportEntry = Type.Object({
 });
 export type ReportEntry = Static<typeof ReportEntry>;
 
-export const FaxObject = Type.Object({
-  ...OBJECT_FIELDS,
-  page_count: Type.Optional(Type.Integer({ description: 'absent while the fax has no content' })),
-  x_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
-  y_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
-  status: Type.Enum(CONTENT_STATUSES, {
-    description:
-      'record: being received; ok: content available; convert: an upload is being converted; empty: no ' +
-      'content (new, or a PDF without pages); fail: reception or conversion failed, no content',
+export const FaxObject = named(
+  'Fax',
+  Type.Object({
+    ...OBJECT_FIELDS,
+    page_count: Type.Optional(Type.Integer({ description: 'absent while the fax has no content' })),
+    x_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
+    y_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
+    status: Type.Enum(CONTENT_STATUSES, {
+      description:
+        'record: being received; ok: content available; convert: an upload is being converted; empty: no ' +
+        'content (new, or a PDF without pages); fail: reception or conversion failed, no content',
+    }),
+    tag: TagList,
+    report: Type.Record(Type.String(), ReportEntry, {
+      description: 'report entries keyed by report UUID, ordered by time_start',
+    }),
   }),
-  tag: TagList,
-  report: Type.Record(Type.String(), ReportEntry, {
-    description: 'report entries keyed by report UUID, ordered by time_start',
-  }),
-});
+);
 export type FaxObject = Static<typeof FaxObject>;
 
 export const GetFaxAnswer = envelope({ fax: FaxObject });

@@ -4,6 +4,7 @@
  */
 import { type Static, Type } from 'typebox';
 import { Email, Username, Uuid } from '../../platform/formats.js';
+import { named } from '../../platform/openapi/components.js';
 import { envelope } from '../../platform/schema.js';
 
 /** Invitation ids are unguessable tokens. */
@@ -24,26 +25,29 @@ const PublicName = {
   display_name: Type.String(),
 };
 
-export const InvitationObject = Type.Object({
-  owner: Uuid,
-  owner_username: Type.String(),
-  owner_display_name: Type.String(),
-  user: Type.String({
-    format: 'uuid',
-    description:
-      "the invited user; for the sender of an invitation by e-mail an alias UUID of the invitation (whether the address is a user's is not shown before it is accepted)",
+export const InvitationObject = named(
+  'Invitation',
+  Type.Object({
+    owner: Uuid,
+    owner_username: Type.String(),
+    owner_display_name: Type.String(),
+    user: Type.String({
+      format: 'uuid',
+      description:
+        "the invited user; for the sender of an invitation by e-mail an alias UUID of the invitation (whether the address is a user's is not shown before it is accepted)",
+    }),
+    user_username: Type.Optional(
+      Type.String({ description: 'absent for the sender of an invitation by e-mail' }),
+    ),
+    user_display_name: Type.Optional(
+      Type.String({ description: 'absent for the sender of an invitation by e-mail' }),
+    ),
+    user_email: Type.Optional(
+      Type.String({ description: 'the address invited, for the sender of an invitation by e-mail' }),
+    ),
+    time: Type.Integer(),
   }),
-  user_username: Type.Optional(
-    Type.String({ description: 'absent for the sender of an invitation by e-mail' }),
-  ),
-  user_display_name: Type.Optional(
-    Type.String({ description: 'absent for the sender of an invitation by e-mail' }),
-  ),
-  user_email: Type.Optional(
-    Type.String({ description: 'the address invited, for the sender of an invitation by e-mail' }),
-  ),
-  time: Type.Integer(),
-});
+);
 export type InvitationObject = Static<typeof InvitationObject>;
 
 export const ListInvitationsAnswer = envelope({

@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { Uuid } from '../../platform/formats.js';
 import { ObjectParams } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope, Flag } from '../../platform/schema.js';
 
@@ -45,13 +46,16 @@ const CommentText = Type.String({ pattern: '^[\\s\\S]{1,1000}$', description: '1
 export const ListCommentsQuery = Type.Object(pageQuery(COMMENT_LIST_COUNT));
 export type ListCommentsQuery = Static<typeof ListCommentsQuery>;
 
-export const CommentObject = Type.Object({
-  uuid: Uuid,
-  owner: Uuid,
-  text: Type.String(),
-  time: Type.Integer(),
-  modified: Type.Integer({ description: 'time of the last change of the text' }),
-});
+export const CommentObject = named(
+  'Comment',
+  Type.Object({
+    uuid: Uuid,
+    owner: Uuid,
+    text: Type.String(),
+    time: Type.Integer(),
+    modified: Type.Integer({ description: 'time of the last change of the text' }),
+  }),
+);
 export type CommentObject = Static<typeof CommentObject>;
 
 export const ListCommentsAnswer = envelope({

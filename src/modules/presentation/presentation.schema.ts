@@ -4,24 +4,28 @@
  */
 import { type Static, Type } from 'typebox';
 import { TagList } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { envelope, OBJECT_FIELDS } from '../../platform/schema.js';
 
-export const PresentationObject = Type.Object({
-  ...OBJECT_FIELDS,
-  page_count: Type.Optional(
-    Type.Integer({ description: 'number of slides; absent until converted content exists' }),
-  ),
-  busy: Type.Boolean({ description: 'true while the presentation is started (has members)' }),
-  status: Type.Union(
-    [Type.Literal('ok'), Type.Literal('convert'), Type.Literal('empty'), Type.Literal('fail')],
-    {
-      description:
-        'ok: slides available; convert: an upload is being converted; empty: no content (new, or a PDF ' +
-        'without pages); fail: the conversion failed',
-    },
-  ),
-  tag: TagList,
-});
+export const PresentationObject = named(
+  'Presentation',
+  Type.Object({
+    ...OBJECT_FIELDS,
+    page_count: Type.Optional(
+      Type.Integer({ description: 'number of slides; absent until converted content exists' }),
+    ),
+    busy: Type.Boolean({ description: 'true while the presentation is started (has members)' }),
+    status: Type.Union(
+      [Type.Literal('ok'), Type.Literal('convert'), Type.Literal('empty'), Type.Literal('fail')],
+      {
+        description:
+          'ok: slides available; convert: an upload is being converted; empty: no content (new, or a PDF ' +
+          'without pages); fail: the conversion failed',
+      },
+    ),
+    tag: TagList,
+  }),
+);
 export type PresentationObject = Static<typeof PresentationObject>;
 
 export const GetPresentationAnswer = envelope({ presentation: PresentationObject });

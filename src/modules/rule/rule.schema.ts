@@ -5,6 +5,7 @@
  */
 import { type Static, Type } from 'typebox';
 import { Uuid } from '../../platform/formats.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -63,15 +64,18 @@ export const ListRuleAnswer = envelope({
   rule: Type.Record(Type.String(), Summary, { description: 'rules by id, in creation order' }),
 });
 
-export const RuleObject = Type.Object({
-  name: Type.String(),
-  active: Type.Boolean(),
-  state: Type.String(),
-  time_zone: Type.String(),
-  metadata: Metadata,
-  initial_state: Type.String(),
-  edges: Type.Array(Edge),
-});
+export const RuleObject = named(
+  'Rule',
+  Type.Object({
+    name: Type.String(),
+    active: Type.Boolean(),
+    state: Type.String(),
+    time_zone: Type.String(),
+    metadata: Metadata,
+    initial_state: Type.String(),
+    edges: Type.Array(Edge),
+  }),
+);
 export type RuleObject = Static<typeof RuleObject>;
 export const GetRuleAnswer = envelope({ rule: RuleObject });
 

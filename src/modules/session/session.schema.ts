@@ -2,6 +2,7 @@
 import { type Static, Type } from 'typebox';
 import { missingLogin, present } from '../../platform/alternatives.js';
 import { Email, Key, Language, PartnerName, Password, Username, Uuid } from '../../platform/formats.js';
+import { named } from '../../platform/openapi/components.js';
 import { envelope } from '../../platform/schema.js';
 
 export const SessionFields = {
@@ -13,7 +14,7 @@ export const SessionFields = {
   next_event: Type.Integer({ description: 'id of the next not-yet-received event' }),
 };
 
-export const SessionObject = Type.Object(SessionFields);
+export const SessionObject = named('Session', Type.Object(SessionFields));
 export type SessionObject = Static<typeof SessionObject>;
 
 export const GetSessionQuery = Type.Object({

@@ -1,6 +1,7 @@
 /** Schemas of spec "SIP accounts": /api/sip, /api/sip/{sip-user}, its notify and blf. */
 import { type Static, Type } from 'typebox';
 import { Password, Phone, SipUser } from '../../platform/formats.js';
+import { named } from '../../platform/openapi/components.js';
 import { envelope } from '../../platform/schema.js';
 import { BLF_LIMIT } from './sip.service.js';
 
@@ -19,17 +20,20 @@ export const CreateSipAnswer = envelope({
   domain: Type.String(),
 });
 
-export const SipAccountObject = Type.Object({
-  domain: Type.String(),
-  password: Type.String(),
-  description: Type.String(),
-  contact: Type.Optional(
-    Type.String({ description: 'IP:port of the current registration, only if registered' }),
-  ),
-  expire: Type.Optional(
-    Type.Integer({ description: 'seconds since epoch when the registration ends, only if registered' }),
-  ),
-});
+export const SipAccountObject = named(
+  'SipAccount',
+  Type.Object({
+    domain: Type.String(),
+    password: Type.String(),
+    description: Type.String(),
+    contact: Type.Optional(
+      Type.String({ description: 'IP:port of the current registration, only if registered' }),
+    ),
+    expire: Type.Optional(
+      Type.Integer({ description: 'seconds since epoch when the registration ends, only if registered' }),
+    ),
+  }),
+);
 
 export const ListSipAnswer = envelope({
   sip: Type.Record(Type.String(), SipAccountObject, {

@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { Uuid } from '../../platform/formats.js';
 import { ObjectParams, TagList, UUID_PATTERN } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -25,24 +26,27 @@ const PolicyInput = Type.Record(
   },
 );
 
-export const TagObject = Type.Object({
-  owner: Uuid,
-  label: Type.String(),
-  kind: Type.Union(
-    [Type.Literal('system'), Type.Literal('share'), Type.Literal('custom'), Type.Literal('object')],
-    {
+export const TagObject = named(
+  'Tag',
+  Type.Object({
+    owner: Uuid,
+    label: Type.String(),
+    kind: Type.Union(
+      [Type.Literal('system'), Type.Literal('share'), Type.Literal('custom'), Type.Literal('object')],
+      {
+        description:
+          "system tags (tag_all ...), personal share tags (share_read ...), tags users made, or a tag held by one object (a chat's, giving its participants access), changed only through that object's calls",
+      },
+    ),
+    foreign_use: Type.Boolean({
+      description: 'users with write level on the tag may put it on objects they hold propagate on',
+    }),
+    policy: Type.Record(Type.String(), Type.Integer({ minimum: 0, maximum: 4 }), {
       description:
-        "system tags (tag_all ...), personal share tags (share_read ...), tags users made, or a tag held by one object (a chat's, giving its participants access), changed only through that object's calls",
-    },
-  ),
-  foreign_use: Type.Boolean({
-    description: 'users with write level on the tag may put it on objects they hold propagate on',
+        "user UUID -> level: 1 read, 2 write, 3 propagate, 4 owner. The owner sees the whole policy; anyone else only the owner's entry and its own (not the other users the owner shares with), also in tag_new and tag_modify",
+    }),
   }),
-  policy: Type.Record(Type.String(), Type.Integer({ minimum: 0, maximum: 4 }), {
-    description:
-      "user UUID -> level: 1 read, 2 write, 3 propagate, 4 owner. The owner sees the whole policy; anyone else only the owner's entry and its own (not the other users the owner shares with), also in tag_new and tag_modify",
-  }),
-});
+);
 
 export const ListTagsAnswer = envelope({
   tag: Type.Record(Type.String(), TagObject, { description: 'every tag the user may read, by UUID' }),

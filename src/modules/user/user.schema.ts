@@ -14,6 +14,7 @@ import {
   SECRET_CODE,
   Uuid,
 } from '../../platform/formats.js';
+import { named } from '../../platform/openapi/components.js';
 import { envelope, Flag } from '../../platform/schema.js';
 
 export const VALIDATIONS = ['incomplete', 'checking', 'missmatch', 'baddocument', 'fail', 'ok'] as const;
@@ -54,51 +55,54 @@ export const UserFeature = Type.Object({
 const optional = (description: string) => Type.Optional(Type.String({ description }));
 
 /** The user object of spec "User (GET /api/user, key `user`)". */
-export const UserObject = Type.Object({
-  uuid: Uuid,
-  username: Type.String(),
-  firstname: Type.String(),
-  lastname: Type.String(),
-  display_name: Type.String(),
-  birthday: optional('YYYY-MM-DD, only if set'),
-  email: optional('absent only for accounts the operator made without one'),
-  language: Type.String(),
-  newsletter: Type.Boolean(),
-  partner: optional('only if created by a partner-controlled sign-up'),
-  zip_code: optional('only if set'),
-  town: optional('only if set'),
-  street: optional('only if set'),
-  house_number: optional('only if set'),
-  country: optional('ISO country code, only if set'),
-  area_code: optional('only if set'),
-  fax_ident: optional('default fax station id, only if set'),
-  fax_header: optional('default fax header, only if set'),
-  country_code: Type.String({ description: 'e.g. +49' }),
-  validation: Type.Union(
-    [
-      Type.Literal('incomplete'),
-      Type.Literal('checking'),
-      Type.Literal('missmatch'),
-      Type.Literal('baddocument'),
-      Type.Literal('fail'),
-      Type.Literal('ok'),
-    ],
-    { description: 'state of the address validation by id card' },
-  ),
-  tag_all: Type.Optional(Uuid),
-  tag_unread: Type.Optional(Uuid),
-  tag_inbox: Type.Optional(Uuid),
-  tag_outbox: Type.Optional(Uuid),
-  tag_trash: Type.Optional(Uuid),
-  tag_shared: Type.Optional(Uuid),
-  share_read: Type.Optional(Uuid),
-  share_write: Type.Optional(Uuid),
-  share_propagate: Type.Optional(Uuid),
-  contact: Type.Optional(Uuid),
-  feature: UserFeature,
-  picture: Type.Boolean({ description: 'true if the user has a profile picture' }),
-  usergroup: optional('UUID of the usergroup, only if a partner added the user to one'),
-});
+export const UserObject = named(
+  'User',
+  Type.Object({
+    uuid: Uuid,
+    username: Type.String(),
+    firstname: Type.String(),
+    lastname: Type.String(),
+    display_name: Type.String(),
+    birthday: optional('YYYY-MM-DD, only if set'),
+    email: optional('absent only for accounts the operator made without one'),
+    language: Type.String(),
+    newsletter: Type.Boolean(),
+    partner: optional('only if created by a partner-controlled sign-up'),
+    zip_code: optional('only if set'),
+    town: optional('only if set'),
+    street: optional('only if set'),
+    house_number: optional('only if set'),
+    country: optional('ISO country code, only if set'),
+    area_code: optional('only if set'),
+    fax_ident: optional('default fax station id, only if set'),
+    fax_header: optional('default fax header, only if set'),
+    country_code: Type.String({ description: 'e.g. +49' }),
+    validation: Type.Union(
+      [
+        Type.Literal('incomplete'),
+        Type.Literal('checking'),
+        Type.Literal('missmatch'),
+        Type.Literal('baddocument'),
+        Type.Literal('fail'),
+        Type.Literal('ok'),
+      ],
+      { description: 'state of the address validation by id card' },
+    ),
+    tag_all: Type.Optional(Uuid),
+    tag_unread: Type.Optional(Uuid),
+    tag_inbox: Type.Optional(Uuid),
+    tag_outbox: Type.Optional(Uuid),
+    tag_trash: Type.Optional(Uuid),
+    tag_shared: Type.Optional(Uuid),
+    share_read: Type.Optional(Uuid),
+    share_write: Type.Optional(Uuid),
+    share_propagate: Type.Optional(Uuid),
+    contact: Type.Optional(Uuid),
+    feature: UserFeature,
+    picture: Type.Boolean({ description: 'true if the user has a profile picture' }),
+    usergroup: optional('UUID of the usergroup, only if a partner added the user to one'),
+  }),
+);
 export type UserObject = Static<typeof UserObject>;
 
 export const GetUserAnswer = envelope({ user: UserObject });

@@ -6,6 +6,7 @@
 import { type Static, Type } from 'typebox';
 import { Description, Uuid } from '../../platform/formats.js';
 import { DeleteQuery, ObjectParams, TagList } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { DownloadQuery, envelope } from '../../platform/schema.js';
 
@@ -48,16 +49,19 @@ const Ref = Type.String({
     '(0-based, earlier in the same commit) made',
 });
 
-export const FileView = Type.Object({
-  type: Type.Union([Type.Literal('file'), Type.Literal('folder')]),
-  name: Type.String(),
-  parent: Type.Optional(Type.String({ description: 'UUID of the folder; absent at the root' })),
-  ctime: Type.Integer({ description: 'last change of the entry: name, place or content (seconds)' }),
-  mtime: Type.Integer({ description: 'last change of the content (seconds); a folder: its creation' }),
-  size: Type.Optional(Type.Integer({ description: 'bytes (files only)' })),
-  mime_type: Type.Optional(Type.String()),
-  md5: Type.Optional(Type.String({ description: 'hex MD5 of the content (files only)' })),
-});
+export const FileView = named(
+  'VolumeFile',
+  Type.Object({
+    type: Type.Union([Type.Literal('file'), Type.Literal('folder')]),
+    name: Type.String(),
+    parent: Type.Optional(Type.String({ description: 'UUID of the folder; absent at the root' })),
+    ctime: Type.Integer({ description: 'last change of the entry: name, place or content (seconds)' }),
+    mtime: Type.Integer({ description: 'last change of the content (seconds); a folder: its creation' }),
+    size: Type.Optional(Type.Integer({ description: 'bytes (files only)' })),
+    mime_type: Type.Optional(Type.String()),
+    md5: Type.Optional(Type.String({ description: 'hex MD5 of the content (files only)' })),
+  }),
+);
 export type FileView = Static<typeof FileView>;
 
 export const Volume = Type.Object({
@@ -162,17 +166,20 @@ export const CommitAnswer = envelope({
   }),
 });
 
-export const CommitView = Type.Object({
-  time: Type.Integer(),
-  user: Uuid,
-  message: Type.Optional(Type.String()),
-  change: Type.Array(
-    Type.Object({
-      action: Type.String({ description: 'folder, file, content, move or delete' }),
-      file: Type.String(),
-    }),
-  ),
-});
+export const CommitView = named(
+  'VolumeCommit',
+  Type.Object({
+    time: Type.Integer(),
+    user: Uuid,
+    message: Type.Optional(Type.String()),
+    change: Type.Array(
+      Type.Object({
+        action: Type.String({ description: 'folder, file, content, move or delete' }),
+        file: Type.String(),
+      }),
+    ),
+  }),
+);
 export type CommitView = Static<typeof CommitView>;
 export const ListCommitsQuery = Type.Object(pageQuery(COMMIT_LIST_COUNT));
 export type ListCommitsQuery = Static<typeof ListCommitsQuery>;

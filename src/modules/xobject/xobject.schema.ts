@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox';
 import { Description, Uuid } from '../../platform/formats.js';
 import { DeleteQuery, ObjectParams, TagList } from '../../platform/object-store/index.js';
+import { named } from '../../platform/openapi/components.js';
 import { pageQuery } from '../../platform/paging.js';
 import { envelope } from '../../platform/schema.js';
 
@@ -33,15 +34,18 @@ export const UpdateXObjectBody = Type.Object({
 });
 export type UpdateXObjectBody = Static<typeof UpdateXObjectBody>;
 
-export const XObject = Type.Object({
-  owner: Uuid,
-  time: Type.Integer(),
-  modified: Type.Integer({ description: 'time of the last change' }),
-  description: Type.String(),
-  xtype: Type.String(),
-  data: Data,
-  tag: TagList,
-});
+export const XObject = named(
+  'XObject',
+  Type.Object({
+    owner: Uuid,
+    time: Type.Integer(),
+    modified: Type.Integer({ description: 'time of the last change' }),
+    description: Type.String(),
+    xtype: Type.String(),
+    data: Data,
+    tag: TagList,
+  }),
+);
 export type XObject = Static<typeof XObject>;
 
 export const GetXObjectAnswer = envelope({ xobject: XObject });
