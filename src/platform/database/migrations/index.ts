@@ -33,6 +33,7 @@ import * as callreverseNode from './0031-callreverse-node.js';
 import * as cspUnknown from './0032-csp-unknown.js';
 import * as callEventSubscription from './0033-call-event-subscription.js';
 import * as usageCounters from './0034-usage-counters.js';
+import * as webhooks from './0035-webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '0032-csp-unknown': cspUnknown,
   '0033-call-event-subscription': callEventSubscription,
   '0034-usage-counters': usageCounters,
+  '0035-webhooks': webhooks,
 };
