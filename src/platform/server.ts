@@ -22,6 +22,7 @@ import { assertStorableRequestText, lingerBeforeClose, registerBodyParser } from
 import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
+import { openapiWebhooks } from './openapi-webhooks.js';
 import { registerValidation } from './validation.js';
 
 export type AppInstance = FastifyInstance<
@@ -170,6 +171,7 @@ export async function createServer(
           'Cloud telephony and collaboration API. Every JSON answer is HTTP 200 with `status`; see the README.',
       },
       servers: [{ url: config.publicUrl }],
+      webhooks: openapiWebhooks,
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', description: 'the session id (sid)' },

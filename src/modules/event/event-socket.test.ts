@@ -113,6 +113,7 @@ for (const dialect of DIALECTS) {
       t.after(() => app.close());
       const port = await listen(app);
       const { client, user } = await loggedInClient(app);
+      const sessionDid = app.services.sessions.findBySid(client.sid!)!.did;
       const anonymous = new Client(app);
       await anonymous.open();
       assert.equal(await refusal(port, undefined), 'no-session');
@@ -123,6 +124,17 @@ for (const dialect of DIALECTS) {
       assert.equal(await refusal(port, client.sid, '?next=abc'), 'wrong-syntax');
       assert.equal((await client.call('GET', '/api/event/ws')).status, 'wrong-syntax');
       assert.equal((await anonymous.call('GET', '/api/event/ws')).status, 'no-auth');
+      // A session holds at most 8 connections.
+      const eight = Array.from({ length: 8 }, () => connect(port, client.sid));
+      await Promise.all(eight.map((c) => c.opened));
+      assert.equal(await refusal(port, client.sid), 'exceeded-limit');
+      const closedOne = eight[0]!.closed;
+      eight[0]!.socket.close();
+      await closedOne;
+      await until(() => app.services.eventSockets.connectionsOf(sessionDid) < 8, 'the server saw the close');
+      const ninth = connect(port, client.sid);
+      await ninth.opened;
+      for (const c of [...eight.slice(1), ninth]) c.socket.terminate();
       // The sid as a parameter, as the long-poll takes it; the refusals changed nothing.
       const ws = connect(port, undefined, `?sid=${client.sid}&next=0`);
       await ws.opened;

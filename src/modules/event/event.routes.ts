@@ -7,6 +7,7 @@ import {
   EVENT_SOCKET_CLOSE_SESSION,
   EVENT_SOCKET_CLOSE_SLOW,
   EVENT_SOCKET_PATH,
+  EVENT_SOCKET_PER_SESSION,
 } from '../../platform/events/event-socket.js';
 import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
@@ -76,7 +77,8 @@ export function eventRoutes(
           "topics). `next`: first event id wanted, default the session's next_event; after a reconnect " +
           'pass the id after the last one received, and nothing is lost or repeated within retention (a ' +
           'gap in the ids shows events that left the window). A refused upgrade answers HTTP 200 with ' +
-          'the status envelope (no-session, no-auth, wrong-origin, wrong-syntax). The server pings every ' +
+          'the status envelope (no-session, no-auth, wrong-origin, wrong-syntax; exceeded-limit: the session ' +
+          `holds ${EVENT_SOCKET_PER_SESSION} connections already). The server pings every ` +
           '30 seconds and closes a connection that did not answer the last ping. Close codes: 1001 the ' +
           `node stops (reconnect); ${EVENT_SOCKET_CLOSE_SLOW} the client read too slowly (over ` +
           `${EVENT_SOCKET_BUFFER_MAX / 1024 / 1024} MB waiting to be sent; reconnect with next); ` +

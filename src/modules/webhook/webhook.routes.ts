@@ -1,6 +1,7 @@
 /** Webhook routes of users and partners (decisions.md "Event transports"; the spec has none). */
 import type { FastifyRequest } from 'fastify';
 import { partnerOf, userOf } from '../../platform/access.js';
+import { documentWebhook } from '../../platform/openapi-webhooks.js';
 import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
 import {
@@ -84,7 +85,71 @@ function routesFor(
   );
 }
 
+const signedHeaders = [
+  {
+    name: TIMESTAMP_HEADER,
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^[0-9]+$' },
+    description: 'seconds since epoch, signed with the body',
+  },
+  {
+    name: SIGNATURE_HEADER,
+    in: 'header',
+    required: true,
+    schema: { type: 'string', pattern: '^v1=[0-9a-f]{64}$' },
+    description: 'v1=<hex HMAC-SHA256 of "<timestamp>.<raw body>" with the secret>',
+  },
+  {
+    name: 'zentrale-webhook',
+    in: 'header',
+    required: true,
+    schema: { type: 'string', format: 'uuid' },
+    description: 'the subscription',
+  },
+];
+
+function delivery(summary: string, body: Record<string, unknown>): Record<string, unknown> {
+  return {
+    post: {
+      summary,
+      description: DELIVERY,
+      parameters: signedHeaders,
+      requestBody: { required: true, content: { 'application/json': { schema: body } } },
+      responses: { '2XX': { description: 'delivered; anything else is retried' } },
+    },
+  };
+}
+
 export function webhookRoutes(app: AppInstance, webhooks: WebhookService): void {
+  documentWebhook(
+    'event',
+    delivery('An event of the subscription owner', {
+      type: 'object',
+      required: ['id', 'event', 'time'],
+      additionalProperties: true,
+      properties: {
+        id: { type: 'integer', description: "the subscription's delivery sequence: 0, 1, 2..." },
+        event: { type: 'string', description: 'event name (as in GET /api/event)' },
+        time: { type: 'integer', description: 'seconds since epoch' },
+      },
+    }),
+  );
+  documentWebhook(
+    'webhook_disabled',
+    delivery("Also an event on the owner's channel: a subscription was disabled after repeated failure", {
+      type: 'object',
+      required: ['id', 'event', 'time', 'webhook', 'url', 'failures'],
+      properties: {
+        id: { type: 'integer' },
+        event: { const: 'webhook_disabled' },
+        time: { type: 'integer' },
+        webhook: { type: 'string', format: 'uuid', description: 'the disabled subscription' },
+        url: { type: 'string' },
+        failures: { type: 'integer', description: 'failures in a row' },
+      },
+    }),
+  );
   routesFor(app, '/api/webhook', 'user', userOf, webhooks);
   routesFor(app, '/api/partner/webhook', 'partner', partnerOf, webhooks);
 }

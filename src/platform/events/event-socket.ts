@@ -22,6 +22,8 @@ export const EVENT_SOCKET_BUFFER_MAX = 1024 * 1024;
 export const EVENT_SOCKET_CLOSE_SLOW = 4008;
 /** Close code when the session ends (logout, expiry): reconnecting with it is no-session. */
 export const EVENT_SOCKET_CLOSE_SESSION = 4001;
+/** Connections one session may hold (exceeded-limit beyond). */
+export const EVENT_SOCKET_PER_SESSION = 8;
 /** Seconds between pings; a connection that did not answer the previous ping is closed. */
 export const EVENT_SOCKET_PING_SECONDS = 30;
 
@@ -40,6 +42,7 @@ interface Connection {
 export class EventSocketServer {
   private readonly wss = new WebSocketServer({ noServer: true, maxPayload: 4096 });
   private readonly live = new Set<Connection>();
+  private readonly perSession = new Map<string, number>();
   private readonly pingTimer: NodeJS.Timeout;
   private readonly bufferMax: number;
 
@@ -76,6 +79,11 @@ export class EventSocketServer {
       yield { did: session.did, open: () => socket.readyState === socket.OPEN };
   }
 
+  /** Open connections of one session (by did) on this node. */
+  connectionsOf(did: string): number {
+    return this.perSession.get(did) ?? 0;
+  }
+
   /** Closes every connection with 1001 (going away): the node stops, clients reconnect elsewhere or later. */
   close(): void {
     clearInterval(this.pingTimer);
@@ -92,6 +100,7 @@ export class EventSocketServer {
     else if (session.kind === 'anonymous') status = 'no-auth';
     else if (origin !== undefined && origin !== session.origin) status = 'wrong-origin';
     else if (nextParam !== null && !/^[0-9]{1,15}$/.test(nextParam)) status = 'wrong-syntax';
+    else if ((this.perSession.get(session.did) ?? 0) >= EVENT_SOCKET_PER_SESSION) status = 'exceeded-limit';
     if (status || !session) {
       refuse(socket, status ?? 'no-session');
       return;
@@ -118,6 +127,7 @@ export class EventSocketServer {
     const unlisten = queue.listen(pump);
     connection.stop = unlisten;
     this.live.add(connection);
+    this.perSession.set(session.did, (this.perSession.get(session.did) ?? 0) + 1);
     socket.on('pong', () => {
       connection.alive = true;
     });
@@ -129,6 +139,9 @@ export class EventSocketServer {
     socket.on('close', () => {
       unlisten();
       this.live.delete(connection);
+      const left = (this.perSession.get(session.did) ?? 1) - 1;
+      if (left > 0) this.perSession.set(session.did, left);
+      else this.perSession.delete(session.did);
     });
     pump();
     // Partner streams hand their events to sessions that wait, as to a long-poll.
