@@ -186,3 +186,33 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('event channel over WebSocket, two nodes on one PostgreSQL', () => {
+  test("an event emitted on the other node reaches the session's socket once, in order, as its long-poll", async (t) => {
+    const env = await testEnv(t, 'postgres');
+    const a = await buildApp(loadConfig(env));
+    t.after(() => a.close());
+    const b = await buildApp(loadConfig(env));
+    t.after(() => b.close());
+    const port = await listen(a);
+    const { client, user } = await loggedInClient(a);
+    const ws = connect(port, client.sid);
+    await ws.opened;
+    a.services.hub.emit({ users: [user.uuid] }, 'object_new', { object: 'on a', n: 0 });
+    for (let n = 1; n < 4; n++)
+      b.services.hub.emit({ users: [user.uuid] }, 'object_new', { object: 'on b', n });
+    await until(() => ws.events.length === 4, 'four events, three of them from the other node');
+    const polled = (await client.call('GET', '/api/event?next=0&timeout=0')).event as Ev[];
+    assert.deepEqual(ws.events, polled);
+    assert.deepEqual(
+      ws.events.map((e) => [e.id, e.object, e.n]),
+      [
+        [0, 'on a', 0],
+        [1, 'on b', 1],
+        [2, 'on b', 2],
+        [3, 'on b', 3],
+      ],
+    );
+    ws.socket.close();
+  });
+});

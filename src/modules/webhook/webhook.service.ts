@@ -117,6 +117,11 @@ export class WebhookService {
     await Promise.all(this.running.values());
   }
 
+  /** Whether this node logs the owner's events (it holds a subscription, as far as this node knows). */
+  watches(owner: string): boolean {
+    return this.owners.has(owner);
+  }
+
   /** Resolves once every event observed so far is in the logs (tests). */
   async idle(): Promise<void> {
     await this.appending;

@@ -228,3 +228,33 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe('webhooks, two nodes on one PostgreSQL', () => {
+  test('events emitted on either node are delivered once each, in emit order', async (t) => {
+    const env = await testEnv(t, 'postgres', ENV);
+    const a = await buildApp(loadConfig(env));
+    t.after(() => a.close());
+    const b = await buildApp(loadConfig(env));
+    t.after(() => b.close());
+    const hook = await receiver(t);
+    const { client, user } = await loggedInClient(a);
+    assert.equal((await client.call('POST', '/api/webhook', { url: hook.url })).status, 'ok');
+    await until(() => b.services.webhooks.watches(user.uuid), 'the other node learnt of the subscription');
+    a.services.hub.emit({ users: [user.uuid] }, 'object_new', { n: 0 });
+    await until(() => hook.delivered.length === 1, 'the first delivery');
+    for (let n = 1; n < 4; n++) b.services.hub.emit({ users: [user.uuid] }, 'object_new', { n });
+    await until(() => hook.delivered.length === 4, 'four deliveries');
+    await b.services.webhooks.idle();
+    await a.services.webhooks.idle();
+    assert.deepEqual(
+      hook.delivered.map((d) => [d.json.id, d.json.n]),
+      [
+        [0, 0],
+        [1, 1],
+        [2, 2],
+        [3, 3],
+      ],
+    );
+    assert.equal(hook.attempts.length, 4, 'each once');
+  });
+});
