@@ -173,6 +173,24 @@ for (const dialect of DIALECTS) {
       assert.equal((listed.webhook as Record<string, unknown>[])[0]!.secret, undefined);
     });
 
+    test("a partner's subscription gets the events addressed to the partner, not a user's", async (t) => {
+      const app = await build(t, { dialect, env: ENV });
+      const hook = await receiver(t);
+      const { client: partner, partner: owner } = await partnerClient(app, []);
+      const { user } = await loggedInClient(app);
+      const made = await partner.call('POST', '/api/partner/webhook', { url: hook.url });
+      assert.equal(made.status, 'ok');
+      app.services.hub.emit({ users: [user.uuid] }, 'object_new', { n: 0 });
+      app.services.hub.emit({ users: [owner.uuid] }, 'partner_note', { n: 1 });
+      await until(() => hook.delivered.length === 1, 'the partner event');
+      await app.services.webhooks.idle();
+      assert.deepEqual(
+        hook.attempts.map((d) => [d.json.id, d.json.event, d.json.n]),
+        [[0, 'partner_note', 1]],
+      );
+      assert.ok(verified(hook.delivered[0]!, made.secret as string));
+    });
+
     test('each status; bad input and strangers change nothing; partners have their own', async (t) => {
       const app = await build(t, { dialect, env: { WEBHOOK_PRIVATE_URLS: 'off' } });
       const { client } = await loggedInClient(app);
