@@ -41,6 +41,7 @@ import { tagArea } from './modules/tag/index.js';
 import { accountArea, userArea } from './modules/user/index.js';
 import { usergroupArea } from './modules/usergroup/index.js';
 import { volumeArea } from './modules/volume/index.js';
+import { webhookArea } from './modules/webhook/index.js';
 import { xobjectArea } from './modules/xobject/index.js';
 import type { Area, AreaContext, Services } from './platform/area.js';
 import { type Clock, systemClock } from './platform/clock.js';
@@ -106,6 +107,7 @@ const AREAS: readonly Area[] = [
   sensorArea,
   volumeArea,
   ipqualityArea,
+  webhookArea,
 ];
 
 export interface App {

@@ -26,6 +26,10 @@ export interface Config {
   readonly maxJsonBodySize: number;
   /** Conversion workers (fax, presentation, audio, text2speech) of this node. */
   readonly contentWorkers: number;
+  /** Webhook URLs may name private, loopback and link-local addresses (decisions.md "Event transports"). */
+  readonly webhookPrivateUrls: boolean;
+  /** First webhook retry delay in ms; each further failure doubles it (up to an hour). */
+  readonly webhookRetryMs: number;
   readonly logLevel: string;
   /** Seconds a stop waits for calls in flight before their connections are closed. */
   readonly shutdownTimeout: number;
@@ -141,6 +145,8 @@ export function loadConfig(env: Env = process.env): Config {
     maxJsonBodySize: integer(env, 'MAX_JSON_BODY_SIZE', 1024 * 1024, 1024, 2 ** 30),
     // One core stays free for the HTTP event loop.
     contentWorkers: integer(env, 'CONTENT_WORKERS', Math.max(1, os.availableParallelism() - 1), 1, 1024),
+    webhookPrivateUrls: oneOf(env, 'WEBHOOK_PRIVATE_URLS', ['off', 'on'] as const, 'off') === 'on',
+    webhookRetryMs: integer(env, 'WEBHOOK_RETRY_MS', 1000, 1, 3_600_000),
     logLevel,
     requestTimeout: integer(env, 'REQUEST_TIMEOUT', 60, 1, 3600),
     shutdownTimeout: integer(env, 'SHUTDOWN_TIMEOUT', 10, 0, 3600),

@@ -103,6 +103,8 @@ export type ZentraleStatus =
   | 'box-offline'
   // a volume, or a file or folder in it, unknown or not accessible (volumes: listed without a shape)
   | 'wrong-volume'
+  // a webhook subscription unknown or not the caller's (decisions.md "Event transports")
+  | 'wrong-webhook'
   | 'wrong-file'
   // a call unknown or not the user's (the /api/call family: listed without a shape)
   | 'wrong-call';
@@ -190,6 +192,7 @@ const STATUS_TABLE: Record<ApiStatus, true> = {
   'wrong-permission': true,
   'box-offline': true,
   'wrong-volume': true,
+  'wrong-webhook': true,
   'wrong-file': true,
 };
 

@@ -23,6 +23,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import { answerClientError, answerFrameworkError, registerEnvelope } from './envelope.js';
 import { buildDocuments, type DocumentedRoute, type Documents } from './openapi/document.js';
+import { openapiWebhooks } from './openapi-webhooks.js';
 import { registerValidation } from './validation.js';
 
 export type AppInstance = FastifyInstance<
@@ -180,6 +181,7 @@ export async function createServer(
         description:
           'Cloud telephony and collaboration API. Every JSON answer is HTTP 200 with `status`; see the README.',
       },
+      webhooks: openapiWebhooks,
     },
   });
   // Built once, on first request, when every route is known (src/platform/openapi/document.ts).

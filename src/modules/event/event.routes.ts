@@ -1,9 +1,23 @@
 /** Routes of spec "Events": the GET /api/event long-poll and POST/DELETE /api/event/filter. */
 import { sessionOf } from '../../platform/access.js';
+import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
+import {
+  EVENT_SOCKET_BUFFER_MAX,
+  EVENT_SOCKET_CLOSE_SESSION,
+  EVENT_SOCKET_CLOSE_SLOW,
+  EVENT_SOCKET_PATH,
+  EVENT_SOCKET_PER_SESSION,
+} from '../../platform/events/event-socket.js';
 import { Empty } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
-import { EventFilterAnswer, EventFilterBody, GetEventAnswer, GetEventQuery } from './event.schema.js';
+import {
+  EventFilterAnswer,
+  EventFilterBody,
+  EventSocketQuery,
+  GetEventAnswer,
+  GetEventQuery,
+} from './event.schema.js';
 import type { EventService } from './event.service.js';
 
 export function eventRoutes(
@@ -46,6 +60,37 @@ export function eventRoutes(
       const answer = queue.wait(next, timeout);
       await hub.polled(queue);
       return { event: await answer };
+    },
+  );
+
+  app.get(
+    EVENT_SOCKET_PATH,
+    {
+      config: { access: 'auth' },
+      schema: {
+        summary: 'The event channel as a WebSocket',
+        description:
+          'Open with a WebSocket upgrade (RFC 6455); authentication as for GET /api/event (sid as Bearer, ' +
+          "`sid` cookie or `sid` parameter; an authenticated session; a browser's Origin must be the " +
+          "session's). Each text message is one event, the same object with the same id as in the " +
+          "long-poll's `event` array, in id order; the channel reads the same queue (retention, filter, " +
+          "topics). `next`: first event id wanted, default the session's next_event; after a reconnect " +
+          'pass the id after the last one received, and nothing is lost or repeated within retention (a ' +
+          'gap in the ids shows events that left the window). A refused upgrade answers HTTP 200 with ' +
+          'the status envelope (no-session, no-auth, wrong-origin, wrong-syntax; exceeded-limit: the session ' +
+          `holds ${EVENT_SOCKET_PER_SESSION} connections already). The server pings every ` +
+          '30 seconds and closes a connection that did not answer the last ping. Close codes: 1001 the ' +
+          `node stops (reconnect); ${EVENT_SOCKET_CLOSE_SLOW} the client read too slowly (over ` +
+          `${EVENT_SOCKET_BUFFER_MAX / 1024 / 1024} MB waiting to be sent; reconnect with next); ` +
+          `${EVENT_SOCKET_CLOSE_SESSION} the session ended; 1008 the client sent a message (the channel ` +
+          'takes none). Without an Upgrade header this route answers wrong-syntax.',
+        tags: ['event'],
+        querystring: EventSocketQuery,
+        response: { 200: Empty },
+      },
+    },
+    async () => {
+      throw new ApiError('wrong-syntax', 'open this route with a WebSocket upgrade');
     },
   );
 

@@ -43,3 +43,12 @@ export type EventFilterBody = Static<typeof EventFilterBody>;
 export const EventFilterAnswer = envelope({
   event: Type.Array(Type.String(), { description: 'the filter as stored: the names, sorted, each once' }),
 });
+
+export const EventSocketQuery = Type.Object({
+  next: Type.Optional(
+    Type.Integer({ minimum: 0, description: "first event id wanted; default the session's next_event" }),
+  ),
+  sid: Type.Optional(
+    Type.String({ description: 'the session id, when neither Bearer nor the cookie carries it' }),
+  ),
+});

@@ -63,6 +63,8 @@ export class EventQueue {
   private sizes: number[];
   private retainedBytes = 0;
   private waiters: Waiter[] = [];
+  /** Streaming readers (the WebSocket transport): told whenever more events become readable. */
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     nextId = 0,
@@ -106,6 +108,7 @@ export class EventQueue {
   reveal(upTo: number): void {
     if (upTo <= this.visible) return;
     this.visible = Math.min(upTo, this.nextId);
+    for (const listener of this.listeners) listener();
     if (this.waiters.length === 0) return;
     const waiters = this.waiters;
     this.waiters = [];
@@ -173,8 +176,17 @@ export class EventQueue {
     for (const waiter of waiters) this.settle(waiter, this.read(waiter.next));
   }
 
+  /**
+   * Calls `listener` whenever more events become readable, until the returned function is
+   * called. A listening reader counts as waiting (partner streams hand events to waiting sessions).
+   */
+  listen(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
   get waiting(): number {
-    return this.waiters.length;
+    return this.waiters.length + this.listeners.size;
   }
 
   /** Bytes of the retained events (serialized). */

@@ -315,7 +315,13 @@ function referenceNamed(
   return out;
 }
 
-function finish(raw: Document, paths: Document['paths'], title: string, description: string): Json {
+function finish(
+  raw: Document,
+  paths: Document['paths'],
+  title: string,
+  description: string,
+  webhooks?: unknown,
+): Json {
   const schemas: Json = { [ERROR_NAME]: ERROR_SCHEMA };
   const referenced = referenceNamed(paths, namedByKey(), schemas, true) as Document['paths'];
   const tags = new Set<string>();
@@ -332,6 +338,8 @@ function finish(raw: Document, paths: Document['paths'], title: string, descript
     servers: [{ url: '/' }],
     tags: [...tags].sort().map((name) => ({ name, description: `Spec area "${name}".` })),
     paths: referenced,
+    // The events Zentrale POSTs to a webhook subscription (OpenAPI 3.1 webhooks).
+    ...(webhooks ? { webhooks } : {}),
     components: { securitySchemes: SECURITY_SCHEMES, schemas: sortedSchemas },
   };
 }
@@ -359,6 +367,7 @@ export function buildDocuments(swagger: unknown, routes: readonly DocumentedRout
       'Cloud telephony and collaboration API. Every JSON answer is HTTP 200 with `status`: ok and ' +
         'the call\'s fields, or one of the statuses the operation lists (spec "Errors"). Failed binary ' +
         'downloads are HTTP 404 with an empty body. The internal API is described at /api/internal/openapi.json.',
+      (raw as unknown as { webhooks?: unknown }).webhooks,
     ),
     internal: finish(
       raw,

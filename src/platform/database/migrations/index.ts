@@ -35,6 +35,7 @@ import * as callEventSubscription from './0033-call-event-subscription.js';
 import * as usageCounters from './0034-usage-counters.js';
 import * as faxSend from './0035-fax-send.js';
 import * as conferencePhone from './0036-conference-phone.js';
+import * as webhooks from './0037-webhooks.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '0034-usage-counters': usageCounters,
   '0035-fax-send': faxSend,
   '0036-conference-phone': conferencePhone,
+  '0037-webhooks': webhooks,
 };
