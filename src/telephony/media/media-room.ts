@@ -1,5 +1,5 @@
 /**
- * A conference room in the media worker (spec "Conference"): a Mixer (mixer.ts) run on the
+ * A conference room in the media worker (docs/decisions.md "Conferences"): a Mixer (mixer.ts) run on the
  * engine's 20 ms clock, its members' endpoints feeding it what their peers send and playing
  * what each should hear. Tones and announcements to the whole room are mixed in; a recording
  * takes the room's mix.

@@ -1,5 +1,5 @@
 /**
- * The conference mixer (spec "Conference"; ../shared/telephony-notes.md "Conferences", after
+ * The conference mixer (docs/decisions.md "Conferences"; ../shared/telephony-notes.md "Conferences", after
  * FreeSWITCH mod_conference): once per 20 ms frame it sums the talkers' audio, each scaled by
  * its volume_in, and gives each member the sum less its own contribution, scaled by its
  * volume_out and clipped. A member who is muted reaches no one; a deaf member hears silence.

@@ -1,5 +1,5 @@
 /**
- * A conference room in the media worker, driven from the main thread (spec "Conference"; the
+ * A conference room in the media worker, driven from the main thread (docs/decisions.md "Conferences"; the
  * worker's side is media-room.ts): members are WorkerEndpoints joined by id, their settings
  * cross as data, talk and floor changes come back as events.
  */
