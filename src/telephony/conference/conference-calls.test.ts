@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
 import {
   callApiNumber,
+  cdrsOf,
   type Node,
   phone,
   sipAccount,
@@ -19,6 +20,7 @@ import {
 import { type Client, eventually, loggedInClient, until } from '../../../test/helper.js';
 import type { Baresip } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
+import { newUuid } from '../../platform/ids.js';
 import type { Call } from '../calls/call.js';
 import type { CallEngine } from '../calls/call-engine.js';
 import { goertzelPower } from '../media/index.js';
@@ -30,14 +32,16 @@ requireTelephonyPackages();
 const NUMBER = '+4930555300';
 
 /** The number (call API only) and its owner's subscribed client. */
-async function setUp(t: TestContext): Promise<{ node: Node; client: Client; engine: CallEngine }> {
+async function setUp(
+  t: TestContext,
+): Promise<{ node: Node; client: Client; engine: CallEngine; owner: string }> {
   const node = await telephonyNode(t);
   const { client, user } = await loggedInClient(node.app);
   // Every member's call counts against the number owner's concurrent calls (the default pack allows 2).
   await node.app.services.features.updatePack('default', { quota: { calls: 10 } });
   await callApiNumber(node.app, user.uuid, NUMBER);
   assert.equal((await client.call('GET', '/api/call/event?timeout=600')).status, 'ok');
-  return { node, client, engine: node.app.services.telephony.calls! };
+  return { node, client, engine: node.app.services.telephony.calls!, owner: user.uuid };
 }
 
 /** A phone sending `microphone` that calls NUMBER; the API answers; its answered Call. */
@@ -100,9 +104,11 @@ test('three members each hear the other two and not themselves; mute, deaf and v
   const updates: [string, Partial<MemberView>][] = [];
   const events: string[] = [];
   let recording: Int16Array | undefined;
+  // The room's id is its conference's UUID (the members' CDRs name it).
+  const id = newUuid();
   const stopped = new Promise<void>((resolve) => {
     scene.engine.rooms.open(
-      'room-1',
+      id,
       { recordSeconds: 120 },
       {
         started: () => events.push('started'),
@@ -117,7 +123,7 @@ test('three members each hear the other two and not themselves; mute, deaf and v
       },
     );
   });
-  const room: Room = scene.engine.rooms.get('room-1')!;
+  const room: Room = scene.engine.rooms.get(id)!;
   const a = await caller(t, scene, 'conf_a', tone(600, 60));
   const b = await caller(t, scene, 'conf_b', tone(1000, 60));
   const c = await caller(t, scene, 'conf_c', tone(1400, 60));
@@ -194,7 +200,13 @@ test('three members each hear the other two and not themselves; mute, deaf and v
   const mix = Float32Array.from(recording, (sample) => sample / 32768);
   for (const hz of [600, 1000, 1400])
     assert.ok(goertzelPower(mix, 8000, hz) > PRESENT / 10, `${hz} Hz in the mix`);
-  assert.equal(scene.engine.rooms.get('room-1'), undefined);
+  assert.equal(scene.engine.rooms.get(id), undefined);
+  // One CDR per member: service conference, conference_id the room's.
+  const cdrs = await cdrsOf(scene.node.app, scene.owner, 4);
+  assert.deepEqual(
+    cdrs.map((cdr) => [cdr.service, cdr.conference_id]),
+    Array.from({ length: 4 }, () => ['conference', id]),
+  );
 });
 
 test('a PIN refused three times hangs up without joining; the right PIN joins; a full or locked room refuses; a kick hangs up', async (t) => {

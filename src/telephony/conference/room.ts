@@ -127,6 +127,8 @@ export class Room {
     this.members.set(call.uuid, { view, endpoint, gone });
     media.join(endpoint, mixerSettings(view));
     call.onCleanup(() => this.leave(call.uuid));
+    // The member's CDR is a conference record naming the room (its id is the conference's UUID).
+    call.record?.conference(this.id);
     if (first) this.listeners.started?.(this);
     this.listeners.joined?.(this, view);
     this.announce(this.settings.enter === undefined ? enterTone() : this.settings.enter);
