@@ -23,6 +23,10 @@ class MemberSource implements AudioSource {
     frame.set(output);
     return true;
   }
+
+  encoded(payloadType: 0 | 8): Uint8Array | undefined {
+    return this.mixer.encoded(this.id, payloadType);
+  }
 }
 
 interface Joined {

@@ -185,3 +185,29 @@ test('a tone survives the mix and G.711 coding in both laws: the others hear it,
     }
   }
 });
+
+test('members who add nothing share one encoded frame per law; a talker gets none (its endpoint encodes its N−1 mix)', () => {
+  const mixer = new Mixer();
+  for (const id of [1, 2, 3]) mixer.add(id);
+  run(
+    mixer,
+    new Map([
+      [1, constant(3000)],
+      [2, constant(0)],
+      [3, constant(0)],
+    ]),
+    HANGUNDER_FRAMES + 1,
+  );
+  const mu = mixer.encoded(2, 0)!;
+  assert.equal(mixer.encoded(3, 0), mu);
+  const expected = new Uint8Array(FRAME_SAMPLES);
+  encodeG711(constant(3000), 0, expected);
+  assert.deepEqual(mu, expected);
+  const a = mixer.encoded(2, 8)!;
+  assert.notEqual(a, mu);
+  assert.equal(mixer.encoded(3, 8), a);
+  assert.equal(mixer.encoded(1, 0), undefined);
+  mixer.update(3, { volumeOut: 1 });
+  run(mixer, new Map([[1, constant(3000)]]), 1);
+  assert.notEqual(mixer.encoded(3, 0), mixer.encoded(2, 0));
+});

@@ -9,6 +9,7 @@
  * every 200 ms per member, the floor goes to the loudest talker. No sockets here: the media
  * worker feeds it (media-room.ts).
  */
+import { encodeG711, type G711Type } from './g711.js';
 import { FRAME_SAMPLES } from './sources.js';
 
 /** Volume steps −4..4 and their factors, as FreeSWITCH applies them (telephony notes). */
@@ -130,6 +131,8 @@ export class Mixer {
   /** The whole room (every contribution and what plays to all), clipped: recordings and non-talkers. */
   readonly room = new Int16Array(FRAME_SAMPLES);
   private readonly shared = new Map<number, Int16Array>();
+  /** The shared frames encoded, per volume_out step and law: one encoding for all who hear them. */
+  private readonly sharedEncoded = new Map<number, Uint8Array>();
   private readonly played = new Int16Array(FRAME_SAMPLES);
   private floorMember: number | null = null;
   /** Sources heard by every member (enter and leave tones, announcements), summed into the room. */
@@ -178,6 +181,24 @@ export class Mixer {
     return this.members.get(id)?.output;
   }
 
+  /**
+   * What `id` hears this frame, encoded once for every member who hears the same (members who
+   * add nothing to the frame, as FreeSWITCH shares its mix); undefined for a member who hears
+   * its own N−1 mix or is deaf (its endpoint encodes it).
+   */
+  encoded(id: number, payloadType: G711Type): Uint8Array | undefined {
+    const member = this.members.get(id);
+    if (!member || member.contributes || member.settings.deaf) return undefined;
+    const key = member.settings.volumeOut * 16 + payloadType;
+    let frame = this.sharedEncoded.get(key);
+    if (!frame) {
+      frame = new Uint8Array(FRAME_SAMPLES);
+      encodeG711(member.output, payloadType, frame);
+      this.sharedEncoded.set(key, frame);
+    }
+    return frame;
+  }
+
   /** One 20 ms frame: every member's input taken, the room summed, each member's output made. */
   mix(): void {
     const sum = this.sum;
@@ -199,6 +220,7 @@ export class Mixer {
     }
     for (let i = 0; i < FRAME_SAMPLES; i++) this.room[i] = clip(sum[i]!);
     this.shared.clear();
+    this.sharedEncoded.clear();
     for (const member of this.members.values()) this.hear(member);
     for (const listener of this.listeners) listener(this.room);
     this.report();
