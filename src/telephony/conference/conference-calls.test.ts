@@ -23,7 +23,7 @@ import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { newUuid } from '../../platform/ids.js';
 import type { Call } from '../calls/call.js';
 import type { CallEngine } from '../calls/call-engine.js';
-import { goertzelPower } from '../media/index.js';
+import { goertzelPower, ToneSource } from '../media/index.js';
 import { joinConference } from './conference-step.js';
 import type { MemberView, Room } from './room.js';
 
@@ -99,7 +99,7 @@ async function press(peer: Baresip, call: Call, digits: string): Promise<void> {
   }
 }
 
-test('three members each hear the other two and not themselves; mute, deaf and volume_in act on what is heard; talk follows who talks', async (t) => {
+test('music while alone; three members each hear the other two and not themselves; mute, deaf and volume_in act on what is heard; talk follows who talks', async (t) => {
   const scene = await setUp(t);
   const updates: [string, Partial<MemberView>][] = [];
   const events: string[] = [];
@@ -109,7 +109,7 @@ test('three members each hear the other two and not themselves; mute, deaf and v
   const stopped = new Promise<void>((resolve) => {
     scene.engine.rooms.open(
       id,
-      { recordSeconds: 120 },
+      { recordSeconds: 120, music: () => new ToneSource(425) },
       {
         started: () => events.push('started'),
         joined: (_room, member) => events.push(`joined ${member.call}`),
@@ -127,12 +127,15 @@ test('three members each hear the other two and not themselves; mute, deaf and v
   const a = await caller(t, scene, 'conf_a', tone(600, 60));
   const b = await caller(t, scene, 'conf_b', tone(1000, 60));
   const c = await caller(t, scene, 'conf_c', tone(1400, 60));
-  const ended = [a, b, c].map(({ call }) => joinConference(call, room));
+  // a alone hears the music; it stops once b and c join.
+  const ended = [joinConference(a.call, room)];
+  await hearsExactly(a.peer, [425], [600], 'a alone hears the music');
+  ended.push(...[b, c].map(({ call }) => joinConference(call, room)));
   assert.equal(room.size, 3);
 
-  await hearsExactly(a.peer, [1000, 1400], [600], 'a hears b and c, not itself');
-  await hearsExactly(b.peer, [600, 1400], [1000], 'b hears a and c, not itself');
-  await hearsExactly(c.peer, [600, 1000], [1400], 'c hears a and b, not itself');
+  await hearsExactly(a.peer, [1000, 1400], [600, 425], 'a hears b and c, not itself nor the music');
+  await hearsExactly(b.peer, [600, 1400], [1000, 425], 'b hears a and c, not itself');
+  await hearsExactly(c.peer, [600, 1000], [1400, 425], 'c hears a and b, not itself');
   // Each phone's own tone never came back to it, over the whole call.
   for (const [{ peer }, own] of [
     [a, 600],
@@ -215,7 +218,7 @@ test('a PIN refused three times hangs up without joining; the right PIN joins; a
   const left: string[] = [];
   const room = scene.engine.rooms.open(
     'room-pin',
-    { pin: '4321', maxMembers: 1 },
+    { pin: '4321', maxMembers: 1, music: () => new ToneSource(425) },
     { joined: (_r, m) => joined.push(m.call), left: (_r, m) => left.push(m.call) },
   );
 
@@ -236,6 +239,8 @@ test('a PIN refused three times hangs up without joining; the right PIN joins; a
   await press(right.peer, right.call, '4321');
   await until(() => room.size === 1, 'the caller joined');
   assert.deepEqual(joined, [right.call.uuid]);
+  // Alone in the room: the music plays (and not the caller's own tone).
+  await hearsExactly(right.peer, [425], [1000], 'the music while alone');
 
   // Full (max members 1), then, with room again, locked: refused before any PIN is asked.
   const late = await caller(t, scene, 'pin_late', tone(1400, 60));

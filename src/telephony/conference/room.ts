@@ -41,6 +41,8 @@ export interface RoomSettings {
   /** Heard by the room when a member enters, leaves; null: nothing (default: short tones). */
   readonly enter?: AudioSource | null;
   readonly leave?: AudioSource | null;
+  /** Heard by a member while it is alone in the room (each time anew); none: silence. */
+  readonly music?: () => AudioSource;
   /** Seconds of the mix to record from the first member on; none: no recording. */
   readonly recordSeconds?: number;
 }
@@ -74,6 +76,7 @@ export class Room {
   private media: WorkerRoom | undefined;
   private recording: RecordingHandle | undefined;
   locked = false;
+  private musicPlaying = false;
 
   constructor(
     readonly id: string,
@@ -131,6 +134,7 @@ export class Room {
     call.record?.conference(this.id);
     if (first) this.listeners.started?.(this);
     this.listeners.joined?.(this, view);
+    this.music();
     this.announce(this.settings.enter === undefined ? enterTone() : this.settings.enter);
     return left;
   }
@@ -164,6 +168,22 @@ export class Room {
     this.listeners.updated?.(this, member.view.call, changed);
   }
 
+  /** Music while one member is alone; stopped when a second joins. */
+  private music(): void {
+    const media = this.media;
+    const music = this.settings.music;
+    if (!media || media.isClosed || !music) return;
+    if (this.members.size === 1 && !this.musicPlaying) {
+      this.musicPlaying = true;
+      void media.play(music()).then(() => {
+        this.musicPlaying = false;
+      });
+    } else if (this.members.size > 1 && this.musicPlaying) {
+      this.musicPlaying = false;
+      media.stop();
+    }
+  }
+
   private announce(source: AudioSource | null): void {
     if (source && this.media && !this.media.isClosed) void this.media.play(source);
   }
@@ -177,6 +197,7 @@ export class Room {
     member.gone();
     this.listeners.left?.(this, member.view);
     if (this.members.size > 0) {
+      this.music();
       this.announce(this.settings.leave === undefined ? leaveTone() : this.settings.leave);
       return;
     }

@@ -82,6 +82,12 @@ export class MediaRoom {
     });
   }
 
+  /** Stops what plays to the room (music while alone, once a second member joins). */
+  stop(): void {
+    for (const source of this.mixer.sources) source.end();
+    this.mixer.sources.clear();
+  }
+
   /** Records the room's mix, up to `maxSeconds`. */
   record(maxSeconds: number): Recorder {
     let timestamp = 0;

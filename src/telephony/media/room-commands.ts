@@ -54,6 +54,9 @@ export function roomCommand(ctx: RoomContext, command: RoomCommand): void {
     case 'room-record':
       answerRecording(ctx, command.id, room?.record(command.maxSeconds));
       return;
+    case 'room-stop':
+      room?.stop();
+      return;
     case 'room-close':
       room?.close();
       rooms.delete(command.room);

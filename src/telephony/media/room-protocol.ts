@@ -19,6 +19,7 @@ export type RoomCommand =
   | { readonly op: 'room-leave'; readonly room: number; readonly endpoint: number }
   | { readonly op: 'room-play'; readonly room: number; readonly id: number; readonly source: SourceSpec }
   | { readonly op: 'room-record'; readonly room: number; readonly id: number; readonly maxSeconds: number }
+  | { readonly op: 'room-stop'; readonly room: number }
   | { readonly op: 'room-close'; readonly room: number };
 
 export type RoomEvent =

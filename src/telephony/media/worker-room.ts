@@ -60,6 +60,11 @@ export class WorkerRoom {
     return event?.ev === 'result' ? (event.value as PlayResult) : 'closed';
   }
 
+  /** Stops what plays to the room. */
+  stop(): void {
+    if (!this.closed) this.engine.send({ op: 'room-stop', room: this.id });
+  }
+
   /** Records the room's mix (the engine's recording path: a Recording like a call's). */
   record(maxSeconds: number): RecordingHandle {
     if (this.closed) return { done: Promise.resolve(EMPTY_RECORDING), stop: () => EMPTY_RECORDING };
