@@ -174,23 +174,29 @@ export function heard(
  * the data chunk's declared size is not final yet, so the samples run to the end of the file.
  */
 export function heardSoFar(peer: Baresip): { frequency: number; share: number; rms: number }[] {
+  const audio = soundSoFar(peer);
+  if (!audio) return [];
+  return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
+    (w) => w.rms > 0.05,
+  );
+}
+
+/** The samples of the peer's call under way so far (heardSoFar); undefined before any. */
+export function soundSoFar(peer: Baresip): { samples: Float32Array; sampleRate: number } | undefined {
   const dumps = fs
     .readdirSync(peer.dir)
     .filter((name) => name.endsWith('-dec.wav'))
     .map((name) => ({ name, mtime: fs.statSync(path.join(peer.dir, name)).mtimeMs }))
     .sort((x, y) => x.mtime - y.mtime);
   const dump = dumps[dumps.length - 1];
-  if (!dump) return [];
+  if (!dump) return undefined;
   const data = new Uint8Array(fs.readFileSync(path.join(peer.dir, dump.name)));
   const at = Buffer.from(data).indexOf('data');
-  if (at < 0 || data.length < at + 8) return [];
+  if (at < 0 || data.length < at + 8) return undefined;
   // parseWav reads a size of 0xffffffff as "to the end of the file"; whole samples only.
   const whole = data.subarray(0, data.length - ((data.length - at - 8) % 2));
   new DataView(whole.buffer, whole.byteOffset).setUint32(at + 4, 0xffffffff, true);
-  const audio = parseWav(whole);
-  return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
-    (w) => w.rms > 0.05,
-  );
+  return parseWav(whole);
 }
 
 /**
@@ -224,6 +230,17 @@ export function heardBefore(windows: { frequency: number; share: number }[], fir
 export async function enabledNumber(app: App, owner: string, number: string): Promise<void> {
   await app.services.phones.addNumber(number, { userUuid: owner });
   await app.services.phones.setSwitches(number, { dialplan_enable: true });
+}
+
+/** `number` added to `owner` with call_enable the only switch on (the call API answers it). */
+export async function callApiNumber(app: App, owner: string, number: string): Promise<void> {
+  await app.services.phones.addNumber(number, { userUuid: owner });
+  await app.services.phones.setSwitches(number, {
+    call_enable: true,
+    recording_enable: false,
+    fax_enable: false,
+    conference_enable: false,
+  });
 }
 
 /** A fresh logged-in user holding `number` (dialplan_enable on): the set-up of most number calls. */

@@ -299,7 +299,7 @@ export class CallAreaRecorder implements CallRecorder {
     await this.services.cdrs.recordCdr(w, {
       id: row.id,
       date: row.date,
-      service: row.service as 'call' | 'fax',
+      service: end.conference_id ? 'conference' : (row.service as 'call' | 'fax'),
       ...(row.direction === 'in' ? { a_number: party } : { b_number: party }),
       parent,
       t_pre: (answered ?? finished) - row.date,
@@ -307,6 +307,7 @@ export class CallAreaRecorder implements CallRecorder {
       recording_id: end.recording ?? undefined,
       fax_id: end.fax?.fax_id,
       page_count: end.fax?.page_count,
+      conference_id: end.conference_id,
       phone: row.phone && PHONE.test(row.phone) ? row.phone : undefined,
       owner: owner.exists ? row.owner! : undefined,
       // Known for the batch (null: none): recordCdr does not read the user again.

@@ -6,7 +6,15 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { hears, type Node, phone, sipAccount, telephonyNode, tone } from '../../../test/calls.js';
+import {
+  callApiNumber,
+  hears,
+  type Node,
+  phone,
+  sipAccount,
+  telephonyNode,
+  tone,
+} from '../../../test/calls.js';
 import { type Client, eventually, loggedInClient } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 
@@ -59,13 +67,7 @@ async function ringingCall(client: Client, seen: ReadonlySet<string>): Promise<s
 /** NUMBER for a fresh user, with call_enable the only switch on; the user's client. */
 async function apiNumber(node: Node) {
   const { client, user } = await loggedInClient(node.app);
-  await node.app.services.phones.addNumber(NUMBER, { userUuid: user.uuid });
-  await node.app.services.phones.setSwitches(NUMBER, {
-    call_enable: true,
-    recording_enable: false,
-    fax_enable: false,
-    conference_enable: false,
-  });
+  await callApiNumber(node.app, user.uuid, NUMBER);
   return { client, user };
 }
 

@@ -10,6 +10,7 @@
  */
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
+import { ConferenceRooms } from '../conference/room.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
@@ -45,6 +46,8 @@ export class CallEngine {
   readonly node: string;
   /** The live calls of this node. */
   readonly calls = new CallRegistry();
+  /** The live conference rooms of this node (a room lives on one node). */
+  readonly rooms: ConferenceRooms;
   private readonly heartbeatTimer: NodeJS.Timeout;
   /** Decoded announcements (pcm()). */
   private readonly decoded = new WeakMap<Uint8Array, Int16Array>();
@@ -59,6 +62,7 @@ export class CallEngine {
     private readonly options: CallEngineOptions,
   ) {
     this.routing = directory.routing;
+    this.rooms = new ConferenceRooms(media);
     this.recorder = directory.recorder;
     this.node = `${os.hostname()}/${options.proxy.address}:${options.proxy.port}`;
     const engine = this;

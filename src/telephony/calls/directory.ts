@@ -97,7 +97,7 @@ export interface ReverseProcess {
 }
 
 /** The CDR services the engine writes (spec "Call detail record (CDR)"). */
-export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse' | 'fax';
+export type CallService = 'call' | 'call_through' | 'call_back' | 'call_reverse' | 'fax' | 'conference';
 
 /** The call types of partner call filters (spec POST /api/partner/callfilter `service`). */
 export type FilterService = 'sip' | 'dialplan' | 'call_through' | 'callback' | 'ivr' | 'call_api' | 'fax';
@@ -133,6 +133,8 @@ export interface LegEnd {
   readonly recording?: string | null;
   /** A fax call's: the fax sent or received (CDR fax_id) and its pages transferred. */
   readonly fax?: { readonly fax_id: string; readonly page_count: number } | undefined;
+  /** The conference the leg was a member of (docs/decisions.md "Conferences"): its CDR's service is conference. */
+  readonly conference_id?: string | undefined;
 }
 
 /** How a user's calls leave the platform (legacy dialplan and the number's partner settings). */

@@ -16,6 +16,8 @@ export interface TrackedLeg {
   /** Resolves once the leg's CDR is written (or its write failed). */
   readonly written: Promise<void>;
   answered(at?: number): void;
+  /** The leg is a member of conference `id`: its CDR will be a conference record naming it. */
+  conference(id: string): void;
   /** Ends the leg at once; its CDR is written after (after the parent's). */
   end(recording?: string | null, fax?: LegEnd['fax']): Promise<void>;
 }
@@ -43,6 +45,7 @@ export function track(
   const stored = recorder.legStarted(leg).catch(warn);
   let chain = stored;
   let answered: number | null = null;
+  let conferenceId: string | undefined;
   let ended = false;
   let done!: () => void;
   const written = new Promise<void>((resolve) => {
@@ -59,6 +62,9 @@ export function track(
       // turn comes (answered, then ended at once) has its answer in the CDR: no write.
       chain = chain.then(() => (ended ? undefined : recorder.legAnswered(id, at))).catch(warn);
     },
+    conference(id) {
+      conferenceId = id;
+    },
     end(recording = null, fax = undefined) {
       if (ended) return Promise.resolve();
       ended = true;
@@ -68,7 +74,9 @@ export function track(
       void (async () => {
         await chain;
         if (parent) await parent.written;
-        await recorder.legEnded(leg, { answered, end, recording, fax }).catch(warn);
+        await recorder
+          .legEnded(leg, { answered, end, recording, fax, conference_id: conferenceId })
+          .catch(warn);
         done();
       })();
       return Promise.resolve();

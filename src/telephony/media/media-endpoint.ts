@@ -308,7 +308,11 @@ export class MediaEndpoint implements Endpoint {
     }
     const packet = Buffer.allocUnsafe(12 + FRAME_SAMPLES);
     writeRtpHeader(packet, remote.payloadType, this.marker, this.sequence, timestamp, this.ssrc);
-    encodeG711(frame, remote.payloadType, packet.subarray(12));
+    // A conference's common mix comes encoded once for all its listeners (mixer.ts).
+    const shared =
+      !this.muted.send && !this.faxLink ? this.playing?.source.encoded?.(remote.payloadType) : undefined;
+    if (shared) packet.set(shared, 12);
+    else encodeG711(frame, remote.payloadType, packet.subarray(12));
     this.transmit(packet, remote);
   }
 

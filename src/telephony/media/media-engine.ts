@@ -4,7 +4,7 @@
  * makes one and passes it where needed.
  */
 import dgram from 'node:dgram';
-import { MediaClock } from './clock.js';
+import { MediaClock, type Tickable } from './clock.js';
 import { MediaEndpoint } from './media-endpoint.js';
 
 export interface MediaEngineOptions {
@@ -57,6 +57,12 @@ export class MediaEngine {
       return endpoint;
     }
     throw new Error('no free RTP port');
+  }
+
+  /** Runs `member` on the engine's 20 ms clock (a conference mixer); returns the off switch. */
+  onClock(member: Tickable): () => void {
+    this.clock.add(member);
+    return () => this.clock.remove(member);
   }
 
   private bind(port: number): Promise<dgram.Socket | undefined> {

@@ -8,8 +8,9 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { FaxHandle } from '../fax/fax-link.js';
 import type { MediaEndpoint } from './media-endpoint.js';
 import { MediaEngine, type MediaEngineOptions } from './media-engine.js';
+import type { MediaRoom } from './media-room.js';
 import type { Recorder } from './recorder.js';
-import { sourceFromSpec } from './sources.js';
+import { answerPlay, answerRecording, isRoomCommand, leaveRooms, roomCommand } from './room-commands.js';
 import type { WorkerCommand, WorkerEvent } from './worker-engine.js';
 
 const port = parentPort;
@@ -19,6 +20,7 @@ const endpoints = new Map<number, MediaEndpoint>();
 const recorders = new Map<number, Recorder>();
 const faxes = new Map<number, FaxHandle>();
 const links = new Map<number, () => void>();
+const rooms = new Map<number, MediaRoom>();
 
 const post = (event: WorkerEvent, transfer?: ArrayBuffer[]) => port.postMessage(event, transfer);
 
@@ -37,6 +39,10 @@ async function create(id: number): Promise<void> {
 }
 
 function handle(command: WorkerCommand): void {
+  if (isRoomCommand(command)) {
+    roomCommand({ engine, endpoints, recorders, rooms, post }, command);
+    return;
+  }
   switch (command.op) {
     case 'create':
       void create(command.id);
@@ -44,6 +50,8 @@ function handle(command: WorkerCommand): void {
     case 'close-all':
       for (const off of links.values()) off();
       links.clear();
+      for (const room of rooms.values()) room.close();
+      rooms.clear();
       engine.close();
       endpoints.clear();
       post({ ev: 'closed-all' });
@@ -65,13 +73,7 @@ function handle(command: WorkerCommand): void {
       endpoint?.setRemote(command.remote);
       return;
     case 'play':
-      if (!endpoint) {
-        post({ ev: 'result', id: command.id, value: 'closed' });
-        return;
-      }
-      void endpoint
-        .play(sourceFromSpec(command.source))
-        .then((value) => post({ ev: 'result', id: command.id, value }));
+      answerPlay(post, command.id, endpoint, command.source);
       return;
     case 'stop':
       endpoint?.stop();
@@ -88,19 +90,9 @@ function handle(command: WorkerCommand): void {
         .sendDtmf(command.digits, command.durationMs)
         .then(() => post({ ev: 'result', id: command.id, value: 'done' }));
       return;
-    case 'record': {
-      if (!endpoint) {
-        post({ ev: 'recorded', id: command.id });
-        return;
-      }
-      const recorder = endpoint.record(command.maxSeconds);
-      recorders.set(command.id, recorder);
-      void recorder.done.then((recording) => {
-        recorders.delete(command.id);
-        post({ ev: 'recorded', id: command.id, recording }, [recording.samples.buffer as ArrayBuffer]);
-      });
+    case 'record':
+      answerRecording({ recorders, post }, command.id, endpoint?.record(command.maxSeconds));
       return;
-    }
     case 'fax': {
       if (!endpoint || endpoint.isClosed) {
         post({ ev: 'faxed', id: command.id });
@@ -122,6 +114,7 @@ function handle(command: WorkerCommand): void {
       recorders.get(command.id)?.stop(command.reason);
       return;
     case 'close':
+      leaveRooms(rooms, command.endpoint);
       endpoints.delete(command.endpoint);
       endpoint?.close();
       return;

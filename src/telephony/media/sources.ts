@@ -13,6 +13,11 @@ export const FRAME_SAMPLES = 160;
 export interface AudioSource {
   /** Fills `frame` (160 samples); false when the source has ended (the frame is then unused). */
   read(frame: Int16Array): boolean;
+  /**
+   * The frame just read, already encoded in `payloadType`'s law when the source shares one
+   * encoding among several endpoints (a conference's common mix); undefined: encode it.
+   */
+  encoded?(payloadType: 0 | 8): Uint8Array | undefined;
 }
 
 export interface ToneOptions {

@@ -22,6 +22,7 @@ import type {
 } from './media-endpoint.js';
 import type { MediaEngineOptions } from './media-engine.js';
 import type { Recording } from './recorder.js';
+import type { RoomCommand, RoomEvent } from './room-protocol.js';
 import {
   type AudioSource,
   PcmSource,
@@ -62,7 +63,8 @@ export type WorkerCommand =
       readonly options: FaxSessionOptions;
     }
   | { readonly op: 'fax-stop'; readonly endpoint: number; readonly id: number }
-  | { readonly op: 'close'; readonly endpoint: number };
+  | { readonly op: 'close'; readonly endpoint: number }
+  | RoomCommand;
 
 /** Worker -> main thread. */
 export type WorkerEvent =
@@ -78,9 +80,10 @@ export type WorkerEvent =
       readonly endpoint: number;
       readonly digit: string;
       readonly durationMs: number;
-    };
+    }
+  | RoomEvent;
 
-const EMPTY_RECORDING: Recording = {
+export const EMPTY_RECORDING: Recording = {
   samples: new Int16Array(0),
   durationMs: 0,
   empty: true,
@@ -115,6 +118,8 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
   private outbox: WorkerCommand[] = [];
   /** @internal the progress listeners of running faxes, by request id. */
   readonly faxPages = new Map<number, (pages: number) => void>();
+  /** @internal the live conference rooms (worker-room.ts), by id. */
+  readonly rooms = new Map<number, { receive(event: RoomEvent): void }>();
   private closed = false;
 
   constructor(options: MediaEngineOptions = {}) {
@@ -154,6 +159,8 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
     this.outbox = [];
     for (const endpoint of [...this.endpoints.values()]) endpoint.markClosed();
     this.endpoints.clear();
+    for (const [room, handle] of [...this.rooms]) handle.receive({ ev: 'room-closed', room });
+    this.rooms.clear();
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const request of pending) request.resolve(undefined);
@@ -164,6 +171,10 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
       this.endpoints
         .get(event.endpoint)
         ?.emitDtmf({ digit: event.digit, durationMs: event.durationMs, source: 'rfc4733' });
+      return;
+    }
+    if (event.ev === 'room-talk' || event.ev === 'room-floor') {
+      this.rooms.get(event.room)?.receive(event);
       return;
     }
     if (event.ev === 'fax-page') {
@@ -202,6 +213,18 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
       this.pending.set(id, { resolve });
       this.send(make(id));
     });
+  }
+
+  /** @internal a recording in the worker (of an endpoint, or of a room with `endpoint` 0). */
+  recording(endpoint: number, make: (id: number) => WorkerCommand): RecordingHandle {
+    const id = this.newId();
+    const done = this.request(make, id).then(
+      (event) => (event?.ev === 'recorded' && event.recording) || EMPTY_RECORDING,
+    );
+    return {
+      done,
+      stop: (reason?: Recording['reason']) => this.send({ op: 'record-stop', endpoint, id, reason }),
+    };
   }
 
   /** @internal */
@@ -331,15 +354,7 @@ export class WorkerEndpoint implements Endpoint {
 
   record(maxSeconds: number): RecordingHandle {
     if (this.closed) return { done: Promise.resolve(EMPTY_RECORDING), stop: () => EMPTY_RECORDING };
-    const id = this.engine.newId();
-    const done = this.engine
-      .request(() => ({ op: 'record', endpoint: this.id, id, maxSeconds }), id)
-      .then((event) => (event?.ev === 'recorded' && event.recording) || EMPTY_RECORDING);
-    return {
-      done,
-      stop: (reason?: Recording['reason']) =>
-        this.engine.send({ op: 'record-stop', endpoint: this.id, id, reason }),
-    };
+    return this.engine.recording(this.id, (id) => ({ op: 'record', endpoint: this.id, id, maxSeconds }));
   }
 
   onDtmf(handler: (event: DtmfEvent) => void): void {

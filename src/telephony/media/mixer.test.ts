@@ -1,0 +1,213 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { decodeG711, encodeG711 } from './g711.js';
+import { goertzelPower } from './goertzel.js';
+import { HANGOVER_FRAMES, HANGUNDER_FRAMES, Mixer, TALK_REPORT_FRAMES, volumeFactor } from './mixer.js';
+import { FRAME_SAMPLES, ToneSource } from './sources.js';
+
+const constant = (value: number) => new Int16Array(FRAME_SAMPLES).fill(value);
+
+/** Feeds each member its frame and mixes `frames` times. */
+function run(mixer: Mixer, inputs: Map<number, Int16Array>, frames: number): void {
+  for (let i = 0; i < frames; i++) {
+    for (const [id, samples] of inputs) mixer.push(id, samples);
+    mixer.mix();
+  }
+}
+
+test('N−1: each member hears the sum of the others and not itself', () => {
+  const mixer = new Mixer();
+  for (const id of [1, 2, 3, 4]) mixer.add(id);
+  const inputs = new Map([
+    [1, constant(1000)],
+    [2, constant(2000)],
+    [3, constant(4000)],
+    [4, constant(0)],
+  ]);
+  run(mixer, inputs, HANGUNDER_FRAMES + 1);
+  assert.equal(mixer.output(1)![0], 6000);
+  assert.equal(mixer.output(2)![0], 5000);
+  assert.equal(mixer.output(3)![0], 3000);
+  // Member 4 is silent (not talking): it hears the whole room, the shared frame.
+  assert.equal(mixer.output(4)![0], 7000);
+  assert.equal(mixer.room[0], 7000);
+});
+
+test('volume steps scale by the factors of the notes, in and out', () => {
+  assert.deepEqual(
+    [-4, -3, -2, -1, 0, 1, 2, 3, 4].map(volumeFactor),
+    [0.2, 0.4, 0.6, 0.8, 1, 1.3, 2.3, 3.3, 4.3],
+  );
+  const mixer = new Mixer();
+  mixer.add(1, { mute: false, deaf: false, volumeIn: 2, volumeOut: 0 });
+  mixer.add(2, { mute: false, deaf: false, volumeIn: 0, volumeOut: -2 });
+  mixer.add(3);
+  const inputs = new Map([
+    [1, constant(1000)],
+    [2, constant(0)],
+    [3, constant(0)],
+  ]);
+  run(mixer, inputs, HANGUNDER_FRAMES + 1);
+  assert.equal(mixer.output(3)![0], 2300);
+  assert.equal(mixer.output(2)![0], Math.round(2300 * 0.6));
+  mixer.update(1, { volumeIn: -2 });
+  run(mixer, inputs, 1);
+  assert.equal(mixer.output(3)![0], 600);
+});
+
+test('sums beyond 16 bits clip, both for the room and after volume_out', () => {
+  const mixer = new Mixer();
+  mixer.add(1);
+  mixer.add(2);
+  mixer.add(3, { mute: false, deaf: false, volumeIn: 0, volumeOut: 4 });
+  const inputs = new Map([
+    [1, constant(30000)],
+    [2, constant(20000)],
+    [3, constant(-1000)],
+  ]);
+  run(mixer, inputs, HANGUNDER_FRAMES + 1);
+  assert.equal(mixer.room[0], 32767);
+  assert.equal(mixer.output(3)![0], 32767);
+  assert.equal(mixer.output(1)![0], 19000);
+  run(
+    mixer,
+    new Map([
+      [1, constant(-30000)],
+      [2, constant(-20000)],
+      [3, constant(0)],
+    ]),
+    1,
+  );
+  assert.equal(mixer.room[0], -32768);
+});
+
+test('mute keeps a member from everyone, deaf keeps the room from a member', () => {
+  const mixer = new Mixer();
+  for (const id of [1, 2, 3]) mixer.add(id);
+  const inputs = new Map([
+    [1, constant(1000)],
+    [2, constant(2000)],
+    [3, constant(4000)],
+  ]);
+  run(mixer, inputs, HANGUNDER_FRAMES + 1);
+  mixer.update(1, { mute: true });
+  mixer.update(2, { deaf: true });
+  run(mixer, inputs, 1);
+  assert.equal(mixer.output(3)![0], 2000);
+  assert.equal(mixer.output(1)![0], 6000);
+  assert.ok(mixer.output(2)!.every((sample) => sample === 0));
+  // Deaf is not mute: member 2 still reaches the others.
+  mixer.update(1, { mute: false });
+  run(mixer, inputs, 1);
+  assert.equal(mixer.output(3)![0], 3000);
+});
+
+test('talk starts after the hangunder, ends after the hangover, reported at most every 200 ms; the floor goes to the loudest', () => {
+  const talk: [number, boolean][] = [];
+  const floor: (number | null)[] = [];
+  const mixer = new Mixer({ talk: (id, on) => talk.push([id, on]), floor: (id) => floor.push(id) });
+  mixer.add(1);
+  mixer.add(2);
+  const loud = new Map([
+    [1, constant(3000)],
+    [2, constant(0)],
+  ]);
+  run(mixer, loud, HANGUNDER_FRAMES - 1);
+  assert.equal(mixer.talking(1), false);
+  // Not yet talking: member 1 is not in the mix.
+  assert.equal(mixer.output(2)![0], 0);
+  run(mixer, loud, 1);
+  assert.equal(mixer.talking(1), true);
+  assert.deepEqual(talk, [[1, true]]);
+  assert.deepEqual(floor, [1]);
+  const quiet = new Map([
+    [1, constant(0)],
+    [2, constant(0)],
+  ]);
+  // The smoothed energy (0.2 old, 0.8 new) falls 3000 → 600 → 120 → 24: quiet counts from the
+  // third frame, and the hangover ends talk HANGOVER_FRAMES later.
+  run(mixer, quiet, 2 + HANGOVER_FRAMES - 1);
+  assert.equal(mixer.talking(1), true);
+  run(mixer, quiet, 1);
+  assert.equal(mixer.talking(1), false);
+  assert.deepEqual(talk, [
+    [1, true],
+    [1, false],
+  ]);
+  assert.deepEqual(floor, [1, null]);
+  // A blip of talk shorter than the report interval is reported once it is due.
+  run(mixer, loud, HANGUNDER_FRAMES);
+  const before = talk.length;
+  run(mixer, quiet, HANGOVER_FRAMES);
+  assert.equal(talk.length, before + 1);
+  assert.ok(HANGOVER_FRAMES >= TALK_REPORT_FRAMES);
+  // Two talkers: the louder one takes the floor.
+  run(
+    mixer,
+    new Map([
+      [1, constant(500)],
+      [2, constant(8000)],
+    ]),
+    HANGUNDER_FRAMES + 1,
+  );
+  assert.equal(mixer.floor, 2);
+});
+
+test('a tone survives the mix and G.711 coding in both laws: the others hear it, its sender does not', () => {
+  for (const law of [0, 8] as const) {
+    const mixer = new Mixer();
+    for (const id of [1, 2, 3]) mixer.add(id);
+    const tones = new Map([
+      [1, new ToneSource(600)],
+      [2, new ToneSource(900)],
+      [3, new ToneSource(1400)],
+    ]);
+    const heard = new Map([1, 2, 3].map((id) => [id, new Int16Array(FRAME_SAMPLES * 20)]));
+    const coded = new Uint8Array(FRAME_SAMPLES);
+    const frame = new Int16Array(FRAME_SAMPLES);
+    for (let f = 0; f < 30; f++) {
+      for (const [id, tone] of tones) {
+        tone.read(frame);
+        encodeG711(frame, law, coded);
+        decodeG711(coded, law, frame);
+        mixer.push(id, frame);
+      }
+      mixer.mix();
+      if (f >= 10) for (const [id, out] of heard) out.set(mixer.output(id)!, (f - 10) * FRAME_SAMPLES);
+    }
+    for (const [id, samples] of heard) {
+      const power = (hz: number) => goertzelPower(samples, 8000, hz);
+      const own = { 1: 600, 2: 900, 3: 1400 }[id]!;
+      for (const hz of [600, 900, 1400]) {
+        if (hz === own) assert.ok(power(hz) < 1e3, `law ${law}: member ${id} hears itself`);
+        else assert.ok(power(hz) > 1e6, `law ${law}: member ${id} misses ${hz} Hz`);
+      }
+    }
+  }
+});
+
+test('members who add nothing share one encoded frame per law; a talker gets none (its endpoint encodes its N−1 mix)', () => {
+  const mixer = new Mixer();
+  for (const id of [1, 2, 3]) mixer.add(id);
+  run(
+    mixer,
+    new Map([
+      [1, constant(3000)],
+      [2, constant(0)],
+      [3, constant(0)],
+    ]),
+    HANGUNDER_FRAMES + 1,
+  );
+  const mu = mixer.encoded(2, 0)!;
+  assert.equal(mixer.encoded(3, 0), mu);
+  const expected = new Uint8Array(FRAME_SAMPLES);
+  encodeG711(constant(3000), 0, expected);
+  assert.deepEqual(mu, expected);
+  const a = mixer.encoded(2, 8)!;
+  assert.notEqual(a, mu);
+  assert.equal(mixer.encoded(3, 8), a);
+  assert.equal(mixer.encoded(1, 0), undefined);
+  mixer.update(3, { volumeOut: 1 });
+  run(mixer, new Map([[1, constant(3000)]]), 1);
+  assert.notEqual(mixer.encoded(3, 0), mixer.encoded(2, 0));
+});

@@ -1,0 +1,278 @@
+/**
+ * The conference mixer (docs/decisions.md "Conferences"; ../shared/telephony-notes.md "Conferences", after
+ * FreeSWITCH mod_conference): once per 20 ms frame it sums the talkers' audio, each scaled by
+ * its volume_in, and gives each member the sum less its own contribution, scaled by its
+ * volume_out and clipped. A member who is muted reaches no one; a deaf member hears silence.
+ * Members who contribute nothing hear the same frame: it is computed once per frame.
+ * Talk detection is by frame energy, smoothed, with a hangunder (frames of speech before talk
+ * starts) and a hangover (frames of quiet before it ends); talk changes are reported at most
+ * every 200 ms per member, the floor goes to the loudest talker. No sockets here: the media
+ * worker feeds it (media-room.ts).
+ */
+import { encodeG711, type G711Type } from './g711.js';
+import { FRAME_SAMPLES } from './sources.js';
+
+/** Volume steps −4..4 and their factors, as FreeSWITCH applies them (telephony notes). */
+export const VOLUME_FACTORS: Readonly<Record<number, number>> = {
+  [-4]: 0.2,
+  [-3]: 0.4,
+  [-2]: 0.6,
+  [-1]: 0.8,
+  0: 1,
+  1: 1.3,
+  2: 2.3,
+  3: 3.3,
+  4: 4.3,
+};
+
+export function volumeFactor(step: number): number {
+  return VOLUME_FACTORS[Math.max(-4, Math.min(4, Math.round(step)))]!;
+}
+
+/** Frames of speech before talk starts, frames of quiet before it ends (FreeSWITCH's defaults). */
+export const HANGUNDER_FRAMES = 5;
+export const HANGOVER_FRAMES = 40;
+/** Mean absolute sample above which a frame counts as speech (FreeSWITCH's energy-level 100 is on this scale). */
+export const ENERGY_THRESHOLD = 100;
+/** Talk changes are reported at most this often per member (10 frames = 200 ms). */
+export const TALK_REPORT_FRAMES = 10;
+/** Audio queued from a member beyond this is dropped, oldest first (bounds the delay). */
+const MAX_QUEUED = FRAME_SAMPLES * 4;
+
+export interface MemberSettings {
+  readonly mute: boolean;
+  readonly deaf: boolean;
+  /** −4..4: how loud the others hear this member. */
+  readonly volumeIn: number;
+  /** −4..4: how loud this member hears the room. */
+  readonly volumeOut: number;
+}
+
+export const DEFAULT_MEMBER: MemberSettings = { mute: false, deaf: false, volumeIn: 0, volumeOut: 0 };
+
+export interface MixerEvents {
+  talk?(member: number, talk: boolean): void;
+  /** The loudest talker, or null when no one talks. */
+  floor?(member: number | null): void;
+}
+
+class Member {
+  settings: MemberSettings;
+  private queue = new Int16Array(MAX_QUEUED);
+  private queued = 0;
+  /** This frame's input, scaled by volume_in. */
+  readonly input = new Int32Array(FRAME_SAMPLES);
+  /** What this member hears this frame. */
+  readonly output = new Int16Array(FRAME_SAMPLES);
+  contributes = false;
+  energy = 0;
+  talking = false;
+  private above = 0;
+  private below = 0;
+  reported = false;
+  sinceReport = TALK_REPORT_FRAMES;
+
+  constructor(settings: MemberSettings) {
+    this.settings = settings;
+  }
+
+  push(samples: Int16Array): void {
+    const n = samples.length;
+    if (n >= MAX_QUEUED) {
+      this.queue.set(samples.subarray(n - MAX_QUEUED));
+      this.queued = MAX_QUEUED;
+      return;
+    }
+    if (this.queued + n > MAX_QUEUED) {
+      const drop = this.queued + n - MAX_QUEUED;
+      this.queue.copyWithin(0, drop, this.queued);
+      this.queued -= drop;
+    }
+    this.queue.set(samples, this.queued);
+    this.queued += n;
+  }
+
+  /** Takes one frame of input (silence where none came), detects talk, scales it. */
+  take(): void {
+    const n = Math.min(FRAME_SAMPLES, this.queued);
+    const factor = volumeFactor(this.settings.volumeIn);
+    let sum = 0;
+    for (let i = 0; i < FRAME_SAMPLES; i++) {
+      const sample = i < n ? this.queue[i]! : 0;
+      sum += sample < 0 ? -sample : sample;
+      this.input[i] = Math.round(sample * factor);
+    }
+    this.queue.copyWithin(0, n, this.queued);
+    this.queued -= n;
+    this.detect(sum / FRAME_SAMPLES);
+    this.contributes = this.talking && !this.settings.mute;
+  }
+
+  /** Energy talk detection: smoothed 0.2 old / 0.8 new, hangunder and hangover in frames. */
+  detect(level: number): void {
+    this.energy = this.energy * 0.2 + level * 0.8;
+    if (this.energy >= ENERGY_THRESHOLD) {
+      this.below = 0;
+      if (!this.talking && ++this.above >= HANGUNDER_FRAMES) this.talking = true;
+    } else {
+      this.above = 0;
+      if (this.talking && ++this.below >= HANGOVER_FRAMES) this.talking = false;
+    }
+  }
+}
+
+function clip(value: number): number {
+  return value > 32767 ? 32767 : value < -32768 ? -32768 : value;
+}
+
+export class Mixer {
+  private readonly members = new Map<number, Member>();
+  private readonly sum = new Int32Array(FRAME_SAMPLES);
+  /** The whole room (every contribution and what plays to all), clipped: recordings and non-talkers. */
+  readonly room = new Int16Array(FRAME_SAMPLES);
+  private readonly shared = new Map<number, Int16Array>();
+  /** The shared frames encoded, per volume_out step and law: one encoding for all who hear them. */
+  private readonly sharedEncoded = new Map<number, Uint8Array>();
+  private readonly played = new Int16Array(FRAME_SAMPLES);
+  private floorMember: number | null = null;
+  /** Sources heard by every member (enter and leave tones, announcements), summed into the room. */
+  readonly sources = new Set<{ read(frame: Int16Array): boolean; end(): void }>();
+  /** Told of each frame of the room's mix (recordings). */
+  readonly listeners = new Set<(frame: Int16Array) => void>();
+
+  constructor(private readonly events: MixerEvents = {}) {}
+
+  get size(): number {
+    return this.members.size;
+  }
+
+  get floor(): number | null {
+    return this.floorMember;
+  }
+
+  add(id: number, settings: MemberSettings = DEFAULT_MEMBER): void {
+    this.members.set(id, new Member({ ...settings }));
+  }
+
+  remove(id: number): void {
+    this.members.delete(id);
+    if (this.floorMember === id) {
+      this.floorMember = null;
+      this.events.floor?.(null);
+    }
+  }
+
+  update(id: number, settings: Partial<MemberSettings>): void {
+    const member = this.members.get(id);
+    if (member) member.settings = { ...member.settings, ...settings };
+  }
+
+  talking(id: number): boolean {
+    return this.members.get(id)?.talking ?? false;
+  }
+
+  /** Audio a member sent (decoded 8 kHz samples); copied. */
+  push(id: number, samples: Int16Array): void {
+    this.members.get(id)?.push(samples);
+  }
+
+  /** What `id` hears this frame (valid until the next `mix`). */
+  output(id: number): Int16Array | undefined {
+    return this.members.get(id)?.output;
+  }
+
+  /**
+   * What `id` hears this frame, encoded once for every member who hears the same (members who
+   * add nothing to the frame, as FreeSWITCH shares its mix); undefined for a member who hears
+   * its own N−1 mix or is deaf (its endpoint encodes it).
+   */
+  encoded(id: number, payloadType: G711Type): Uint8Array | undefined {
+    const member = this.members.get(id);
+    if (!member || member.contributes || member.settings.deaf) return undefined;
+    const key = member.settings.volumeOut * 16 + payloadType;
+    let frame = this.sharedEncoded.get(key);
+    if (!frame) {
+      frame = new Uint8Array(FRAME_SAMPLES);
+      encodeG711(member.output, payloadType, frame);
+      this.sharedEncoded.set(key, frame);
+    }
+    return frame;
+  }
+
+  /** One 20 ms frame: every member's input taken, the room summed, each member's output made. */
+  mix(): void {
+    const sum = this.sum;
+    sum.fill(0);
+    for (const member of this.members.values()) {
+      member.take();
+      if (!member.contributes) continue;
+      const input = member.input;
+      for (let i = 0; i < FRAME_SAMPLES; i++) sum[i]! += input[i]!;
+    }
+    for (const source of this.sources) {
+      this.played.fill(0);
+      if (!source.read(this.played)) {
+        this.sources.delete(source);
+        source.end();
+        continue;
+      }
+      for (let i = 0; i < FRAME_SAMPLES; i++) sum[i]! += this.played[i]!;
+    }
+    for (let i = 0; i < FRAME_SAMPLES; i++) this.room[i] = clip(sum[i]!);
+    this.shared.clear();
+    this.sharedEncoded.clear();
+    for (const member of this.members.values()) this.hear(member);
+    for (const listener of this.listeners) listener(this.room);
+    this.report();
+  }
+
+  private hear(member: Member): void {
+    const out = member.output;
+    if (member.settings.deaf) {
+      out.fill(0);
+      return;
+    }
+    const factor = volumeFactor(member.settings.volumeOut);
+    if (!member.contributes) {
+      // Everyone who adds nothing hears the same frame: made once per volume_out.
+      const step = member.settings.volumeOut;
+      let frame = this.shared.get(step);
+      if (!frame) {
+        frame = new Int16Array(FRAME_SAMPLES);
+        for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = clip(Math.round(this.room[i]! * factor));
+        this.shared.set(step, frame);
+      }
+      out.set(frame);
+      return;
+    }
+    const sum = this.sum;
+    const own = member.input;
+    for (let i = 0; i < FRAME_SAMPLES; i++) out[i] = clip(Math.round(clip(sum[i]! - own[i]!) * factor));
+  }
+
+  /** Talk changes at most every TALK_REPORT_FRAMES per member; the floor to the loudest talker. */
+  private report(): void {
+    let loudest: Member | undefined;
+    let loudestId: number | null = null;
+    for (const [id, member] of this.members) {
+      member.sinceReport++;
+      if (member.talking !== member.reported && member.sinceReport >= TALK_REPORT_FRAMES) {
+        member.reported = member.talking;
+        member.sinceReport = 0;
+        this.events.talk?.(id, member.talking);
+      }
+      if (member.contributes && (!loudest || member.energy > loudest.energy)) {
+        loudest = member;
+        loudestId = id;
+      }
+    }
+    // The floor stays with its holder while it talks, and moves only to someone louder.
+    const holder = this.floorMember === null ? undefined : this.members.get(this.floorMember);
+    if (holder?.contributes && loudest && loudest.energy <= holder.energy * 1.5) return;
+    if (loudestId === null && holder?.contributes) return;
+    if (loudestId !== this.floorMember) {
+      this.floorMember = loudestId;
+      this.events.floor?.(loudestId);
+    }
+  }
+}
