@@ -728,9 +728,17 @@ export async function fuzzTransport(
           head('POST', base, ['content-type: application/json', `content-length: ${body.length + 10}`]),
           body,
         ];
+        // A byte a second, for longer than twice the request timeout: a short body (`{}`) padded
+        // with JSON's leading whitespace, or it would arrive whole before the timeout.
+        const padded = Buffer.concat([
+          Buffer.from(
+            ' '.repeat(Math.max(0, Math.ceil((options.requestTimeoutMs * 2) / 1000) + 1 - body.length)),
+          ),
+          body,
+        ]);
         const slow = [
-          head('POST', base, ['content-type: application/json', `content-length: ${body.length}`]),
-          ...[...body].map((byte) => Buffer.from([byte])),
+          head('POST', base, ['content-type: application/json', `content-length: ${padded.length}`]),
+          ...[...padded].map((byte) => Buffer.from([byte])),
         ];
         const wait = options.requestTimeoutMs * 3;
         const [truncated, trickled] = await Promise.all([

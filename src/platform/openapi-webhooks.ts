@@ -12,5 +12,10 @@ export const openapiWebhooks: Webhooks = {};
 /** Adds a webhook: an OpenAPI path item (`post` with requestBody and responses), as plain JSON. */
 export function documentWebhook(name: string, pathItem: Record<string, unknown>): void {
   // Written as plain JSON by the areas; the document as a whole is what the OpenAPI lint checks.
-  openapiWebhooks[name] = pathItem as Webhooks[string];
+  // The receiver authenticates a delivery by its signature (headers), not by a security scheme.
+  const operations = Object.entries(pathItem).map(([method, operation]) => [
+    method,
+    { security: [], ...(operation as Record<string, unknown>) },
+  ]);
+  openapiWebhooks[name] = Object.fromEntries(operations) as Webhooks[string];
 }
