@@ -69,4 +69,5 @@ export type {
   SipAccountInfo,
   Voicemail,
 } from './calls/index.js';
+export type { MemberView as RoomMemberView } from './conference/room.js';
 export { pcmFromWav, recordingToWav } from './media/index.js';

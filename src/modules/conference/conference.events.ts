@@ -13,6 +13,7 @@ import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
+import type { RoomMemberView as EngineMemberView } from '../../telephony/index.js';
 import * as repo from './conference.repository.js';
 
 /** The events of a room, for its subscribers only. */
@@ -23,17 +24,11 @@ export const MAX_SUBSCRIPTIONS = 20;
 const READERS_TTL_MS = 5000;
 const PRUNE_INTERVAL_MS = 60_000;
 
-/** A member as the room's events show it (spec "Events", conference_status). */
-export interface MemberView {
-  readonly phone?: string;
-  readonly user?: string;
-  readonly mute: boolean;
-  readonly deaf: boolean;
-  readonly talk: boolean;
-  readonly floor: boolean;
-  readonly volume_in: number;
-  readonly volume_out: number;
-}
+/**
+ * A member as the room's events show it (spec "Events", conference_status): the engine's view
+ * without its call, keyed by member UUID, with the phone or user it came as.
+ */
+export type MemberView = Omit<EngineMemberView, 'call'> & { readonly phone?: string; readonly user?: string };
 
 /** What the call engine tells of its live rooms; a room not live has no members. */
 export interface LiveRooms {

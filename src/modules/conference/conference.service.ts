@@ -108,7 +108,7 @@ export class ConferenceService {
    * (a number not the user's), phone-duplicate (a number another room has); nothing is kept then.
    */
   async createConference(user: string, body: CreateConferenceBody): Promise<string> {
-    const pins = await this.hashedPins(body, { pin: null, moderator_pin: null });
+    const pins = await this.hashedPins(body);
     return this.store.write(async (w) => {
       const counts = await this.store.objectCounts(user, w.trx);
       if ((counts.conference ?? 0) >= MAX_CONFERENCES)
@@ -167,14 +167,21 @@ export class ConferenceService {
    */
   async updateConference(user: string, uuid: string, body: UpdateConferenceBody): Promise<void> {
     const { description, ...settings } = body;
-    const pins = await this.hashedPins(body, undefined);
-    await this.store.write(async (w) => {
-      const { row } = await this.store.getForWrite(w.trx, user, uuid, this.definition);
-      const data = this.store.dataOf<ConferenceData>(row);
-      const ownerOnly =
-        body.pin !== undefined || body.moderator_pin !== undefined || body.phone !== undefined;
+    const ownerOnly = body.pin !== undefined || body.moderator_pin !== undefined || body.phone !== undefined;
+    const requireAccess = async (db: Db) => {
+      const { row } = await this.store.getForWrite(db, user, uuid, this.definition);
       if (ownerOnly && row.owner !== user)
         throw new ApiError('access-denied', "the PINs and numbers are the owner's to change");
+      return row;
+    };
+    // Access first: hashing (slow by design) is for those who may set a PIN, and happens
+    // outside the write, which must not hold the database meanwhile.
+    const changesPins = body.pin !== undefined || body.moderator_pin !== undefined;
+    if (changesPins) await requireAccess(this.store.db);
+    const pins = changesPins ? await this.hashedPins(body) : {};
+    await this.store.write(async (w) => {
+      const row = await requireAccess(w.trx);
+      const data = this.store.dataOf<ConferenceData>(row);
       const next: ConferenceData = { ...data };
       for (const [key, value] of Object.entries(settings))
         if (value !== undefined && key !== 'pin' && key !== 'moderator_pin')
@@ -264,23 +271,19 @@ export class ConferenceService {
     return { uuid: row.uuid, owner: row.owner, description: row.description, ...settings };
   }
 
-  /** The PINs given, hashed (null clears); `base` the values of those not given (create: none). */
-  private async hashedPins(
-    body: { pin?: string | null; moderator_pin?: string | null },
-    base: { pin: string | null; moderator_pin: string | null } | undefined,
-  ): Promise<Partial<Pick<ConferenceData, 'pin' | 'moderator_pin'>>> {
+  /** The PINs given, hashed (null clears); those not given are absent. */
+  private async hashedPins(body: {
+    pin?: string | null;
+    moderator_pin?: string | null;
+  }): Promise<Partial<Pick<ConferenceData, 'pin' | 'moderator_pin'>>> {
     if (body.pin && body.pin === body.moderator_pin)
       throw new ApiError('wrong-syntax', 'bad moderator_pin: the same as pin');
     const hashed = async (value: string | null | undefined) =>
       value === undefined ? undefined : value === null ? null : await hashSecret(value);
     const [pin, moderatorPin] = await Promise.all([hashed(body.pin), hashed(body.moderator_pin)]);
     return {
-      ...(pin !== undefined ? { pin } : base ? { pin: base.pin } : {}),
-      ...(moderatorPin !== undefined
-        ? { moderator_pin: moderatorPin }
-        : base
-          ? { moderator_pin: base.moderator_pin }
-          : {}),
+      ...(pin !== undefined ? { pin } : {}),
+      ...(moderatorPin !== undefined ? { moderator_pin: moderatorPin } : {}),
     };
   }
 
