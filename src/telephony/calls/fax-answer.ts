@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { FaxPageImage } from '../../platform/content/fax-pdf.js';
 import type { FaxReception, IncomingFax } from '../fax/fax-line.js';
-import { FAX_CALL_DROPPED, type FaxResult } from '../fax/fax-session.js';
+import { droppedFax, type FaxResult } from '../fax/fax-session.js';
 import { readReceivedFile } from '../fax/tiff-f.js';
 import { MediaLeg } from '../media-leg.js';
 import type { IncomingCall } from '../sip/index.js';
@@ -19,14 +19,7 @@ import type { Call, CallStatus } from './call.js';
 import { type EngineContext, trackLeg } from './context.js';
 
 /** A call that ended before T.30 began: no pages, the call dropped. */
-const DROPPED: FaxResult = {
-  code: FAX_CALL_DROPPED,
-  text: 'call dropped',
-  pagesTransferred: 0,
-  bitRate: 0,
-  ecm: false,
-  remoteIdent: '',
-};
+const DROPPED: FaxResult = droppedFax('call dropped');
 
 /**
  * Answers `sip` (the admitted `call` from `from` to the fax number `to` of `owner`) as a fax

@@ -42,6 +42,24 @@ export interface FaxResult {
   readonly bitRate: number;
   readonly ecm: boolean;
   readonly remoteIdent: string;
+  /** The last page's compression on the line (spandsp's T4_COMPRESSION_*: 1 T.4 1D, 2 T.4 2D, 3 T.6)... */
+  readonly encoding: number;
+  /** ... and its size in it, in bytes: its line time is this at `bitRate` (docs/benchmarks.md). */
+  readonly imageBytes: number;
+}
+
+/** The end of a fax that never got to T.30's end (the call or its media went away): nothing sent. */
+export function droppedFax(text: string): FaxResult {
+  return {
+    code: FAX_CALL_DROPPED,
+    text,
+    pagesTransferred: 0,
+    bitRate: 0,
+    ecm: false,
+    remoteIdent: '',
+    encoding: 0,
+    imageBytes: 0,
+  };
 }
 
 type Stats = Record<(typeof T30_STATS_FIELDS)[number], number>;
@@ -168,6 +186,8 @@ export class FaxSession {
       bitRate: stats.bit_rate,
       ecm: stats.error_correcting_mode !== 0,
       remoteIdent: String(this.lib.t30GetRxIdent(this.t30) ?? '').trim(),
+      encoding: stats.encoding,
+      imageBytes: stats.image_size,
     };
     this.resolve(this.result);
   }

@@ -10,7 +10,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { FaxHandle } from '../fax/fax-link.js';
-import { FAX_CALL_DROPPED, type FaxResult, type FaxSessionOptions } from '../fax/fax-session.js';
+import { droppedFax, type FaxResult, type FaxSessionOptions } from '../fax/fax-session.js';
 import type {
   DtmfEvent,
   Endpoint,
@@ -318,14 +318,7 @@ export class WorkerEndpoint implements Endpoint {
       .then((event): FaxResult => {
         this.engine.faxPages.delete(id);
         if (event?.ev === 'faxed' && event.result) return event.result;
-        return {
-          code: FAX_CALL_DROPPED,
-          text: 'media lost',
-          pagesTransferred: 0,
-          bitRate: 0,
-          ecm: false,
-          remoteIdent: '',
-        };
+        return droppedFax('media lost');
       });
     return { done, stop: () => this.engine.send({ op: 'fax-stop', endpoint: this.id, id }) };
   }
