@@ -17,6 +17,7 @@ import {
   soundSoFar,
   telephonyNode,
   tone,
+  uploadAnnouncement,
 } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { buildUser, type Client, eventually, loggedInClient, until } from '../../../test/helper.js';
@@ -200,10 +201,12 @@ test('three members (two SIP accounts, one caller through the carrier) each hear
   const joined = room.slice(1, 4).flatMap((event) => Object.keys(event.member as object));
   const left = room.slice(4, 7).flatMap((event) => event.member as string[]);
   assert.deepEqual([...left].sort(), [...joined].sort(), 'the members who joined left');
+  const stored = seen.find((event) => event.event === 'recording_new')!;
   assert.ok(
     names(seen).indexOf('recording_new') > names(seen).indexOf('conference_stop'),
     'the recording after the stop',
   );
+  assert.equal(stored.phone, conference, 'the recording names the conference');
 
   // One CDR per member (d was never one: its CDR is a plain call), service conference.
   const cdrs = await cdrsOf(scene.node.app, scene.owner, 4);
@@ -218,6 +221,16 @@ test('three members (two SIP accounts, one caller through the carrier) each hear
 
 test('a wrong PIN three times hangs up without joining; the right PIN joins, the moderator PIN joins as moderator', async (t) => {
   const scene = await setUp(t, { pin: '2468', moderator_pin: '1357' });
+  // Music while alone: an announcement of the owner (through the announcements' audio path).
+  const music = Float32Array.from(
+    { length: 8000 * 2 },
+    (_, i) => 0.25 * Math.sin((2 * Math.PI * 425 * i) / 8000),
+  );
+  const announcement = await uploadAnnouncement(scene.node.app, scene.client, music);
+  const changed = await scene.client.call('POST', `/api/conference/${scene.conference}`, {
+    music: announcement,
+  });
+  assert.equal(changed.status, 'ok');
   await newEvents(scene.client);
   const wrong = await member(t, scene, 'pin_wrong', 600);
   const closed = wrong.waitFor('CALL_CLOSED', 30_000);
@@ -237,12 +250,18 @@ test('a wrong PIN three times hangs up without joining; the right PIN joins, the
   const rightCall = await engineCall(scene, 'pin_right');
   await hears(right, 1000, 3);
   await press(right, rightCall, '2468#');
+  await hearsExactly(baresipHeard(right), [425], [1000], 'the member alone hears the music');
   const moderator = await member(t, scene, 'pin_mod', 1400);
   moderator.command('dial', NUMBER);
   const moderatorCall = await engineCall(scene, 'pin_mod');
   await hears(moderator, 1000, 3);
   await press(moderator, moderatorCall, '1357#');
-  await hearsExactly(baresipHeard(right), [1400], [1000], 'the member hears the moderator');
+  await hearsExactly(
+    baresipHeard(right),
+    [1400],
+    [1000, 425],
+    'the member hears the moderator, no more music',
+  );
   await hearsExactly(baresipHeard(moderator), [1000], [1400], 'the moderator hears the member');
   const events = await newEvents(scene.client);
   assert.deepEqual(
