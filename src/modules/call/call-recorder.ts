@@ -14,6 +14,7 @@ import type { UnitOfWork } from '../../platform/database/unit-of-work.js';
 import type {
   CallAdmission,
   CallRecorder,
+  ConferenceEvent,
   FaxReception,
   IncomingFax,
   LegEnd,
@@ -115,6 +116,11 @@ export class CallAreaRecorder implements CallRecorder {
    * dialplan_callreverse_start as event and as push to the owner's devices (spec "Events"), in
    * the one write that records the process (the push queue joins it: no second handle).
    */
+  /** A conference room's events (and its recording) belong to the conference area. */
+  conferenceEvent(event: ConferenceEvent): Promise<void> {
+    return this.services.conferences.events.engineEvent(event);
+  }
+
   async callReverseStarted(owner: string, from: string, to: string, holder: ReverseHolder): Promise<void> {
     await this.services.writer.write(async (w) => {
       await this.services.dialplans.startCallReverse(w, owner, from, to, holder);

@@ -19,6 +19,7 @@ import {
 import type {
   CallbackRequest,
   CallRouting,
+  ConferenceSettings,
   EmergencyRoute,
   FilterService,
   FilterVerdict,
@@ -78,6 +79,10 @@ export class CallAreaRouting implements CallRouting {
     const route = routeNumber({ ...settings, dialplan_enable: settings.dialplan_enable === true });
     const announcementOnly = settings.play_announcement_only === true;
     const switches = effectiveSwitches(settings);
+    // A number a conference names dials into its room before the fax answer; dialplan_enable
+    // still takes priority (spec "Partner API" phone settings).
+    const conference = owner && !switches.dialplan ? await this.conferenceAnswer(owner, number) : undefined;
+    if (conference) return conference;
     // fax_enable (dialplan_enable off) makes a fax number, whatever conference_enable says.
     if (owner && switches.fax) return { kind: 'fax', owner };
     // call_enable the only switch on: the call API answers (api-wait.ts).
@@ -95,6 +100,36 @@ export class CallAreaRouting implements CallRouting {
     }
     if (route.kind === 'ivr') return { kind: 'ivr', owner, announcementOnly, ivr: route.uuid };
     return { kind: 'legacy', owner, announcementOnly };
+  }
+
+  /**
+   * The room a call to `number` enters (docs/decisions.md "Conferences"): offline when the
+   * conference is in the trash or locked, or the number's conference_enable is off.
+   */
+  private async conferenceAnswer(owner: string, number: string): Promise<NumberAnswer | undefined> {
+    const room = await this.services.conferences.roomOfPhone(number);
+    if (!room) return undefined;
+    if (room === 'offline' || room.locked) return { kind: 'conference-offline', owner };
+    return {
+      kind: 'conference',
+      owner: room.owner,
+      room: {
+        id: room.uuid,
+        owner: room.owner,
+        description: room.description,
+        pin: room.pin || room.moderator_pin,
+        moderators: room.moderator,
+        maxMembers: room.max_members,
+        enter: room.announcement_enter,
+        leave: room.announcement_leave,
+        music: room.music,
+        record: room.record,
+      },
+    };
+  }
+
+  async conferencePin(room: ConferenceSettings, digits: string): Promise<'member' | 'moderator' | false> {
+    return (await this.services.conferences.checkPin({ uuid: room.id, owner: room.owner }, digits)) ?? false;
   }
 
   cyclicStart(dialplan: string, action: string, count: number): Promise<number> {

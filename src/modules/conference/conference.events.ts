@@ -13,7 +13,8 @@ import type { Db } from '../../platform/database/database.js';
 import type { Writer } from '../../platform/database/unit-of-work.js';
 import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
-import type { RoomMemberView as EngineMemberView } from '../../telephony/index.js';
+import type { ConferenceEvent, RoomMemberView as EngineMemberView } from '../../telephony/index.js';
+import type { RecordingService } from '../recording/index.js';
 import * as repo from './conference.repository.js';
 
 /** The events of a room, for its subscribers only. */
@@ -28,7 +29,12 @@ const PRUNE_INTERVAL_MS = 60_000;
  * A member as the room's events show it (spec "Events", conference_status): the engine's view
  * without its call, keyed by member UUID, with the phone or user it came as.
  */
-export type MemberView = Omit<EngineMemberView, 'call'> & { readonly phone?: string; readonly user?: string };
+export type MemberView = Omit<EngineMemberView, 'call'> & {
+  readonly phone?: string;
+  readonly user?: string;
+  /** Entered with the moderator PIN, or from a moderator's (or the owner's) SIP account. */
+  readonly moderator?: boolean;
+};
 
 /** What the call engine tells of its live rooms; a room not live has no members. */
 export interface LiveRooms {
@@ -43,6 +49,8 @@ export interface ConferenceEventsDeps {
   readonly log: FastifyBaseLogger;
   /** The users who may read the conference (its events go to them). */
   readonly readers: (room: Room) => Promise<string[]>;
+  /** A recorded room's mix becomes a recording of the owner. */
+  readonly recordings: Pick<RecordingService, 'createRecording'>;
 }
 
 /** A conference as its events name it. */
@@ -129,6 +137,37 @@ export class ConferenceEvents {
     member: Record<string, Partial<MemberView>> | string[],
   ): Promise<void> {
     this.deps.hub.emit({ users: await this.readersOf(room) }, event, { conference: room.uuid, member });
+  }
+
+  /**
+   * What the call engine's room tells (CallRecorder.conferenceEvent): its start and stop, and
+   * its members' joins, changes and leaves (members by their call's UUID); a recorded room's
+   * mix becomes a recording of the owner (recording_new, `phone` the conference's UUID).
+   */
+  async engineEvent(event: ConferenceEvent): Promise<void> {
+    const { id, owner, description } = event.room;
+    const room = { uuid: id, owner, description };
+    switch (event.kind) {
+      case 'started':
+        return this.started(room);
+      case 'joined':
+        return this.room(room, 'conference_join', { [event.member]: event.view });
+      case 'updated':
+        return this.room(room, 'conference_update', { [event.member]: event.changed });
+      case 'left':
+        return this.room(room, 'conference_leave', [event.member]);
+      case 'stopped': {
+        await this.stopped(room);
+        if (!event.recording) return;
+        const recording = await this.deps.recordings.createRecording(owner, {
+          from: id,
+          to: id,
+          description,
+          audio: { data: event.recording },
+        });
+        this.deps.hub.emit({ users: [owner] }, 'recording_new', { owner, recording, phone: id });
+      }
+    }
   }
 
   async start(): Promise<void> {

@@ -16,6 +16,7 @@ import type { EventHub } from '../../platform/events/event-hub.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
 import type { AnnouncementService } from '../announcement/index.js';
+import type { RecordingService } from '../recording/index.js';
 import { ConferenceEvents } from './conference.events.js';
 import * as repo from './conference.repository.js';
 import {
@@ -70,6 +71,7 @@ export interface ConferenceServiceDeps {
   readonly announcements: Pick<AnnouncementService, 'requireReadable'>;
   readonly phones: ConferenceNumbers;
   readonly users: { findUser(uuid: string, db?: Db): Promise<unknown> };
+  readonly recordings: Pick<RecordingService, 'createRecording'>;
   readonly hub: EventHub;
   readonly writer: Writer;
   readonly clock: Clock;
@@ -258,6 +260,8 @@ export class ConferenceService {
     const row = await this.ownRow(room.owner, room.uuid);
     if (!row) return undefined;
     const data = this.store.dataOf<ConferenceData>(row);
+    // Only a moderator PIN set: an empty entry (# alone) enters as a member.
+    if (data.pin === null && pin === '') return 'member';
     // Both are checked, each against its hash (or the decoy), so the time tells nothing.
     const [moderator, member] = await Promise.all([
       verifySecret(data.moderator_pin, pin),

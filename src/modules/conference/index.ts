@@ -21,6 +21,7 @@ export const conferenceArea = defineArea({
       announcements: s.announcements,
       phones: s.phones,
       users: s.users,
+      recordings: s.recordings,
       hub: s.hub,
       writer: s.writer,
       clock,

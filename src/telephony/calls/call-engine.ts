@@ -15,6 +15,7 @@ import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
 import type { Call } from './call.js';
+import { liveMembers } from './conference-answer.js';
 import {
   ALIVE_MS,
   type CallEngineOptions,
@@ -22,7 +23,7 @@ import {
   HEARTBEAT_MS,
   type ReverseWait,
 } from './context.js';
-import type { CallDirectory, CallRecorder, CallRouting } from './directory.js';
+import type { CallDirectory, CallRecorder, CallRouting, ConferenceMember } from './directory.js';
 import { sendFax } from './fax-call.js';
 import { handle } from './incoming.js';
 import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
@@ -74,6 +75,7 @@ export class CallEngine {
       options,
       node: this.node,
       calls: this.calls,
+      rooms: this.rooms,
       reversing: new Map<string, ReverseWait>(),
       get address() {
         return engine.address;
@@ -162,6 +164,11 @@ export class CallEngine {
       body: request.content,
     });
     return response.status;
+  }
+
+  /** The members of this node's live room `id` by their call's UUID; undefined when it is not live here. */
+  conferenceMembers(id: string): Record<string, ConferenceMember> | undefined {
+    return liveMembers(this.rooms, id);
   }
 
   /** Callback (POST /api/dialplan/callback; outbound.ts). Resolves when the callback ended. */

@@ -5,6 +5,7 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
+import type { ConferenceRooms } from '../conference/room.js';
 import type { WorkerMediaEngine } from '../media/index.js';
 import type { DtmfLog } from '../rtpengine/dtmf-log.js';
 import type { NgClient } from '../rtpengine/ng-client.js';
@@ -66,6 +67,8 @@ export interface EngineContext {
   /** This engine instance in the running-legs table. */
   readonly node: string;
   readonly calls: CallRegistry;
+  /** The live conference rooms of this node. */
+  readonly rooms: ConferenceRooms;
   /** Call-reverse processes waiting on this node, by owner. */
   readonly reversing: Map<string, ReverseWait>;
   /** This engine's SIP user agent as another node reaches it (host:port). */

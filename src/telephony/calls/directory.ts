@@ -41,7 +41,67 @@ export type NumberAnswer =
   /** fax_enable on, dialplan_enable off: Zentrale answers as the receiving fax machine (fax-answer.ts). */
   | { readonly kind: 'fax'; readonly owner: string }
   /** dialplan_enable off, or nobody holds the number. */
-  | { readonly kind: 'disabled'; readonly owner: string | null };
+  | { readonly kind: 'disabled'; readonly owner: string | null }
+  /** A conference's number with conference_enable on: the caller enters its room (conference-answer.ts). */
+  | { readonly kind: 'conference'; readonly owner: string; readonly room: ConferenceSettings }
+  /**
+   * A conference's number that leads to no room now (the conference in the trash, locked, or
+   * conference_enable off): the conference-offline answer.
+   */
+  | { readonly kind: 'conference-offline'; readonly owner: string };
+
+/** A conference's room as its owner set it (docs/decisions.md "Conferences"). */
+export interface ConferenceSettings {
+  /** The conference's UUID: the room's id and the members' CDR conference_id. */
+  readonly id: string;
+  readonly owner: string;
+  readonly description: string;
+  /** A PIN or a moderator PIN is set: callers enter one (CallRouting.conferencePin checks it). */
+  readonly pin: boolean;
+  /** Users who are moderators when they call from one of their SIP accounts (the owner too). */
+  readonly moderators: readonly string[];
+  readonly maxMembers: number;
+  /** Announcements of the owner heard by the room on entry, on leave; null: the short tones. */
+  readonly enter: string | null;
+  readonly leave: string | null;
+  /** An announcement played to a member alone in the room; null: silence. */
+  readonly music: string | null;
+  /** The mix becomes a recording of the owner. */
+  readonly record: boolean;
+}
+
+/**
+ * A member of a room as the conference area shows it: the room's flags (conference/room.ts
+ * MemberView without its call) and who called.
+ */
+export type ConferenceMember = Readonly<Record<'mute' | 'deaf' | 'talk' | 'floor', boolean>> &
+  Readonly<Record<'volume_in' | 'volume_out', number>> & {
+    /** The caller's number (a carrier caller's, a SIP account's caller id); absent when withheld. */
+    readonly phone?: string;
+    /** The user whose SIP account called; absent for callers from outside. */
+    readonly user?: string;
+    /** Entered with the moderator PIN, or a moderator user's (or the owner's) SIP account. */
+    readonly moderator: boolean;
+  };
+
+/** What a room tells the conference area (members by their call's UUID), in the order it happened. */
+export type ConferenceEvent =
+  | { readonly kind: 'started'; readonly room: ConferenceSettings }
+  /** After the last member; the mix as WAV when the room recorded. */
+  | { readonly kind: 'stopped'; readonly room: ConferenceSettings; readonly recording?: Uint8Array }
+  | {
+      readonly kind: 'joined';
+      readonly room: ConferenceSettings;
+      readonly member: string;
+      readonly view: ConferenceMember;
+    }
+  | { readonly kind: 'left'; readonly room: ConferenceSettings; readonly member: string }
+  | {
+      readonly kind: 'updated';
+      readonly room: ConferenceSettings;
+      readonly member: string;
+      readonly changed: Partial<ConferenceMember>;
+    };
 
 /** A usergroup's concurrent call limit (spec usergroup `limit`) and the members it covers. */
 export interface GroupCallLimit {
@@ -217,6 +277,8 @@ export interface CallRouting {
   callReverse(owner: string): Promise<ReverseProcess | undefined>;
   /** The running leg is there and its node beat since `aliveSince` (ms). */
   legAlive(id: string, aliveSince: number): Promise<boolean>;
+  /** Whom an entered PIN admits to the room: a member, a moderator, or nobody (false). */
+  conferencePin(room: ConferenceSettings, digits: string): Promise<'member' | 'moderator' | false>;
 }
 
 /**
@@ -250,6 +312,8 @@ export interface CallRecorder {
    * running no more (ended twice, or closed as an orphan by another node).
    */
   legEnded(leg: RunningLeg, end: LegEnd): Promise<void>;
+  /** A room's start, stop (with the mix's recording), joins, leaves and changes. */
+  conferenceEvent(event: ConferenceEvent): Promise<void>;
   /** Writes whatever leg changes a directory holds back for a batch (the engine stops). */
   settle(): Promise<void>;
   /**

@@ -10,6 +10,7 @@ import type { IncomingCall } from '../sip/index.js';
 import { type BridgeOptions, bridge } from './bridge.js';
 import { Call, type CallInit, type CallStatus, finalStatus } from './call.js';
 import { HANDOVER_HEADER, HANDOVER_USER, handedOver, reverseCall } from './callreverse.js';
+import { answerConference } from './conference-answer.js';
 import {
   callerId,
   carrierTarget,
@@ -174,6 +175,12 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
     return counted(ctx, call, init, (faxCall) => answerFax(ctx, call, faxCall, { owner, to: number, from }));
   }
   const caller = callerId(account, call);
+  if (answer.kind === 'conference' || answer.kind === 'conference-offline') {
+    // A conference's number takes every call into its room, before any call feature waits for it.
+    const init = { direction: 'in', service: 'call', owner, number, from, status: 'ringing' } as const;
+    const member = { number, from, phone: caller ?? undefined, user: account?.owner };
+    return counted(ctx, call, init, (roomCall) => answerConference(ctx, call, roomCall, answer, member));
+  }
   if (fromCarrier && caller) {
     // A call from outside may be the one a call feature waits for (spec "Call-through", callreverse).
     if (await reverseCall(ctx, call, owner, caller)) return;

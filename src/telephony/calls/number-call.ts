@@ -41,8 +41,10 @@ function answerNumber(
     case 'disabled':
       return Promise.resolve(finish(run, 480));
     case 'fax':
-      // Only a call to the fax number itself is answered as a fax (incoming.ts, fax-answer.ts);
-      // an IVR's or the call API's redirect to it finds it unavailable.
+    case 'conference':
+    case 'conference-offline':
+      // Only a call to the fax or conference number itself is answered as a fax or a room
+      // (incoming.ts); an IVR's or the call API's redirect to it finds it unavailable.
       return Promise.resolve(finish(run, 480));
   }
 }

@@ -18,8 +18,22 @@ const PIN_KEY_SECONDS = 10;
 /** How a call's time in a room ended. */
 export type ConferenceEnd = 'left' | 'pin-refused' | 'ended';
 
-/** Asks for the PIN: a digit string ended by # or as long as the PIN; true once it matches. */
-async function askPin(leg: MediaLeg, pin: string): Promise<boolean | 'ended'> {
+/** Whom an entered PIN admits: a member, a moderator, or nobody (false). */
+export type PinCheck = (digits: string) => Promise<'member' | 'moderator' | false>;
+
+/** The longest entry (a PIN has 4..12 digits, docs/decisions.md "Conferences"). */
+const MAX_PIN_DIGITS = 12;
+
+/**
+ * Asks for a PIN, PIN_TRIES times: an entry ends with #, after PIN_KEY_SECONDS without a key,
+ * at `length` digits when the PIN's length is known (a plain PIN), else at MAX_PIN_DIGITS; the
+ * role `check` gives the first entry it accepts, false after the last wrong one.
+ */
+export async function askPin(
+  leg: MediaLeg,
+  check: PinCheck,
+  length = MAX_PIN_DIGITS,
+): Promise<'member' | 'moderator' | false | 'ended'> {
   const input = new DtmfInput(leg);
   try {
     for (let attempt = 0; attempt < PIN_TRIES; attempt++) {
@@ -31,9 +45,10 @@ async function askPin(leg: MediaLeg, pin: string): Promise<boolean | 'ended'> {
         if (event === 'ended') return 'ended';
         if (event === 'timeout' || event === '#') break;
         entered += event;
-        if (entered.length >= pin.length) break;
+        if (entered.length >= length) break;
       }
-      if (entered === pin) return true;
+      const role = await check(entered);
+      if (role) return role;
     }
     return false;
   } finally {
@@ -58,7 +73,7 @@ export async function joinConference(
   if (refused) throw refused;
   const pin = room.settings.pin;
   if (pin) {
-    const accepted = await askPin(leg, pin);
+    const accepted = await askPin(leg, async (digits) => digits === pin && 'member', pin.length);
     if (accepted === 'ended') return 'ended';
     if (!accepted) {
       await call.hangup().catch(() => {});
