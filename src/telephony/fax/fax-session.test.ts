@@ -82,6 +82,9 @@ async function assertDelivered(fax: Run, ecm: boolean): Promise<void> {
   assert.equal(sender.remoteIdent, '+49 30 2222');
   assert.equal(receiver.remoteIdent, '+49 30 1111');
   assert.equal(sender.ecm, ecm);
+  // T.6 needs ECM (T.30): with it the page goes in T.6, without it in T.4 2D (spandsp's 3 and 2).
+  assert.deepEqual([sender.encoding, receiver.encoding], ecm ? [3, 3] : [2, 2]);
+  assert.ok(sender.imageBytes > 0);
   assert.ok([14_400, 12_000, 9_600, 7_200, 4_800].includes(sender.bitRate), String(sender.bitRate));
   const pages = await readReceivedFile(fax.rxFile);
   assert.equal(pages.length, 2);
