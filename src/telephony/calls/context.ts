@@ -48,6 +48,8 @@ export interface CallEngineOptions {
   readonly clock: Clock;
   /** CALL_API_WAIT: seconds a call to a call_enable number waits for the API (default 30). */
   readonly apiWaitSeconds?: number;
+  /** FAX_LIBRARY: the spandsp library of the fax calls (unset: libspandsp.so.2). */
+  readonly faxLibrary?: string;
 }
 
 /** A call-reverse process waiting for the filter number's call (callreverse.ts). */

@@ -60,7 +60,13 @@ export async function answerFax(
     // The station id is the number called, as a fax machine on that line would show it.
     const result = leg.call.ended
       ? DROPPED
-      : await leg.endpoint.fax({ caller: false, ident: to, ecm: true, rxFile }).done;
+      : await leg.endpoint.fax({
+          caller: false,
+          ident: to,
+          ecm: true,
+          rxFile,
+          library: ctx.options.faxLibrary,
+        }).done;
     if (!leg.call.ended) await leg.hangup().catch(() => {});
     // The pages spandsp completed; a page cut off by the call's end is not in the file.
     pages = await readReceivedFile(rxFile).catch((error: unknown) => {

@@ -62,7 +62,14 @@ export async function sendFax(ctx: EngineContext, request: FaxSendRequest): Prom
     record.answered();
     request.progress?.({ phase: 'answered', pages: 0 });
     const fax = leg.endpoint.fax(
-      { caller: true, ident: request.ident, header: request.header, ecm: true, txFile: request.tiff },
+      {
+        caller: true,
+        ident: request.ident,
+        header: request.header,
+        ecm: true,
+        txFile: request.tiff,
+        library: ctx.options.faxLibrary,
+      },
       (done) => request.progress?.({ phase: 'page', pages: done }),
     );
     // The call's end closes the endpoint, which ends the fax (phase E, call dropped).
