@@ -29,6 +29,7 @@ export type {
   FaxReception,
   FaxSendRequest,
   IncomingFax,
+  LeftReception,
   ReceivedFax,
 } from './fax/fax-line.js';
 export { FaxEngineUnavailableError, faxEngineAvailable } from './fax/spandsp.js';
