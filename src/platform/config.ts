@@ -64,6 +64,8 @@ export interface Config {
   readonly pushCaFile: string | undefined;
   /** Seconds before a fax's first retry (busy, no answer, failed T.30); each next one doubles. */
   readonly faxRetrySeconds: number;
+  /** FAX_LIBRARY: the spandsp library the fax engine loads (a path); unset: libspandsp.so.2. */
+  readonly faxLibrary: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -169,6 +171,7 @@ export function loadConfig(env: Env = process.env): Config {
     pushApnsSandboxUrl: origin(env, 'PUSH_APNS_SANDBOX_URL', 'https://api.sandbox.push.apple.com'),
     pushCaFile: env.PUSH_CA_FILE ? path.resolve(env.PUSH_CA_FILE) : undefined,
     faxRetrySeconds: integer(env, 'FAX_RETRY_SECONDS', 120, 0, 86_400),
+    faxLibrary: env.FAX_LIBRARY || undefined,
   });
 }
 

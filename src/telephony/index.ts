@@ -29,9 +29,10 @@ export type {
   FaxReception,
   FaxSendRequest,
   IncomingFax,
+  LeftReception,
   ReceivedFax,
 } from './fax/fax-line.js';
-export { FaxEngineUnavailableError } from './fax/spandsp.js';
+export { FaxEngineUnavailableError, faxEngineAvailable } from './fax/spandsp.js';
 export { sipDigests } from './kamailio/credentials.js';
 export { NgClient, NgError } from './rtpengine/ng-client.js';
 export {

@@ -337,6 +337,7 @@ export class Telephony implements TelephonyEngine {
         dtmfLog: this.dtmfLog,
         carrierUri: config.carrierUri,
         apiWaitSeconds: config.callApiWait,
+        faxLibrary: config.faxLibrary,
         log: this.log,
         clock: this.clock,
       });

@@ -17,6 +17,7 @@ import type {
   ConferenceEvent,
   FaxReception,
   IncomingFax,
+  LeftReception,
   LegEnd,
   ReceivedFax,
   ReverseHolder,
@@ -110,6 +111,11 @@ export class CallAreaRecorder implements CallRecorder {
   /** The received fax ended: its pages stored, events, fax_new push and mail (fax.incoming.ts). */
   faxEnded(reception: FaxReception, fax: IncomingFax, received: ReceivedFax): Promise<void> {
     return this.services.faxIncoming.ended(reception, fax, received);
+  }
+
+  /** The receptions a node left running (fax.incoming.ts). */
+  leftReceptions(node: string): Promise<LeftReception[]> {
+    return this.services.faxIncoming.left(node);
   }
 
   /**

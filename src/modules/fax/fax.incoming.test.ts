@@ -3,17 +3,22 @@
  * receiving), as the call engine's recorder drives it, without a call (the real calls are
  * fax.incoming-calls.test.ts): a page sent in standard mode is stored at fine resolution with
  * each row twice; a reception without pages leaves the fax fail (empty when T.30 ended well),
- * its report closed with the T.30 code, and no fax_new.
+ * its report closed with the T.30 code, and no fax_new. A node's start ends the receptions it
+ * left in status record (it died): ok with the pages written whole, else fail.
  */
 import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
 import { describe, test } from 'node:test';
-import { page } from '../../../test/fax-pages.js';
-import { build, DIALECTS, loggedInClient } from '../../../test/helper.js';
+import { overlap, page, writeFaxTiff } from '../../../test/fax-pages.js';
+import { build, DIALECTS, loggedInClient, tempDir } from '../../../test/helper.js';
 import { newEvents } from '../../../test/object-store.js';
 import { fcmStandIn } from '../../../test/push-services.js';
 import type { App } from '../../app.js';
+import { systemClock } from '../../platform/clock.js';
 import { createBitmap } from '../../platform/content/bitmap.js';
 import { decodeG4, encodeG4 } from '../../platform/content/ccitt-g4.js';
+import { finishLeftReceptions } from '../../telephony/calls/fax-answer.js';
 import { receivedPages } from '../../telephony/fax/tiff-f.js';
 
 const DEVICE = { action: 'add', system: 'fcm', device_token: 'fax-phone' };
@@ -26,7 +31,13 @@ async function faxNewQueued(app: App): Promise<unknown[]> {
     .filter((payload) => payload.message === 'fax_new');
 }
 
-const FAX = { from: '+4940333', to: '+4930888003', timeStart: 1_700_000_000 };
+const FAX = {
+  from: '+4940333',
+  to: '+4930888003',
+  timeStart: 1_700_000_000,
+  node: 'this-node',
+  rxFile: '/nonexistent/rx.tif',
+};
 
 for (const dialect of DIALECTS) {
   describe(`received fax (${dialect})`, () => {
@@ -115,6 +126,69 @@ for (const dialect of DIALECTS) {
         );
       }
       assert.deepEqual(await faxNewQueued(app), [], 'no fax_new without pages');
+    });
+
+    test("a node's start ends the receptions it left in record: ok with the pages written whole, else fail", async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const { faxIncoming } = app.services;
+      const dir = tempDir(t);
+      // Left by this node: one with a page written whole, one before any page; one of another node.
+      const sent = page(4);
+      const withPage = path.join(dir, 'a', 'rx.tif');
+      fs.mkdirSync(path.dirname(withPage));
+      writeFaxTiff(withPage, [sent]);
+      const left = (rxFile: string, node = FAX.node) => ({ ...FAX, owner: user.uuid, rxFile, node });
+      const kept = await faxIncoming.started(left(withPage));
+      const none = await faxIncoming.started(left(path.join(dir, 'b', 'rx.tif')));
+      const other = await faxIncoming.started(left(path.join(dir, 'c', 'rx.tif'), 'another-node'));
+      await newEvents(client);
+
+      const recorder = {
+        leftReceptions: (node: string) => faxIncoming.left(node),
+        faxEnded: faxIncoming.ended.bind(faxIncoming),
+      };
+      const before = Math.floor(Date.now() / 1000);
+      assert.equal(await finishLeftReceptions(recorder, FAX.node, systemClock, app.server.log), 2);
+      const shown = async (fax: string) =>
+        (await client.call('GET', `/api/fax/${fax}`)).fax as Record<string, unknown>;
+      const entryOf = async (fax: string, report: string) =>
+        (
+          (await shown(fax)).report as Record<
+            string,
+            { status: string; time_end?: number; fax_error_code?: number }
+          >
+        )[report]!;
+
+      const keptFax = await shown(kept.fax);
+      assert.deepEqual([keptFax.status, keptFax.page_count], ['ok', 1]);
+      const { faxes } = app.services;
+      const [stored] = receivedPages(await faxes.storage.read(await faxes.tiffKey(user.uuid, kept.fax)));
+      const keptPage = decodeG4(stored!.g4, stored!.width, stored!.height);
+      assert.ok(overlap(sent, keptPage) >= 0.97, 'the page written whole is kept');
+      const noneFax = await shown(none.fax);
+      assert.deepEqual([noneFax.status, noneFax.page_count], ['fail', undefined]);
+      for (const { fax, report } of [kept, none]) {
+        const entry = await entryOf(fax, report);
+        assert.deepEqual([entry.status, entry.fax_error_code], ['fail', 49]);
+        assert.ok(entry.time_end !== undefined && entry.time_end >= before, 'the report ends now');
+      }
+      assert.equal(fs.existsSync(path.dirname(withPage)), false, 'the reception file is removed');
+      // The closing fax_report and fax_convert of each, as a dropped call would have sent them.
+      const events = (await newEvents(client)).filter((event) => event.event.startsWith('fax_'));
+      const inOrder = [kept.fax, none.fax].sort();
+      assert.deepEqual(
+        events.map((event) => [event.event, event.fax]),
+        inOrder.flatMap((fax) => [
+          ['fax_convert', fax],
+          ['fax_report', fax],
+        ]),
+      );
+
+      // Another node's reception runs on; and this node has nothing left to end.
+      assert.equal((await shown(other.fax)).status, 'record');
+      assert.equal((await entryOf(other.fax, other.report)).time_end, undefined);
+      assert.equal(await finishLeftReceptions(recorder, FAX.node, systemClock, app.server.log), 0);
     });
   });
 }

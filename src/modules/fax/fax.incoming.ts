@@ -16,7 +16,7 @@ import { type TiffPageLocation, tiffHeader, tiffPage } from '../../platform/cont
 import { newUuid, uuidSortKey } from '../../platform/ids.js';
 import type { MailLanguage, MailNotice } from '../../platform/mail.js';
 import type { ObjectStore } from '../../platform/object-store/index.js';
-import type { FaxReception, IncomingFax, ReceivedFax } from '../../telephony/index.js';
+import type { FaxReception, IncomingFax, LeftReception, ReceivedFax } from '../../telephony/index.js';
 import * as repo from './fax.repository.js';
 import { type FaxService, toEntry } from './fax.service.js';
 
@@ -83,6 +83,13 @@ export class FaxIncoming {
         fax_header: null,
       };
       await repo.insertReport(w.trx, stored);
+      await repo.insertReception(w.trx, {
+        fax: row.uuid,
+        report,
+        owner: fax.owner,
+        node: fax.node,
+        rx_file: fax.rxFile,
+      });
       w.emit(await store.readers(w.trx, row), 'fax_report', {
         fax: row.uuid,
         report: { [report]: toEntry(stored) },
@@ -114,6 +121,7 @@ export class FaxIncoming {
     });
     const ok = received.completionCode === T30_OK && count > 0;
     const stillThere = await store.write(async (w) => {
+      await repo.deleteReception(w.trx, reception.fax);
       await repo.updateReport(w.trx, reception.report, {
         status: ok ? 'ok' : 'fail',
         time_end: Math.floor(received.timeEnd),
@@ -139,6 +147,22 @@ export class FaxIncoming {
     await this.mail(reception.fax, fax, count).catch((error: unknown) =>
       log.warn({ err: error, fax: reception.fax }, 'fax notification mail not sent'),
     );
+  }
+
+  /** The receptions `node` left running when it stopped without ending them (it died). */
+  async left(node: string): Promise<LeftReception[]> {
+    const rows = await repo.receptionsOf(this.deps.store.db, node);
+    return rows.map((row) => ({
+      reception: { fax: row.fax, report: row.report },
+      fax: {
+        owner: row.owner,
+        from: row.from_number,
+        to: row.to_number,
+        timeStart: row.time_start,
+        node,
+        rxFile: row.rx_file,
+      },
+    }));
   }
 
   /** A content version of the fax holding the pages (fax.tif and its index), as a conversion writes it. */

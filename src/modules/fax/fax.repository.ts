@@ -21,13 +21,50 @@ export interface FaxReportTable {
   fax_header: string | null;
 }
 
+/** A reception running: its node and the file its pages go to (decisions.md "Fax over the network"). */
+export interface FaxReceptionTable {
+  fax: string;
+  report: string;
+  owner: string;
+  node: string;
+  rx_file: string;
+}
+
 declare module '../../platform/database/database.js' {
   interface Tables {
     fax_report: FaxReportTable;
+    fax_reception: FaxReceptionTable;
   }
 }
 
 export type ReportRow = FaxReportTable;
+
+export function insertReception(db: Db, row: FaxReceptionTable): Promise<unknown> {
+  return db.insertInto('fax_reception').values(row).execute();
+}
+
+export function deleteReception(db: Db, fax: string): Promise<unknown> {
+  return db.deleteFrom('fax_reception').where('fax', '=', fax).execute();
+}
+
+/** The receptions `node` runs (or ran, when it died), with their incoming reports. */
+export function receptionsOf(db: Db, node: string) {
+  return db
+    .selectFrom('fax_reception')
+    .innerJoin('fax_report', 'fax_report.uuid', 'fax_reception.report')
+    .select([
+      'fax_reception.fax',
+      'fax_reception.report',
+      'fax_reception.owner',
+      'fax_reception.rx_file',
+      'fax_report.from_number',
+      'fax_report.to_number',
+      'fax_report.time_start',
+    ])
+    .where('fax_reception.node', '=', node)
+    .orderBy('fax_reception.fax')
+    .execute();
+}
 
 export function insertReport(db: Db, row: ReportRow): Promise<unknown> {
   return db.insertInto('fax_report').values(row).execute();

@@ -113,7 +113,8 @@ export function faxRoutes(app: AppInstance, faxes: FaxService, sending: FaxSendi
           'FAX_RETRY_SECONDS, default 120 s, the second after twice that), and finally busy or fail with ' +
           "time_end, sip_status_code and fax_error_code (the T.30 completion code). At most the user's " +
           'concurrent call limit of their faxes and one fax per destination are sent at once; the queue survives ' +
-          'a restart. Statuses wrong-fax, access-denied (no write access), wrong-phone (from is not one of the ' +
+          'a restart. Statuses illegal-state (no fax engine: libspandsp cannot be loaded on the server; ' +
+          'checked first), wrong-fax, access-denied (no write access), wrong-phone (from is not one of the ' +
           "user's numbers), locked-phone (from not unlocked yet), forbidden-to (an expensive or premium " +
           'destination, see docs/decisions.md "Sending faxes", without the feature call_unrestricted), ' +
           'no-content (the fax has no pages), quota-exceeded (the pages sent this month, those of the ' +

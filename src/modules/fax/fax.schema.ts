@@ -30,7 +30,9 @@ export const ReportEntry = Type.Object({
       'failed one; sip_status_code and fax_error_code then tell how the last attempt ended), dial (outgoing ' +
       'only: calling), transmit (answered, pages going), ok (every page sent or received), fail, cancel ' +
       '(outgoing only, by user), busy (outgoing only: the last attempt found the line busy, 486 or 600), ' +
-      'error (internal error). An outgoing report ends ok, busy, fail or error, with time_end.',
+      'error (internal error). An outgoing report ends ok, busy, fail or error, with time_end. An incoming ' +
+      'one whose node died ends fail with fax_error_code 49 (call dropped) and time_end when that node ' +
+      'starts again.',
   }),
   sip_status_code: Type.Optional(Type.Integer()),
   fax_error_code: Type.Optional(Type.Integer()),
@@ -46,8 +48,9 @@ export const FaxObject = named(
     y_res: Type.Optional(Type.Integer({ description: 'dpi; absent while the fax has no content' })),
     status: Type.Enum(CONTENT_STATUSES, {
       description:
-        'record: being received; ok: content available; convert: an upload is being converted; empty: no ' +
-        'content (new, or a PDF without pages); fail: reception or conversion failed, no content',
+        'record: being received (a reception whose node died ends when that node starts again: ok with the ' +
+        'pages received whole, else fail); ok: content available; convert: an upload is being converted; ' +
+        'empty: no content (new, or a PDF without pages); fail: reception or conversion failed, no content',
     }),
     tag: TagList,
     report: Type.Record(Type.String(), ReportEntry, {

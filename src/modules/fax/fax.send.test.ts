@@ -3,7 +3,8 @@
  * answer is the report UUID at once, the report starts queued with the user's fax_ident and
  * fax_header as defaults, and every status of the spec refuses the send and changes nothing (no
  * report, no job, no fax_report). feature.used.fax reads the month's counter; the month is the
- * user's (time zone of the country_code).
+ * user's (time zone of the country_code). A node whose fax engine cannot load (FAX_LIBRARY names
+ * no library) refuses every send.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
@@ -136,6 +137,23 @@ for (const dialect of DIALECTS) {
         (await client.call('POST', `/api/fax/${fax}/send`, { ...body, to: '+49900123456' })).status,
         'ok',
       );
+    });
+
+    test('without the fax engine (libspandsp not loadable) a send is illegal-state and changes nothing', async (t) => {
+      const app = await build(t, { dialect, env: { FAX_LIBRARY: '/nonexistent/libspandsp.so.2' } });
+      const { client, user } = await loggedInClient(app);
+      await app.services.phones.addNumber('+4930777045', { userUuid: user.uuid }, false);
+      const fax = await convertedFax(app, client);
+      await newEvents(client);
+      const sent = await client.call('POST', `/api/fax/${fax}/send`, {
+        from: '+4930777045',
+        to: '+4940400400',
+      });
+      assert.equal(sent.status, 'illegal-state');
+      assert.match(String(sent.message), /libspandsp/);
+      assert.deepEqual(await reportsOf(client, fax), {});
+      assert.deepEqual(await jobsOf(app, fax), []);
+      assert.deepEqual(await newEvents(client, 'fax_report'), []);
     });
 
     test('quota-exceeded: the pages of the month with the queued ones, and the queued faxes per user', async (t) => {

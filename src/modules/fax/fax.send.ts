@@ -97,6 +97,8 @@ export interface FaxSendingDeps {
   readonly features: (user: string, db: Db) => Promise<{ faxPages: number; unrestricted: boolean }>;
   /** A job was queued (the queue of this node looks at once). */
   readonly queued: () => void;
+  /** The fax engine (libspandsp) loads on this node. */
+  readonly faxEngine: () => boolean;
 }
 
 export class FaxSending {
@@ -107,10 +109,13 @@ export class FaxSending {
    * wrong-fax, access-denied (no write access), wrong-phone (from not the user's), locked-phone,
    * forbidden-to (an expensive destination without call_unrestricted), no-content, quota-exceeded
    * (the pages of the month, of the user's queued faxes and of this one above quota.fax, or
-   * MAX_QUEUED_PER_USER queued already).
+   * MAX_QUEUED_PER_USER queued already). Before all of them: illegal-state without a fax engine
+   * (libspandsp cannot be loaded), as nothing could send the fax.
    */
   async send(user: string, uuid: string, body: SendBody): Promise<string> {
     const { writer, faxes } = this.deps;
+    if (!this.deps.faxEngine())
+      throw new ApiError('illegal-state', 'no fax engine: libspandsp cannot be loaded on this server');
     const number = await this.deps.findNumber(body.from);
     const report = await writer.write(async (w) => {
       const { content, pages } = await faxes.sendable(w.trx, user, uuid);

@@ -1,4 +1,5 @@
 import { defineArea } from '../../platform/area.js';
+import { faxEngineAvailable } from '../../telephony/index.js';
 import type { StoredSettings } from '../phone/index.js';
 import { FaxIncoming } from './fax.incoming.js';
 import { FaxQueue } from './fax.queue.js';
@@ -60,6 +61,7 @@ export const faxArea = defineArea({
         return { faxPages: quota.fax, unrestricted: feature.call_unrestricted };
       },
       queued: () => faxQueue.kick(),
+      faxEngine: () => faxEngineAvailable(config.faxLibrary),
     });
     const faxQueue = new FaxQueue({
       writer: s.writer,

@@ -24,6 +24,7 @@ import {
   type ReverseWait,
 } from './context.js';
 import type { CallDirectory, CallRecorder, CallRouting, ConferenceMember } from './directory.js';
+import { finishLeftReceptions } from './fax-answer.js';
 import { sendFax } from './fax-call.js';
 import { handle } from './incoming.js';
 import { callback, clickToDial, type RuleCallAction, ruleCall, type ViaThenTo } from './outbound.js';
@@ -131,6 +132,13 @@ export class CallEngine {
       if (closed > 0) options.log.info({ closed }, 'calls left running by the last start were closed');
     } catch (error) {
       options.log.error({ err: error }, 'closing calls left running failed');
+    }
+    // Faxes it was receiving then stay in status record unless ended now.
+    try {
+      const faxes = await finishLeftReceptions(directory.recorder, engine.node, options.clock, options.log);
+      if (faxes > 0) options.log.info({ faxes }, 'fax receptions left by the last start were ended');
+    } catch (error) {
+      options.log.error({ err: error }, 'ending fax receptions left running failed');
     }
     return engine;
   }

@@ -49,6 +49,8 @@ export interface CallEngineOptions {
   readonly clock: Clock;
   /** CALL_API_WAIT: seconds a call to a call_enable number waits for the API (default 30). */
   readonly apiWaitSeconds?: number;
+  /** FAX_LIBRARY: the spandsp library of the fax calls (unset: libspandsp.so.2). */
+  readonly faxLibrary?: string;
 }
 
 /** A call-reverse process waiting for the filter number's call (callreverse.ts). */
@@ -129,8 +131,10 @@ export function identityFor(
 }
 
 /**
- * Where a number outside the platform is reached for `user`, after the partner's call filter
- * (`service`): the carrier URI, `denied` (403), or undefined without CARRIER_URI.
+ * Where a number is reached for `user`, after the partner's call filter (`service`): a number of
+ * this platform (one its number answer takes, as for an account's call in incoming.ts) through
+ * this node's UA (platformUri), any other through the carrier; `denied` (403), or undefined
+ * without CARRIER_URI.
  */
 export async function outside(
   ctx: EngineContext,
@@ -145,8 +149,29 @@ export async function outside(
     const account = await ctx.routing.sipAccount(dialled.username);
     return account && { uri: `sip:${account.username}@${account.domain}`, number: account.username };
   }
-  if (dialled.kind !== 'number' || !ctx.options.carrierUri) return undefined;
+  if (dialled.kind !== 'number') return undefined;
+  if (await ctx.routing.numberAnswer(dialled.number))
+    return { uri: platformUri(ctx, dialled.number), number: dialled.number };
+  if (!ctx.options.carrierUri) return undefined;
   return { uri: carrierTarget(ctx.options.carrierUri, dialled.number), number: dialled.number };
+}
+
+/** The Request-URI parameter of a call this node places to a number of the platform. */
+const PLATFORM_PARAMETER = 'zentrale=platform';
+
+/**
+ * A platform number as this node calls it: the INVITE goes through Kamailio (which relays the
+ * node's own requests by their URI) back to this UA, and is answered there as any call to the
+ * number is, as audio on the call path (decisions.md "Fax over the network"), not through the
+ * carrier.
+ */
+export function platformUri(ctx: EngineContext, number: string): string {
+  return `sip:${number}@${ctx.address};${PLATFORM_PARAMETER}`;
+}
+
+/** The Request-URI is one platformUri made. */
+export function isPlatformUri(uri: string): boolean {
+  return uri.split(';').slice(1).includes(PLATFORM_PARAMETER);
 }
 
 /**

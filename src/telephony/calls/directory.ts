@@ -5,7 +5,7 @@
  * (src/modules/call/).
  */
 import type { Dialplan, Ivr, LegacyDialplan } from '../decisions/index.js';
-import type { FaxReception, IncomingFax, ReceivedFax } from '../fax/fax-line.js';
+import type { FaxReception, IncomingFax, LeftReception, ReceivedFax } from '../fax/fax-line.js';
 
 export interface SipAccountInfo {
   /** SIPUSER, e.g. `alice_01`. */
@@ -293,6 +293,8 @@ export interface CallRecorder {
   faxStarted(fax: IncomingFax): Promise<FaxReception>;
   /** The received fax ended: its pages become the fax's content (or it fails); events, push, mail. */
   faxEnded(reception: FaxReception, fax: IncomingFax, received: ReceivedFax): Promise<void>;
+  /** The receptions `node` left running (it died before faxEnded): finished on its next start. */
+  leftReceptions(node: string): Promise<LeftReception[]>;
   /**
    * A call-reverse process began (dialplan_callreverse_start to the owner); `holder` is recorded
    * for the other nodes (where the caller waits, the join token).

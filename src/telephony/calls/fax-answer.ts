@@ -9,6 +9,8 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { FastifyBaseLogger } from 'fastify';
+import type { Clock } from '../../platform/clock.js';
 import type { FaxPageImage } from '../../platform/content/fax-pdf.js';
 import type { FaxReception, IncomingFax } from '../fax/fax-line.js';
 import { droppedFax, type FaxResult } from '../fax/fax-session.js';
@@ -17,6 +19,7 @@ import { MediaLeg } from '../media-leg.js';
 import type { IncomingCall } from '../sip/index.js';
 import type { Call, CallStatus } from './call.js';
 import { type EngineContext, trackLeg } from './context.js';
+import type { CallRecorder } from './directory.js';
 
 /** A call that ended before T.30 began: no pages, the call dropped. */
 const DROPPED: FaxResult = droppedFax('call dropped');
@@ -43,17 +46,23 @@ export async function answerFax(
   await leg.answer();
   call.setStatus('in-progress');
   record.answered();
-  const incoming: IncomingFax = { owner, from, to, timeStart: clock.now() / 1000 };
   const dir = await fs.mkdtemp(path.join(os.tmpdir(), 'zentrale-fax-'));
+  const rxFile = path.join(dir, 'rx.tif');
+  const incoming: IncomingFax = { owner, from, to, timeStart: clock.now() / 1000, node: ctx.node, rxFile };
   let reception: FaxReception | undefined;
   let pages: readonly FaxPageImage[] = [];
   try {
     reception = await ctx.recorder.faxStarted(incoming);
-    const rxFile = path.join(dir, 'rx.tif');
     // The station id is the number called, as a fax machine on that line would show it.
     const result = leg.call.ended
       ? DROPPED
-      : await leg.endpoint.fax({ caller: false, ident: to, ecm: true, rxFile }).done;
+      : await leg.endpoint.fax({
+          caller: false,
+          ident: to,
+          ecm: true,
+          rxFile,
+          library: ctx.options.faxLibrary,
+        }).done;
     if (!leg.call.ended) await leg.hangup().catch(() => {});
     // The pages spandsp completed; a page cut off by the call's end is not in the file.
     pages = await readReceivedFile(rxFile).catch((error: unknown) => {
@@ -72,4 +81,32 @@ export async function answerFax(
     await record.end(null, reception && { fax_id: reception.fax, page_count: pages.length });
     await fs.rm(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * At a node's start: the receptions it left running when it died (still in status record) end
+ * as a dropped call would end them, with the pages spandsp had written whole to their file
+ * (decisions.md "Fax over the network": a reception a node left).
+ */
+export async function finishLeftReceptions(
+  recorder: Pick<CallRecorder, 'leftReceptions' | 'faxEnded'>,
+  node: string,
+  clock: Clock,
+  log: FastifyBaseLogger,
+): Promise<number> {
+  const left = await recorder.leftReceptions(node);
+  for (const { reception, fax } of left) {
+    const pages = await readReceivedFile(fax.rxFile).catch((error: unknown) => {
+      log.warn({ err: error, fax: reception.fax }, 'left fax file unreadable');
+      return [];
+    });
+    await recorder.faxEnded(reception, fax, {
+      completionCode: FAX_CALL_DROPPED,
+      pages,
+      remoteIdent: '',
+      timeEnd: clock.now() / 1000,
+    });
+    await fs.rm(path.dirname(fax.rxFile), { recursive: true, force: true });
+  }
+  return left.length;
 }

@@ -2,8 +2,10 @@
  * Sending a fax (spec "Fax", POST /api/fax/{uuid}/send; decisions.md "Fax over the
  * network"): one outgoing call of the sending user from `from` to `to`, admitted, identified and
  * filtered (call filter service `fax`) as the user's other outgoing calls; once answered,
- * Zentrale's endpoint runs T.30 as the calling fax machine. A platform number is reached through
- * the carrier path like any other, so a fax between two platform numbers travels as audio.
+ * Zentrale's endpoint runs T.30 as the calling fax machine. The destination is reached as any
+ * call's is (context.ts outside): a platform number back through this node's UA, where its
+ * number answers it, so a fax between two platform numbers travels as audio; any other number
+ * through the carrier.
  */
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { MediaLeg } from '../media-leg.js';
@@ -60,7 +62,14 @@ export async function sendFax(ctx: EngineContext, request: FaxSendRequest): Prom
     record.answered();
     request.progress?.({ phase: 'answered', pages: 0 });
     const fax = leg.endpoint.fax(
-      { caller: true, ident: request.ident, header: request.header, ecm: true, txFile: request.tiff },
+      {
+        caller: true,
+        ident: request.ident,
+        header: request.header,
+        ecm: true,
+        txFile: request.tiff,
+        library: ctx.options.faxLibrary,
+      },
       (done) => request.progress?.({ phase: 'page', pages: done }),
     );
     // The call's end closes the endpoint, which ends the fax (phase E, call dropped).

@@ -17,6 +17,7 @@ import {
   type EngineContext,
   featureNumber,
   identityFor,
+  isPlatformUri,
   MAX_RING_SECONDS,
   outside,
   trackLeg,
@@ -123,8 +124,11 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
   }
   const accountName = call.request.headers.get('x-zentrale-account');
   const fromCarrier = call.request.headers.get('x-zentrale-source') === 'carrier';
+  // Kamailio marks every request of a phone (account) or of the carrier; an unmarked one is this
+  // node's own call to a platform number, relayed back (platformUri).
+  const fromPlatform = !accountName && !fromCarrier && isPlatformUri(call.request.uri);
   const account = accountName ? await ctx.routing.sipAccount(accountName) : undefined;
-  if (!account && !fromCarrier) {
+  if (!account && !fromCarrier && !fromPlatform) {
     call.reject(403);
     return;
   }

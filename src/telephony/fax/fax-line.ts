@@ -68,6 +68,18 @@ export interface IncomingFax {
   readonly to: string;
   /** Wall-clock seconds (the engine's Clock) when the call was answered. */
   readonly timeStart: number;
+  /**
+   * The node receiving it (the engine's name in the running-legs table) and the file spandsp
+   * writes the pages received whole to: that node's next start finishes a reception it left.
+   */
+  readonly node: string;
+  readonly rxFile: string;
+}
+
+/** A reception a node left running (it died): to finish on its next start. */
+export interface LeftReception {
+  readonly reception: FaxReception;
+  readonly fax: IncomingFax;
 }
 
 /** What the fax area made of an incoming fax as it began: the fax object and its report entry. */

@@ -4,6 +4,7 @@
  */
 import koffi from 'koffi';
 import {
+  type SpandspLibrary,
   spandsp,
   T4_COMPRESSION_ITU_T6,
   T30_STATS_BYTES,
@@ -32,6 +33,8 @@ export interface FaxSessionOptions {
   readonly txFile?: string;
   /** ... the TIFF file received pages are written to (T.6). */
   readonly rxFile?: string;
+  /** The spandsp library (FAX_LIBRARY); unset: libspandsp.so.2. */
+  readonly library?: string;
 }
 
 export interface FaxResult {
@@ -67,7 +70,7 @@ type Stats = Record<(typeof T30_STATS_FIELDS)[number], number>;
 export class FaxSession {
   /** Resolved at phase E: the end of the fax, successful or not. */
   readonly done: Promise<FaxResult>;
-  private readonly lib = spandsp();
+  private readonly lib: SpandspLibrary;
   private fax: unknown;
   private readonly t30: unknown;
   private handlers: bigint[] = [];
@@ -81,6 +84,7 @@ export class FaxSession {
     if ((options.txFile === undefined) === (options.rxFile === undefined))
       throw new Error('a fax session sends a file or receives one');
     this.sending = options.txFile !== undefined;
+    this.lib = spandsp(options.library);
     this.done = new Promise((resolve) => {
       this.resolve = resolve;
     });

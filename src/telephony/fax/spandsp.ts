@@ -9,8 +9,8 @@ export const SPANDSP_LIBRARY = 'libspandsp.so.2';
 
 /** The library is not installed (scripts/install-telephony.sh installs libspandsp2). */
 export class FaxEngineUnavailableError extends Error {
-  constructor(cause: unknown) {
-    super(`fax engine unavailable: ${SPANDSP_LIBRARY} cannot be loaded (${String(cause)})`);
+  constructor(library: string, cause: unknown) {
+    super(`fax engine unavailable: ${library} cannot be loaded (${String(cause)})`);
     this.name = 'FaxEngineUnavailableError';
   }
 }
@@ -76,19 +76,36 @@ export interface SpandspLibrary {
   readonly phaseBHandler: TypeObject;
 }
 
-let loaded: SpandspLibrary | FaxEngineUnavailableError | undefined;
+/** Each library tried, loaded or not (a library is loaded once per thread). */
+const loaded = new Map<string, SpandspLibrary | FaxEngineUnavailableError>();
 
-/** Loads libspandsp once; throws FaxEngineUnavailableError when it is missing. */
-export function spandsp(): SpandspLibrary {
-  if (loaded === undefined) {
+/**
+ * Loads `library` (FAX_LIBRARY; unset: Debian's libspandsp) once; throws
+ * FaxEngineUnavailableError when it cannot be loaded.
+ */
+export function spandsp(library = SPANDSP_LIBRARY): SpandspLibrary {
+  let found = loaded.get(library);
+  if (found === undefined) {
     try {
-      loaded = bind(koffi.load(SPANDSP_LIBRARY));
+      found = bind(koffi.load(library));
     } catch (error) {
-      loaded = new FaxEngineUnavailableError(error);
+      found = new FaxEngineUnavailableError(library, error);
     }
+    loaded.set(library, found);
   }
-  if (loaded instanceof FaxEngineUnavailableError) throw loaded;
-  return loaded;
+  if (found instanceof FaxEngineUnavailableError) throw found;
+  return found;
+}
+
+/** The fax engine can run on this node: `library` loads. */
+export function faxEngineAvailable(library?: string): boolean {
+  try {
+    spandsp(library);
+    return true;
+  } catch (error) {
+    if (error instanceof FaxEngineUnavailableError) return false;
+    throw error;
+  }
 }
 
 function bind(lib: LibraryHandle): SpandspLibrary {

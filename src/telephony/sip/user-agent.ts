@@ -46,6 +46,11 @@ interface ResolvedOptions extends SipUserAgentOptions {
   ringTimeoutSeconds: number;
 }
 
+/** A pending call's key: its side (the UA answers `in`, places `out`) and Call-ID. */
+function pendingKey(call: SipCall): string {
+  return `${call instanceof IncomingCall ? 'in' : 'out'} ${call.callId}`;
+}
+
 /** The user agent: one transport, its transactions, and the calls in progress. */
 export class SipUserAgent {
   readonly options: ResolvedOptions;
@@ -54,7 +59,11 @@ export class SipUserAgent {
   readonly timers: TimerSettings;
   /** Confirmed dialogs by Call-ID|local tag|remote tag. */
   private readonly dialogs = new Map<string, SipCall>();
-  /** Calls by Call-ID before their dialog is confirmed (for CANCEL and the first ACK). */
+  /**
+   * Calls before their dialog is confirmed (for CANCEL and the first ACK), by side and Call-ID:
+   * a call of this UA routed back to it (a platform number, decisions.md "Fax over the network")
+   * is pending once as the caller and once as the callee under one Call-ID.
+   */
   private readonly pending = new Map<string, SipCall>();
   private inviteHandler: ((call: IncomingCall) => void) | undefined;
   /** The ACK we sent for the 2xx of each dialog's last re-INVITE, sent again for a retransmitted 2xx. */
@@ -108,7 +117,7 @@ export class SipUserAgent {
       call.finish('failed');
       return call;
     }
-    this.pending.set(call.callId, call);
+    this.pending.set(pendingKey(call), call);
     call.start();
     return call;
   }
@@ -211,13 +220,13 @@ export class SipUserAgent {
 
   /** @internal the dialog is confirmed (2xx sent or received). */
   confirm(call: SipCall): void {
-    this.pending.delete(call.callId);
+    this.pending.delete(pendingKey(call));
     if (call.dialog && !call.ended) this.dialogs.set(call.dialog.key, call);
   }
 
   /** @internal */
   forget(call: SipCall): void {
-    if (this.pending.get(call.callId) === call) this.pending.delete(call.callId);
+    if (this.pending.get(pendingKey(call)) === call) this.pending.delete(pendingKey(call));
     if (call.dialog && this.dialogs.get(call.dialog.key) === call) {
       this.dialogs.delete(call.dialog.key);
       this.acks.delete(call.dialog.key);
@@ -245,7 +254,7 @@ export class SipUserAgent {
         return;
       }
       transaction.respond(transaction.response(200));
-      const call = this.pending.get(request.headers.get('call-id')!);
+      const call = this.pending.get(`in ${request.headers.get('call-id')!}`);
       if (call instanceof IncomingCall) call.cancelled();
       return;
     }
@@ -278,7 +287,7 @@ export class SipUserAgent {
 
   private receiveInvite(request: SipRequest, transaction: ServerTransaction, remote: Remote): void {
     const callId = request.headers.get('call-id')!;
-    if (this.pending.has(callId)) {
+    if (this.pending.has(`in ${callId}`)) {
       // Merged request (8.2.2.2): same Call-ID, another branch, still in progress.
       transaction.respond(transaction.response(482, 'Loop Detected'));
       return;
@@ -301,7 +310,7 @@ export class SipUserAgent {
     transaction.respond(transaction.response(100));
     const call = new IncomingCall(this, request, transaction, remote);
     call.replaces = replaced;
-    this.pending.set(callId, call);
+    this.pending.set(pendingKey(call), call);
     try {
       this.inviteHandler(call);
     } catch {
@@ -336,7 +345,7 @@ export class SipUserAgent {
       this.transport.send(ack.request, ack.remote);
       return;
     }
-    const call = this.dialogs.get(key) ?? this.pending.get(callId);
+    const call = this.dialogs.get(key) ?? this.pending.get(`out ${callId}`);
     if (call instanceof OutgoingCall) call.receive(response);
   }
 

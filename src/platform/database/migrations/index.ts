@@ -36,6 +36,7 @@ import * as usageCounters from './0034-usage-counters.js';
 import * as faxSend from './0035-fax-send.js';
 import * as conferencePhone from './0036-conference-phone.js';
 import * as webhooks from './0037-webhooks.js';
+import * as faxReception from './0038-fax-reception.js';
 
 export const migrations: Record<string, Migration> = {
   '0001-foundation': foundation,
@@ -74,4 +75,5 @@ export const migrations: Record<string, Migration> = {
   '0035-fax-send': faxSend,
   '0036-conference-phone': conferencePhone,
   '0037-webhooks': webhooks,
+  '0038-fax-reception': faxReception,
 };
