@@ -13,7 +13,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import type { Clock } from '../../platform/clock.js';
 import type { FaxPageImage } from '../../platform/content/fax-pdf.js';
 import type { FaxReception, IncomingFax } from '../fax/fax-line.js';
-import { droppedFax, type FaxResult } from '../fax/fax-session.js';
+import { droppedFax, FAX_CALL_DROPPED, type FaxResult } from '../fax/fax-session.js';
 import { readReceivedFile } from '../fax/tiff-f.js';
 import { MediaLeg } from '../media-leg.js';
 import type { IncomingCall } from '../sip/index.js';
