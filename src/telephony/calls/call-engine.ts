@@ -62,7 +62,7 @@ export class CallEngine {
     private readonly options: CallEngineOptions,
   ) {
     this.routing = directory.routing;
-    this.rooms = new ConferenceRooms(media);
+    this.rooms = new ConferenceRooms(media, options.clock);
     this.recorder = directory.recorder;
     this.node = `${os.hostname()}/${options.proxy.address}:${options.proxy.port}`;
     const engine = this;
