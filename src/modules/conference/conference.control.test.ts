@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { tone } from '../../../test/calls.js';
+import { phone, sipAccount, tone } from '../../../test/calls.js';
 import { ABSENT, caller, conferenceScene, hearsExactly, PRESENT, power } from '../../../test/conference.js';
 import { loggedInClient, until } from '../../../test/helper.js';
 import { linkUsers } from '../../../test/object-store.js';
@@ -165,4 +165,50 @@ test('the API controls a live room: members listed; mute, deaf, volume_in +4, fl
     (await client.call('POST', `/api/conference/${uuid}/control`, { lock: true })).status,
     'illegal-state',
   );
+});
+
+test('dial-out: the call is answered at once with its UUID and joins the room when the callee answers; a reader or a stranger dials nobody', async (t) => {
+  const scene = await conferenceScene(t, '+4930555311');
+  const { client, engine, node } = scene;
+  const uuid = (await client.call('POST', '/api/conference', { description: 'Dial' })).uuid as string;
+  const room = engine.rooms.open(uuid, { enter: null, leave: null });
+  const a = await caller(t, scene, 'dial_a', tone(600, 30));
+  void joinConference(a.call, room);
+  const callee = await sipAccount(node.app, 'dialb_01');
+  const b = await phone(t, node, callee, { microphone: tone(1000, 30) });
+
+  const { client: reader, user: readerUser } = await loggedInClient(node.app);
+  const { client: stranger } = await loggedInClient(node.app);
+  await linkUsers(node.app, scene.owner, readerUser.uuid);
+  const tags = await node.app.services.tags.getUserTags(scene.owner);
+  await client.call('POST', `/api/object/${uuid}/tag`, { add: [tags.share_read] });
+  const calls = engine.calls.size;
+  assert.equal(
+    (await reader.call('POST', `/api/conference/${uuid}/dial`, { to: 'dialb_01' })).status,
+    'access-denied',
+  );
+  assert.equal(
+    (await stranger.call('POST', `/api/conference/${uuid}/dial`, { to: 'dialb_01' })).status,
+    'wrong-object',
+  );
+  assert.equal((await client.call('POST', `/api/conference/${uuid}/dial`, {})).status, 'missing-element');
+  assert.equal(engine.calls.size, calls);
+
+  const established = b.waitFor('CALL_ESTABLISHED', 20_000);
+  const dialled = await client.call('POST', `/api/conference/${uuid}/dial`, { to: 'dialb_01', timeout: 30 });
+  assert.equal(dialled.status, 'ok');
+  const member = dialled.call as string;
+  assert.ok(engine.calls.get(member), 'the call exists when its UUID is answered');
+  await established;
+  await until(() => room.member(member) !== undefined, 'the callee joined the room');
+  await hearsExactly(b, [600], [1000], 'the callee hears a, not itself');
+  await hearsExactly(a.peer, [1000], [600], 'a hears the callee');
+  assert.deepEqual(
+    Object.keys((await client.call('GET', `/api/conference/${uuid}/member`)).member as object),
+    [a.call.uuid, member],
+  );
+  const closed = b.waitFor('CALL_CLOSED', 20_000);
+  await client.call('DELETE', `/api/conference/${uuid}/member/${member}`);
+  await closed;
+  assert.equal(room.size, 1);
 });

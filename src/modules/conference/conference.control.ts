@@ -9,7 +9,11 @@ import { ApiError } from '../../platform/errors.js';
 import type { ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { pageItems } from '../../platform/paging.js';
 import { ConferenceError, type LiveRoom, type Telephony } from '../../telephony/index.js';
+import { requireOutgoing } from '../call/index.js';
+import type { CallFilterService } from '../callfilter/index.js';
+import type { PhoneService } from '../phone/index.js';
 import {
+  type DialMemberBody,
   type ListMembersQuery,
   MEMBER_LIST_COUNT,
   type MemberControlBody,
@@ -22,6 +26,8 @@ export interface ConferenceControlDeps {
   /** The conference type of the store (ConferenceService.definition). */
   readonly definition: ObjectTypeDefinition;
   readonly telephony: Pick<Telephony, 'calls'>;
+  readonly phones: Pick<PhoneService, 'findOwnNumber'>;
+  readonly callFilters: Pick<CallFilterService, 'callFilterOf'>;
 }
 
 export class ConferenceControl {
@@ -90,6 +96,27 @@ export class ConferenceControl {
       if (body.lock !== undefined) room.lock(body.lock);
       if (body.mute_all !== undefined) room.muteAll(body.mute_all);
     });
+  }
+
+  /**
+   * POST /api/conference/{uuid}/dial: a call of the user to `to` that joins the room once
+   * answered, judged as the call API's dial: wrong-object, access-denied (read access only; `from`
+   * locked; the user's call filter refuses `to` for the call API), wrong-phone (`from` not the
+   * user's), illegal-state (the call engine is not running), quota-exceeded (the user's
+   * concurrent calls are all taken). The call's UUID at once.
+   */
+  async dial(user: string, uuid: string, body: DialMemberBody): Promise<string> {
+    await this.requireWrite(user, uuid);
+    await requireOutgoing(this.deps, user, body.from, body.to);
+    const engine = this.deps.telephony.calls;
+    if (!engine) throw new ApiError('illegal-state', 'the call engine is not running');
+    // The room is live from its first member on: one answering while it is empty opens it.
+    const call = await engine.dialRoom(
+      { owner: user, from: body.from, to: body.to, ringSeconds: body.timeout ?? 60 },
+      () => engine.rooms.open(uuid),
+    );
+    if (!call) throw new ApiError('quota-exceeded', 'all concurrent calls of the user are taken');
+    return call.uuid;
   }
 
   private async requireWrite(user: string, uuid: string): Promise<void> {

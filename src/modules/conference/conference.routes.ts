@@ -9,6 +9,8 @@ import {
   ConferenceParams,
   CreateConferenceBody,
   DeleteConferenceQuery,
+  DialMemberAnswer,
+  DialMemberBody,
   GetConferenceAnswer,
   ListConferencesAnswer,
   ListConferencesQuery,
@@ -257,5 +259,28 @@ export function conferenceRoutes(
       await control.controlRoom(userOf(request), request.params.uuid, request.body);
       return {};
     },
+  );
+
+  app.post(
+    '/api/conference/:uuid/dial',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Dial a member into the room (a call of the user that joins the room once answered)',
+        description:
+          "The call API's dial path (POST /api/call/dial) with the room instead of a bridge: the user's call " +
+          'filter (call_api), concurrent calls and number; the callee is not asked the PIN; a room locked or ' +
+          `full when it answers hangs up on it. ${CONTROL_STATUSES}, access-denied (also: \`from\` locked, ` +
+          "the call filter refuses `to`), wrong-phone (`from` not the user's), illegal-state (no call engine), " +
+          'quota-exceeded (concurrent calls).',
+        tags,
+        params: ConferenceParams,
+        body: DialMemberBody,
+        response: { 200: DialMemberAnswer },
+      },
+    },
+    async (request) => ({
+      call: await control.dial(userOf(request), request.params.uuid, request.body),
+    }),
   );
 }

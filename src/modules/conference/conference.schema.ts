@@ -178,3 +178,26 @@ export const RoomControlBody = Type.Object(
   { additionalProperties: false, minProperties: 1 },
 );
 export type RoomControlBody = Static<typeof RoomControlBody>;
+
+export const DialMemberBody = Type.Object(
+  {
+    to: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description: 'who is called into the room: a SIP account by name or a number, as a phone dials',
+    }),
+    from: Type.Optional({ ...Phone, description: "the caller id shown: one of the user's numbers" }),
+    timeout: Type.Optional(
+      Type.Integer({ minimum: 5, maximum: 180, default: 60, description: 'seconds it rings (5..180)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DialMemberBody = Static<typeof DialMemberBody>;
+
+export const DialMemberAnswer = envelope({
+  call: {
+    ...Uuid,
+    description: "the call's UUID (the member's UUID once it joined); it is followed as any call",
+  },
+});

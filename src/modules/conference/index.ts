@@ -32,6 +32,8 @@ export const conferenceArea = defineArea({
       store: s.store,
       definition: conferences.definition,
       telephony: s.telephony,
+      phones: s.phones,
+      callFilters: s.callFilters,
     });
     return { conferences, conferenceControl: control };
   },

@@ -10,7 +10,8 @@
  */
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
-import { ConferenceRooms } from '../conference/room.js';
+import { dialIntoRoom, type RoomDial } from '../conference/conference-dial.js';
+import { ConferenceRooms, type Room } from '../conference/room.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
@@ -175,6 +176,14 @@ export class CallEngine {
    */
   dial(request: Omit<ViaThenTo, 'service' | 'filter'>): Promise<Call | undefined> {
     return clickToDial(this.context, request);
+  }
+
+  /**
+   * POST /api/conference/{uuid}/dial (conference-dial.ts): the call, queued before its INVITE
+   * leaves, joins `room` once answered. Undefined beyond the owner's concurrent-call bound.
+   */
+  dialRoom(request: RoomDial, room: () => Room): Promise<Call | undefined> {
+    return dialIntoRoom(this.context, request, room);
   }
 
   /** Transfer of a call Zentrale relays (transfer.ts): its other party to `target`, blind or attended. */
