@@ -73,5 +73,6 @@ export type {
   SipAccountInfo,
   Voicemail,
 } from './calls/index.js';
-export type { MemberView as RoomMemberView } from './conference/room.js';
+export { ConferenceError } from './conference/errors.js';
+export type { MemberView as RoomMemberView, Room as LiveRoom } from './conference/room.js';
 export { pcmFromWav, recordingToWav } from './media/index.js';

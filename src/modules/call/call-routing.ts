@@ -113,18 +113,7 @@ export class CallAreaRouting implements CallRouting {
     return {
       kind: 'conference',
       owner: room.owner,
-      room: {
-        id: room.uuid,
-        owner: room.owner,
-        description: room.description,
-        pin: room.pin || room.moderator_pin,
-        moderators: room.moderator,
-        maxMembers: room.max_members,
-        enter: room.announcement_enter,
-        leave: room.announcement_leave,
-        music: room.music,
-        record: room.record,
-      },
+      room: this.services.conferences.settingsOf(room),
     };
   }
 

@@ -93,6 +93,26 @@ export interface CallApiDeps {
   readonly commands: Pick<CallCommandDeps, 'recordings' | 'announcementWav' | 'speak'>;
 }
 
+/**
+ * A call the user places through the API (POST /api/call/dial, POST /api/conference/{uuid}/dial):
+ * wrong-phone (`from` is not the user's number), access-denied (`from` is locked, or the
+ * partner's call filter refuses `to` for the call API).
+ */
+export async function requireOutgoing(
+  deps: Pick<CallApiDeps, 'phones' | 'callFilters'>,
+  user: string,
+  from: string | undefined,
+  to: string,
+): Promise<void> {
+  if (from !== undefined) {
+    const number = await deps.phones.findOwnNumber(user, from);
+    if (number.locked) throw new ApiError('access-denied', `${from} is locked`);
+  }
+  const filter = await deps.callFilters.callFilterOf(user);
+  if (filter && !decideCallFilter(filter, to, 'call_api').allowed)
+    throw new ApiError('access-denied', `the call filter refuses a call to ${to}`);
+}
+
 export class CallApiService {
   private pruneTimer: NodeJS.Timeout | undefined;
   /** Calls of this node that ended lately: the users they concerned, and when they ended. */
@@ -121,13 +141,7 @@ export class CallApiService {
   async dial(user: string, body: DialBody): Promise<CallView> {
     if (parseDialled(body.via).kind === 'sip' && !(body.via in (await this.deps.sip.listAccounts(user))))
       throw new ApiError('wrong-sip', `no SIP account ${body.via}`);
-    if (body.from !== undefined) {
-      const number = await this.deps.phones.findOwnNumber(user, body.from);
-      if (number.locked) throw new ApiError('access-denied', `${body.from} is locked`);
-    }
-    const filter = await this.deps.callFilters.callFilterOf(user);
-    if (filter && !decideCallFilter(filter, body.to, 'call_api').allowed)
-      throw new ApiError('access-denied', `the call filter refuses a call to ${body.to}`);
+    await requireOutgoing(this.deps, user, body.from, body.to);
     const engine = this.deps.telephony.calls;
     if (!engine) throw new ApiError('illegal-state', 'the call engine is not running');
     const call = await engine.dial({

@@ -5,7 +5,7 @@ import { CallNodes } from './call-nodes.js';
 import { CallAreaRecorder } from './call-recorder.js';
 import { CallAreaRouting } from './call-routing.js';
 
-export { CallApiService } from './call.service.js';
+export { CallApiService, requireOutgoing } from './call.service.js';
 export { CallNodes } from './call-nodes.js';
 export { CallAreaRecorder } from './call-recorder.js';
 export { CallAreaRouting } from './call-routing.js';

@@ -1,16 +1,24 @@
-/** Routes of the spec's `/api/conference` family: the conference objects (docs/decisions.md "Conferences"). */
+/** Routes of the spec's `/api/conference` family: the conference objects and their live rooms' members and controls (docs/decisions.md "Conferences"). */
 import { sessionOf, userOf } from '../../platform/access.js';
 import { Empty, isSet, SubscribeQuery, UuidAnswer } from '../../platform/schema.js';
 import type { AppInstance } from '../../platform/server.js';
+import type { ConferenceControl } from './conference.control.js';
 import { MAX_SUBSCRIPTIONS } from './conference.events.js';
 import {
   ConferenceEventAnswer,
   ConferenceParams,
   CreateConferenceBody,
   DeleteConferenceQuery,
+  DialMemberAnswer,
+  DialMemberBody,
   GetConferenceAnswer,
   ListConferencesAnswer,
   ListConferencesQuery,
+  ListMembersAnswer,
+  ListMembersQuery,
+  MemberControlBody,
+  MemberParams,
+  RoomControlBody,
   UpdateConferenceBody,
 } from './conference.schema.js';
 import { type ConferenceService, MAX_CONFERENCES } from './conference.service.js';
@@ -21,7 +29,15 @@ const REFERENCES =
   "read), wrong-user (a moderator who is no user), wrong-phone (a number not the owner's), phone-duplicate " +
   '(a number another conference has)';
 
-export function conferenceRoutes(app: AppInstance, conferences: ConferenceService): void {
+const CONTROL_STATUSES =
+  'Statuses wrong-object (no such conference, or not readable), access-denied (read access only: control ' +
+  'needs write access), wrong-syntax';
+
+export function conferenceRoutes(
+  app: AppInstance,
+  conferences: ConferenceService,
+  control: ConferenceControl,
+): void {
   app.post(
     '/api/conference',
     {
@@ -163,5 +179,108 @@ export function conferenceRoutes(app: AppInstance, conferences: ConferenceServic
       await conferences.unsubscribe(sessionOf(request), userOf(request), request.params.uuid);
       return {};
     },
+  );
+
+  app.get(
+    '/api/conference/:uuid/member',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "The live room's members, paged (Conventions 8)",
+        description:
+          'The members of the room on this node now, keyed by member UUID (their calls), in joining order; ' +
+          `\`{}\` while nobody is in it. ${CONTROL_STATUSES}.`,
+        tags,
+        params: ConferenceParams,
+        querystring: ListMembersQuery,
+        response: { 200: ListMembersAnswer },
+      },
+    },
+    async (request) => ({
+      member: await control.listMembers(userOf(request), request.params.uuid, request.query),
+    }),
+  );
+
+  app.post(
+    '/api/conference/:uuid/member/:member',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Control a member: mute, deaf, volume_in, volume_out, floor',
+        description:
+          'The fields given change, all or none (conference_update tells the changed ones). ' +
+          `${CONTROL_STATUSES} (a volume outside −4..4), illegal-state (not, or no longer, a member of the live room).`,
+        tags,
+        params: MemberParams,
+        body: MemberControlBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      const { uuid, member } = request.params;
+      await control.controlMember(userOf(request), uuid, member, request.body);
+      return {};
+    },
+  );
+
+  app.delete(
+    '/api/conference/:uuid/member/:member',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Kick a member: it leaves the room and its call is hung up',
+        description: `${CONTROL_STATUSES}, illegal-state (not, or no longer, a member of the live room).`,
+        tags,
+        params: MemberParams,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      const { uuid, member } = request.params;
+      await control.kickMember(userOf(request), uuid, member);
+      return {};
+    },
+  );
+
+  app.post(
+    '/api/conference/:uuid/control',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: "The moderator's room controls: lock, mute-all",
+        description: `${CONTROL_STATUSES}, illegal-state (nobody is in the room).`,
+        tags,
+        params: ConferenceParams,
+        body: RoomControlBody,
+        response: { 200: Empty },
+      },
+    },
+    async (request) => {
+      await control.controlRoom(userOf(request), request.params.uuid, request.body);
+      return {};
+    },
+  );
+
+  app.post(
+    '/api/conference/:uuid/dial',
+    {
+      config: { access: 'user' },
+      schema: {
+        summary: 'Dial a member into the room (a call of the user that joins the room once answered)',
+        description:
+          "The call API's dial path (POST /api/call/dial) with the room instead of a bridge: the user's call " +
+          'filter (call_api), concurrent calls and number; the callee is not asked the PIN; a room locked or ' +
+          `full when it answers hangs up on it. ${CONTROL_STATUSES}, access-denied (also: \`from\` locked, ` +
+          "the call filter refuses `to`), wrong-phone (`from` not the user's), illegal-state (no call engine), " +
+          'quota-exceeded (concurrent calls).',
+        tags,
+        params: ConferenceParams,
+        body: DialMemberBody,
+        response: { 200: DialMemberAnswer },
+      },
+    },
+    async (request) => ({
+      call: await control.dial(userOf(request), request.params.uuid, request.body),
+    }),
   );
 }

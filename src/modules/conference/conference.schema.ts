@@ -102,3 +102,102 @@ export const DeleteConferenceQuery = DeleteQuery;
 export const ConferenceEventAnswer = envelope({
   expires: Type.Integer({ description: 'seconds since epoch when the subscription ends unless renewed' }),
 });
+
+/* Member and room control (docs/decisions.md "Conferences: member and room control"). */
+
+export const MEMBER_LIST_COUNT = { default: 100, max: 1000 };
+
+const Volume = (what: string) =>
+  Type.Integer({
+    minimum: -4,
+    maximum: 4,
+    description: `${what} in steps −4..4 (FreeSWITCH's factors: −4..−1 ×0.2, 0.4, 0.6, 0.8; +1..+4 ×1.3, 2.3, 3.3, 4.3); outside: wrong-syntax`,
+  });
+
+export const MemberObject = Type.Object({
+  time: Type.Integer({ description: 'when the member joined, seconds since epoch' }),
+  mute: Type.Boolean({ description: "the member's audio reaches no one" }),
+  deaf: Type.Boolean({ description: 'the member hears nothing of the room' }),
+  talk: Type.Boolean({ description: 'the member talks now (energy detection)' }),
+  floor: Type.Boolean({
+    description: 'the member holds the floor: given by a moderator, else the loudest talker',
+  }),
+  volume_in: Volume('how loud the others hear the member'),
+  volume_out: Volume('how loud the member hears the room'),
+});
+export type MemberObject = Static<typeof MemberObject>;
+
+export const ListMembersQuery = Type.Object(pageQuery(MEMBER_LIST_COUNT));
+export type ListMembersQuery = Static<typeof ListMembersQuery>;
+
+export const ListMembersAnswer = envelope({
+  member: Type.Record(Type.String(), MemberObject, {
+    description:
+      "one page of the room's live members keyed by member UUID (the member's call UUID), in joining " +
+      'order; `{}` while nobody is in the room. `start` is the `time:uuid` key of the last member of a page ' +
+      '(time zero-padded to 12 digits)',
+  }),
+});
+
+export const MemberParams = Type.Object({
+  uuid: Uuid,
+  member: { ...Uuid, description: "the member's UUID (its call's UUID)" },
+});
+
+export const MemberControlBody = Type.Object(
+  {
+    mute: Type.Optional(Type.Boolean()),
+    deaf: Type.Optional(Type.Boolean()),
+    volume_in: Type.Optional(Volume('how loud the others hear the member')),
+    volume_out: Type.Optional(Volume('how loud the member hears the room')),
+    floor: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the member holds the floor until it leaves or it is taken back; false: a floor given to it goes ' +
+          'back to the loudest talker',
+      }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type MemberControlBody = Static<typeof MemberControlBody>;
+
+export const RoomControlBody = Type.Object(
+  {
+    lock: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: the live room takes nobody new (refused as a locked room) until unlocked or ' +
+          'it empties; the lasting switch is the conference setting `locked`',
+      }),
+    ),
+    mute_all: Type.Optional(
+      Type.Boolean({ description: 'mutes (true) or unmutes (false) every member but the moderators' }),
+    ),
+  },
+  { additionalProperties: false, minProperties: 1 },
+);
+export type RoomControlBody = Static<typeof RoomControlBody>;
+
+export const DialMemberBody = Type.Object(
+  {
+    to: Type.String({
+      minLength: 1,
+      maxLength: 50,
+      description: 'who is called into the room: a SIP account by name or a number, as a phone dials',
+    }),
+    from: Type.Optional({ ...Phone, description: "the caller id shown: one of the user's numbers" }),
+    timeout: Type.Optional(
+      Type.Integer({ minimum: 5, maximum: 180, default: 60, description: 'seconds it rings (5..180)' }),
+    ),
+  },
+  { additionalProperties: false },
+);
+export type DialMemberBody = Static<typeof DialMemberBody>;
+
+export const DialMemberAnswer = envelope({
+  call: {
+    ...Uuid,
+    description: "the call's UUID (the member's UUID once it joined); it is followed as any call",
+  },
+});

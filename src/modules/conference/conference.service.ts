@@ -15,6 +15,7 @@ import { ApiError } from '../../platform/errors.js';
 import type { EventHub } from '../../platform/events/event-hub.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { hashSecret, verifySecret } from '../../platform/secrets.js';
+import type { ConferenceSettings } from '../../telephony/index.js';
 import type { AnnouncementService } from '../announcement/index.js';
 import type { RecordingService } from '../recording/index.js';
 import { ConferenceEvents } from './conference.events.js';
@@ -59,6 +60,28 @@ export interface ConferenceRoom {
   readonly locked: boolean;
   readonly pin: boolean;
   readonly moderator_pin: boolean;
+}
+
+/** A conference object's row as the room it makes (the PINs only as whether one is set). */
+export function conferenceRoomOf(store: ObjectStore, row: ObjectRow): ConferenceRoom {
+  const { phone: _numbers, ...settings } = shown(store.dataOf<ConferenceData>(row));
+  return { uuid: row.uuid, owner: row.owner, description: row.description, ...settings };
+}
+
+/** The room's settings as the call engine takes them (calls to its numbers, dial-out). */
+export function roomSettings(room: ConferenceRoom): ConferenceSettings {
+  return {
+    id: room.uuid,
+    owner: room.owner,
+    description: room.description,
+    pin: room.pin || room.moderator_pin,
+    moderators: room.moderator,
+    maxMembers: room.max_members,
+    enter: room.announcement_enter,
+    leave: room.announcement_leave,
+    music: room.music,
+    record: room.record,
+  };
 }
 
 /** What the conference area asks of the phone area (which comes before it). */
@@ -252,6 +275,11 @@ export class ConferenceService {
     return found && !found.row.trashed ? found.row : undefined;
   }
 
+  /** The room's settings as the call engine takes them (roomSettings). */
+  settingsOf(room: ConferenceRoom): ConferenceSettings {
+    return roomSettings(room);
+  }
+
   /** Whether `pin` opens the room as a member (`member`) or a moderator, or neither. */
   async checkPin(
     room: Pick<ConferenceRoom, 'uuid' | 'owner'>,
@@ -271,8 +299,7 @@ export class ConferenceService {
   }
 
   private room(row: ObjectRow): ConferenceRoom {
-    const { phone: _numbers, ...settings } = shown(this.store.dataOf<ConferenceData>(row));
-    return { uuid: row.uuid, owner: row.owner, description: row.description, ...settings };
+    return conferenceRoomOf(this.store, row);
   }
 
   /** The PINs given, hashed (null clears); those not given are absent. */

@@ -1,4 +1,5 @@
 import { defineArea } from '../../platform/area.js';
+import { ConferenceControl } from './conference.control.js';
 import { conferenceRoutes as routes } from './conference.routes.js';
 import { ConferenceService as Conferences } from './conference.service.js';
 
@@ -9,14 +10,15 @@ export { type ConferenceRoom, ConferenceService } from './conference.service.js'
 declare module '../../platform/area.js' {
   interface Services {
     readonly conferences: Conferences;
+    readonly conferenceControl: ConferenceControl;
   }
 }
 
 /** The spec's `/api/conference` family (docs/decisions.md "Conferences"). */
 export const conferenceArea = defineArea({
   name: 'conference',
-  create: (s, { clock, log }) => ({
-    conferences: new Conferences({
+  create: (s, { clock, log }) => {
+    const conferences = new Conferences({
       store: s.store,
       announcements: s.announcements,
       phones: s.phones,
@@ -26,9 +28,17 @@ export const conferenceArea = defineArea({
       writer: s.writer,
       clock,
       log,
-    }),
-  }),
-  routes: (app, s) => routes(app, s.conferences),
+    });
+    const control = new ConferenceControl({
+      store: s.store,
+      definition: conferences.definition,
+      telephony: s.telephony,
+      phones: s.phones,
+      callFilters: s.callFilters,
+    });
+    return { conferences, conferenceControl: control };
+  },
+  routes: (app, s) => routes(app, s.conferences, s.conferenceControl),
   start: (s) => s.conferences.events.start(),
   stop: (s) => s.conferences.events.stop(),
 });

@@ -10,12 +10,13 @@
  */
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
-import { ConferenceRooms } from '../conference/room.js';
+import { dialIntoRoom, type RoomDial } from '../conference/conference-dial.js';
+import { ConferenceRooms, type Room } from '../conference/room.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
 import type { Call } from './call.js';
-import { liveMembers } from './conference-answer.js';
+import { liveMembers, openRoom } from './conference-answer.js';
 import {
   ALIVE_MS,
   type CallEngineOptions,
@@ -23,7 +24,13 @@ import {
   HEARTBEAT_MS,
   type ReverseWait,
 } from './context.js';
-import type { CallDirectory, CallRecorder, CallRouting, ConferenceMember } from './directory.js';
+import type {
+  CallDirectory,
+  CallRecorder,
+  CallRouting,
+  ConferenceMember,
+  ConferenceSettings,
+} from './directory.js';
 import { finishLeftReceptions } from './fax-answer.js';
 import { sendFax } from './fax-call.js';
 import { handle } from './incoming.js';
@@ -64,7 +71,7 @@ export class CallEngine {
     private readonly options: CallEngineOptions,
   ) {
     this.routing = directory.routing;
-    this.rooms = new ConferenceRooms(media);
+    this.rooms = new ConferenceRooms(media, options.clock);
     this.recorder = directory.recorder;
     this.node = `${os.hostname()}/${options.proxy.address}:${options.proxy.port}`;
     const engine = this;
@@ -190,6 +197,14 @@ export class CallEngine {
    */
   dial(request: Omit<ViaThenTo, 'service' | 'filter'>): Promise<Call | undefined> {
     return clickToDial(this.context, request);
+  }
+
+  /**
+   * POST /api/conference/{uuid}/dial (conference-dial.ts): the call, queued before its INVITE
+   * leaves, joins `room` once answered. Undefined beyond the owner's concurrent-call bound.
+   */
+  dialRoom(request: RoomDial, room: ConferenceSettings): Promise<Call | undefined> {
+    return dialIntoRoom(this.context, request, () => openRoom(this.context, room));
   }
 
   /** Transfer of a call Zentrale relays (transfer.ts): its other party to `target`, blind or attended. */

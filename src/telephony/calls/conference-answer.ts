@@ -111,8 +111,7 @@ async function enter(
     moderator = role === 'moderator';
     leg.endpoint.stop();
   }
-  // The room opens on first use (a room that is live keeps the settings it opened with).
-  const room = ctx.rooms.get(settings.id) ?? ctx.rooms.open(settings.id, ...(await opening(ctx, settings)));
+  const room = await openRoom(ctx, settings);
   let known = callers.get(room);
   if (!known) {
     known = new Map();
@@ -133,6 +132,15 @@ async function enter(
     if (error instanceof ConferenceError) return offline(leg);
     throw error;
   }
+}
+
+/**
+ * The live room of `settings`, opened on first use with the conference's settings and the
+ * listeners that tell the conference area (a call to its number, a dial-out); a room that is
+ * live keeps the settings it opened with.
+ */
+export async function openRoom(ctx: EngineContext, settings: ConferenceSettings): Promise<Room> {
+  return ctx.rooms.get(settings.id) ?? ctx.rooms.open(settings.id, ...(await opening(ctx, settings)));
 }
 
 /** The room's settings and listeners from the conference's. */
@@ -180,8 +188,11 @@ function listeners(ctx: EngineContext, settings: ConferenceSettings): RoomListen
         room: settings,
         ...(recording ? { recording: recordingToWav(recording) } : {}),
       }),
-    joined: (room, view) =>
-      tell({ kind: 'joined', room: settings, member: view.call, view: memberOf(room, view) }),
+    joined: (room, view) => {
+      // A moderator (its PIN, its user) is one in the room too: mute-all leaves it be.
+      if (callers.get(room)?.get(view.call)?.moderator) room.moderate(view.call);
+      tell({ kind: 'joined', room: settings, member: view.call, view: memberOf(room, view) });
+    },
     left: (room, view) => {
       callers.get(room)?.delete(view.call);
       tell({ kind: 'left', room: settings, member: view.call });

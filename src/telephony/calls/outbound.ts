@@ -46,6 +46,22 @@ export async function placed(
   return call;
 }
 
+/** A call of the call API (service call, out) placed for `owner`, shown as `from` (none: anonymous). */
+export function queuedApiCall(
+  ctx: EngineContext,
+  owner: string,
+  from: string | undefined,
+): Promise<Call | undefined> {
+  return placed(ctx, {
+    direction: 'out',
+    service: 'call',
+    owner,
+    number: from,
+    from: from ?? 'anonymous',
+    status: 'queued',
+  });
+}
+
 /** Originates `leg` for `call`, hung up when it rings longer than `ringSeconds`. */
 export async function originated(
   call: Call,
@@ -127,14 +143,7 @@ export async function clickToDial(
   ctx: EngineContext,
   request: Omit<ViaThenTo, 'service' | 'filter'>,
 ): Promise<Call | undefined> {
-  const call = await placed(ctx, {
-    direction: 'out',
-    service: 'call',
-    owner: request.owner,
-    number: request.from,
-    from: request.from ?? 'anonymous',
-    status: 'queued',
-  });
+  const call = await queuedApiCall(ctx, request.owner, request.from);
   if (!call) return undefined;
   void viaThenTo(ctx, call, { ...request, service: 'call', filter: 'call_api', accounts: true }).catch(
     (error: unknown) => ctx.options.log.error({ err: error, owner: request.owner }, 'click-to-dial failed'),

@@ -7,22 +7,13 @@
  */
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import {
-  callApiNumber,
-  cdrsOf,
-  type Node,
-  phone,
-  sipAccount,
-  soundSoFar,
-  telephonyNode,
-  tone,
-} from '../../../test/calls.js';
-import { type Client, eventually, loggedInClient, until } from '../../../test/helper.js';
+import { cdrsOf, tone } from '../../../test/calls.js';
+import { ABSENT, caller, conferenceScene, hearsExactly, PRESENT, power } from '../../../test/conference.js';
+import { until } from '../../../test/helper.js';
 import type { Baresip } from '../../../test/sip-peers.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { newUuid } from '../../platform/ids.js';
 import type { Call } from '../calls/call.js';
-import type { CallEngine } from '../calls/call-engine.js';
 import { goertzelPower, ToneSource } from '../media/index.js';
 import { joinConference } from './conference-step.js';
 import type { MemberView, Room } from './room.js';
@@ -31,64 +22,7 @@ requireTelephonyPackages();
 
 const NUMBER = '+4930555300';
 
-/** The number (call API only) and its owner's subscribed client. */
-async function setUp(
-  t: TestContext,
-): Promise<{ node: Node; client: Client; engine: CallEngine; owner: string }> {
-  const node = await telephonyNode(t);
-  const { client, user } = await loggedInClient(node.app);
-  // Every member's call counts against the number owner's concurrent calls (the default pack allows 2).
-  await node.app.services.features.updatePack('default', { quota: { calls: 10 } });
-  await callApiNumber(node.app, user.uuid, NUMBER);
-  assert.equal((await client.call('GET', '/api/call/event?timeout=600')).status, 'ok');
-  return { node, client, engine: node.app.services.telephony.calls!, owner: user.uuid };
-}
-
-/** A phone sending `microphone` that calls NUMBER; the API answers; its answered Call. */
-async function caller(
-  t: TestContext,
-  scene: { node: Node; client: Client; engine: CallEngine },
-  name: string,
-  microphone: Int16Array,
-): Promise<{ peer: Baresip; call: Call }> {
-  const peer = await phone(t, scene.node, await sipAccount(scene.node.app, name), { microphone });
-  const before = new Set([...scene.engine.calls].map((call) => call.uuid));
-  const established = peer.waitFor('CALL_ESTABLISHED', 20_000);
-  peer.command('dial', NUMBER);
-  const call = await eventually(
-    async () => [...scene.engine.calls].find((c) => !before.has(c.uuid) && c.status === 'ringing'),
-    (found) => found !== undefined,
-    'the call ringing',
-    20_000,
-  );
-  assert.deepEqual(
-    await scene.client.call('POST', `/api/call/${call!.uuid}/control`, { command: 'answer' }),
-    { status: 'ok' },
-  );
-  await established;
-  return { peer, call: call! };
-}
-
-/** Goertzel power of `hz` in the last `ms` the phone heard (a full-scale sine: about 0.25). */
-function power(peer: Baresip, hz: number, ms = 600): number {
-  const audio = soundSoFar(peer);
-  if (!audio) return 0;
-  const n = Math.round((audio.sampleRate * ms) / 1000);
-  return goertzelPower(audio.samples.subarray(Math.max(0, audio.samples.length - n)), audio.sampleRate, hz);
-}
-
-/** The phone's tones at amplitude 0.25 give about 0.0156; absent ones are far below. */
-const PRESENT = 0.003;
-const ABSENT = 0.0003;
-
-async function hearsExactly(peer: Baresip, present: number[], absent: number[], what: string) {
-  await until(
-    () => present.every((hz) => power(peer, hz) > PRESENT) && absent.every((hz) => power(peer, hz) < ABSENT),
-    what,
-    20_000,
-    100,
-  );
-}
+const setUp = (t: TestContext) => conferenceScene(t, NUMBER);
 
 /** Presses keys, each once the engine has it (RFC 4733 events read one by one). */
 async function press(peer: Baresip, call: Call, digits: string): Promise<void> {

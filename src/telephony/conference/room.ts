@@ -5,6 +5,8 @@
  * and mute-all, the maximum of members, enter and leave tones and the recording of the mix, and
  * tells its listeners (the API area, later) when it starts and stops and what changed.
  */
+import { type Clock, systemClock } from '../../platform/clock.js';
+import { nowSeconds } from '../../platform/ids.js';
 import type { Call } from '../calls/call.js';
 import {
   type AudioSource,
@@ -61,6 +63,8 @@ export interface RoomListeners {
 interface Member {
   view: MemberView;
   readonly endpoint: WorkerEndpoint;
+  /** When it joined (seconds since epoch; the API lists members in this order). */
+  readonly since: number;
   /** Ends the member's wait in the room (left, kicked, room closed). */
   readonly gone: () => void;
 }
@@ -76,13 +80,19 @@ export class Room {
   private media: WorkerRoom | undefined;
   private recording: RecordingHandle | undefined;
   locked = false;
+  private readonly moderators = new Set<string>();
   private musicPlaying = false;
+  /** The member given the floor by a moderator; while set, the loudest talker does not take it. */
+  private floorGiven: string | undefined;
+  /** The member the mixer last gave the floor (the loudest talker), for when a given floor ends. */
+  private floorHeard: WorkerEndpoint | null = null;
 
   constructor(
     readonly id: string,
     private readonly engine: WorkerMediaEngine,
     readonly settings: RoomSettings = {},
     private readonly listeners: RoomListeners = {},
+    private readonly clock: Clock = systemClock,
   ) {}
 
   get size(): number {
@@ -91,6 +101,16 @@ export class Room {
 
   list(): MemberView[] {
     return [...this.members.values()].map((member) => member.view);
+  }
+
+  /** The members with the time each joined (seconds since epoch), in joining order. */
+  entries(): { view: MemberView; since: number }[] {
+    return [...this.members.values()].map(({ view, since }) => ({ view, since }));
+  }
+
+  /** Marks member `call` a moderator (its PIN or its user said so): mute-all leaves it be. */
+  moderate(call: string): void {
+    if (this.members.has(call)) this.moderators.add(call);
   }
 
   /** Whether a new member may join now (not locked, not full). */
@@ -127,7 +147,7 @@ export class Room {
       volume_in: settings.volume_in ?? 0,
       volume_out: settings.volume_out ?? 0,
     };
-    this.members.set(call.uuid, { view, endpoint, gone });
+    this.members.set(call.uuid, { view, endpoint, gone, since: nowSeconds(this.clock) });
     media.join(endpoint, mixerSettings(view));
     call.onCleanup(() => this.leave(call.uuid));
     // The member's CDR is a conference record naming the room (its id is the conference's UUID).
@@ -144,10 +164,8 @@ export class Room {
     const media = new WorkerRoom(this.engine, {
       talk: (endpoint, talk) => this.flag(endpoint, { talk }),
       floor: (endpoint) => {
-        for (const member of this.members.values()) {
-          const floor = member.endpoint === endpoint;
-          if (member.view.floor !== floor) this.change(member, { floor });
-        }
+        this.floorHeard = endpoint;
+        if (this.floorGiven === undefined) this.floorTo((member) => member.endpoint === endpoint);
       },
       lost: () => {
         for (const call of [...this.members.keys()]) this.leave(call);
@@ -156,6 +174,43 @@ export class Room {
     this.media = media;
     if (this.settings.recordSeconds) this.recording = media.record(this.settings.recordSeconds);
     return media;
+  }
+
+  /** The floor is the one member `holds` picks (none: no one's); tells the members that changed. */
+  private floorTo(holds: (member: Member) => boolean): void {
+    for (const member of this.members.values()) {
+      const floor = holds(member);
+      if (member.view.floor !== floor) this.change(member, { floor });
+    }
+  }
+
+  /**
+   * Gives the floor to member `call` (FreeSWITCH's vid-floor/floor lock), or, with false, takes a
+   * given floor back to the loudest talker. Member gone: no-member.
+   */
+  floor(call: string, give: boolean): void {
+    if (!this.members.has(call))
+      throw new ConferenceError('no-member', `no member ${call} in room ${this.id}`);
+    if (give) {
+      this.floorGiven = call;
+      this.floorTo((member) => member.view.call === call);
+    } else if (this.floorGiven === call) this.releaseFloor();
+  }
+
+  private releaseFloor(): void {
+    this.floorGiven = undefined;
+    const heard = this.floorHeard;
+    this.floorTo((member) => heard !== null && member.endpoint === heard);
+  }
+
+  /** The member's view; undefined when `call` is no member (left, or never joined). */
+  member(call: string): MemberView | undefined {
+    return this.members.get(call)?.view;
+  }
+
+  /** The moderator's lock: a locked room refuses new members (locked); its members stay. */
+  lock(locked: boolean): void {
+    this.locked = locked;
   }
 
   private flag(endpoint: WorkerEndpoint, changed: Partial<MemberView>): void {
@@ -193,7 +248,10 @@ export class Room {
     const member = this.members.get(call);
     if (!member) return;
     this.members.delete(call);
+    this.moderators.delete(call);
     this.media?.leave(member.endpoint);
+    if (this.floorHeard === member.endpoint) this.floorHeard = null;
+    if (this.floorGiven === call) this.releaseFloor();
     member.gone();
     this.listeners.left?.(this, member.view);
     if (this.members.size > 0) {
@@ -239,10 +297,11 @@ export class Room {
     void call.hangup().catch(() => {});
   }
 
-  /** The moderator's mute-all: every member but `except` (the moderator) muted, or all unmuted. */
+  /** The moderator's mute-all: every member but `except` and the moderators muted, or all unmuted. */
   muteAll(mute: boolean, except?: string): void {
-    for (const member of this.members.values())
-      if (member.view.call !== except) this.control(member.view.call, { mute });
+    for (const member of [...this.members.values()])
+      if (member.view.call !== except && !this.moderators.has(member.view.call))
+        this.control(member.view.call, { mute });
   }
 
   /** Ends the room: every member leaves (their calls go on to their next step). */
@@ -259,19 +318,28 @@ function mixerSettings(view: MemberView): MemberSettings {
 export class ConferenceRooms {
   private readonly rooms = new Map<string, Room>();
 
-  constructor(private readonly engine: WorkerMediaEngine) {}
+  constructor(
+    private readonly engine: WorkerMediaEngine,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** The live room `id`, made with `settings` and `listeners` when it is not live yet. */
   open(id: string, settings: RoomSettings = {}, listeners: RoomListeners = {}): Room {
     let room = this.rooms.get(id);
     if (!room) {
-      room = new Room(id, this.engine, settings, {
-        ...listeners,
-        stopped: (stopped, recording) => {
-          if (this.rooms.get(id) === stopped) this.rooms.delete(id);
-          listeners.stopped?.(stopped, recording);
+      room = new Room(
+        id,
+        this.engine,
+        settings,
+        {
+          ...listeners,
+          stopped: (stopped, recording) => {
+            if (this.rooms.get(id) === stopped) this.rooms.delete(id);
+            listeners.stopped?.(stopped, recording);
+          },
         },
-      });
+        this.clock,
+      );
       this.rooms.set(id, room);
     }
     return room;
