@@ -61,6 +61,40 @@ for (const dialect of DIALECTS) {
       assert.match(statements[1]!, /from "object_tag" as "ot" inner join "tag_policy"/);
     });
 
+    test("POST /api/contact: the owner's tags kept by the node; readers and their tags from one statement", async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const create = async (firstname: string) => {
+        let answer: Record<string, unknown> = {};
+        const statements = await statementsOf(app, async () => {
+          answer = await client.call('POST', '/api/contact', { firstname, lastname: 'King' });
+        });
+        assert.equal(answer.status, 'ok');
+        return statements.filter((s) => !/"event_body"|"session_event"/.test(s));
+      };
+      // The owner's tags come from the store's memory once read (here at login), not per write.
+      await create('Ada');
+      const second = await create('Grace');
+      assert.deepEqual(
+        second.map((s) =>
+          s.replace(/ values .*| where .*/s, '').replace(/^select .*? from /s, 'select from '),
+        ),
+        [
+          'insert into "object" ("uuid", "type", "owner", "time", "sort_key", "modified", "description", "status", "subtype", "data", "volume", "attached_volume", "trashed")',
+          'insert into "object_tag" ("object", "tag", "user_uuid", "sort_key", "time", "type")',
+          'select from "object_tag" as "ot" inner join "tag" as "t" on "t"."uuid" = "ot"."tag" inner join "tag_policy" as "tp" on "tp"."tag" = "ot"."tag"',
+          'select from "user_feature_pack" inner join "feature_pack" on "feature_pack"."name" = "user_feature_pack"."pack"',
+          'insert into "user_usage" ("user_uuid", "volume")',
+          'insert into "user_object_count" ("user_uuid", "type", "count")',
+        ],
+        second.join('\n'),
+      );
+      // The object_new event still names the tags the owner sees on it: its tag_all.
+      const events = await newEvents(client, 'object_new');
+      const tags = await app.services.tags.getUserTags(user.uuid);
+      assert.deepEqual(events.at(-1)?.tag, [tags.tag_all]);
+    });
+
     test("POST /api/contact: one write's statements, the same for 1 and for 4 receiving sessions", async (t) => {
       const app = await build(t, { dialect });
       const a = await loggedInClient(app);

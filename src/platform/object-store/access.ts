@@ -75,8 +75,16 @@ export function readersOf(levels: Map<string, number>): string[] {
 
 /** Every user with access to the object and their level. */
 export async function levelsOf(db: Db, row: repo.ObjectRow): Promise<Map<string, number>> {
-  const derivation = derive(row.owner, await tagsOnObject(db, row.uuid));
-  return effectiveLevels(derivation, row.owner, row.trashed === 1);
+  return (await accessOf(db, row)).levels;
+}
+
+/** Every user's level on the object, and the tags on it that it derives from (one statement). */
+export async function accessOf(
+  db: Db,
+  row: repo.ObjectRow,
+): Promise<{ levels: Map<string, number>; tags: TagOnObject[] }> {
+  const tags = await tagsOnObject(db, row.uuid);
+  return { levels: effectiveLevels(derive(row.owner, tags), row.owner, row.trashed === 1), tags };
 }
 
 /** Users who may read the object. */

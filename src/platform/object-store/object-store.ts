@@ -42,7 +42,9 @@ export class ObjectStore {
   private readonly context: objects.ObjectContext;
 
   constructor(private readonly deps: ObjectStoreDeps) {
-    this.context = { types: this.types, volumeQuota: deps.volumeQuota, clock: deps.clock };
+    const userTags = new tags.UserTagsCache();
+    this.userTags = (db, user) => userTags.get(db, user);
+    this.context = { types: this.types, volumeQuota: deps.volumeQuota, clock: deps.clock, userTags };
   }
 
   get db(): Db {
@@ -151,7 +153,8 @@ export class ObjectStore {
     return tags.createUserTags(this.deps.clock, w, user);
   }
 
-  readonly userTags = tags.userTags;
+  /** The uuids of a user's system and share tags (kept in memory once committed: they never change). */
+  readonly userTags: (db: Db, user: string) => Promise<tags.UserTags>;
   readonly getTagForRead = tags.getTagForRead;
   readonly listTags = tags.listTags;
   readonly tagSeenBy = tags.tagSeenBy;
