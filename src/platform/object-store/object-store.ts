@@ -71,6 +71,7 @@ export class ObjectStore {
   // access (access.ts)
   readonly accessLevel = access.accessLevel;
   readonly getForRead = access.getForRead;
+  readonly getForReadWithTags = access.getForReadWithTags;
   readonly getForWrite = access.getForWrite;
   readonly levelsOf = access.levelsOf;
   readonly readers = access.readers;
