@@ -12,6 +12,7 @@
  * size and the write measured again.
  */
 import fs from 'node:fs';
+import path from 'node:path';
 import { startEmbeddedPostgres } from '../scripts/embedded-postgres.mjs';
 import { loginOnce, type Measurement, measure, type Target } from './http-bench.js';
 import { readCpuSeconds } from './memory.js';
@@ -26,6 +27,8 @@ export interface ObjectsOptions {
   /** Objects per user at which the write is measured again. */
   sizes: number[];
   dialects: ('sqlite' | 'postgres')[];
+  /** When set, a CPU profile of the Zentrale node during each measured read and write run goes here. */
+  profileDir?: string | undefined;
 }
 
 export interface DialectResult {
@@ -130,7 +133,13 @@ async function runDialect(
     for (let round = 1; round <= options.rounds; round += 1) {
       for (const target of targets) {
         if (options.warmup > 0) await measure(target, settings, options.warmup);
+        const profile = options.profileDir !== undefined && target.pid === zentrale.child.pid;
+        if (profile) await zentrale.child.request({ cmd: 'profile-start' });
         const measured = await measure(target, settings, options.duration);
+        if (profile) {
+          const file = path.join(options.profileDir!, `objects-${dialect}-${target.key}-${round}.cpuprofile`);
+          await zentrale.child.request({ cmd: 'profile-stop', file });
+        }
         rounds.get(target.key)!.push(measured);
         let both = '';
         if (target.alsoDb && nodeAndDb) {

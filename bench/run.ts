@@ -202,6 +202,7 @@ async function main(): Promise<void> {
       rounds,
       sizes,
       dialects: dialects as ('sqlite' | 'postgres')[],
+      profileDir,
     };
     log('objects: the contact routes against bare node:http');
     const result = await runObjectsBench(options, log);

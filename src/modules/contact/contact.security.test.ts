@@ -90,6 +90,19 @@ for (const dialect of DIALECTS) {
       }
       assert.equal((await stranger.call('GET', '/api/contact/not-a-uuid')).status, 'wrong-syntax');
       assert.equal((await reader.call('GET', `/api/contact/${uuid}`)).status, 'ok');
+      // Each sees the tags on it that they may read, as the store's visible tags say (the GET
+      // reads them with the object in one statement).
+      const { store } = app.services;
+      const visible = await store.visibleTags(store.db, [uuid], [user.uuid, readerUser.uuid]);
+      assert.ok(visible(readerUser.uuid, uuid).length > 0);
+      assert.notDeepEqual(visible(readerUser.uuid, uuid), visible(user.uuid, uuid));
+      for (const [client, viewer] of [
+        [owner, user.uuid],
+        [reader, readerUser.uuid],
+      ] as const) {
+        const answer = await client.call('GET', `/api/contact/${uuid}`);
+        assert.deepEqual((answer.contact as { tag: string[] }).tag, visible(viewer, uuid));
+      }
       assert.equal(
         (await reader.call('POST', `/api/contact/${uuid}`, { firstname: 'X' })).status,
         'access-denied',

@@ -89,10 +89,8 @@ export class ContactService {
   }
 
   async getContact(user: string, uuid: string): Promise<ContactObject> {
-    const { db } = this.store;
-    const { row } = await this.store.getForRead(db, user, uuid, this.definition);
-    const tags = await this.store.visibleTags(db, [row.uuid], [user]);
-    return this.view(row, tags(user, row.uuid));
+    const { row, tags } = await this.store.getForReadWithTags(this.store.db, user, uuid, this.definition);
+    return this.view(row, tags);
   }
 
   /** The user's own contacts, paged by time. */

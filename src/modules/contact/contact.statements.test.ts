@@ -44,11 +44,15 @@ async function eventRows(app: App): Promise<{ bodies: number; entries: number }>
   return { bodies: await count('event_body'), entries: await count('session_event') };
 }
 
+async function tagAll(app: App, user: { uuid: string }): Promise<string> {
+  return (await app.services.tags.getUserTags(user.uuid)).tag_all;
+}
+
 for (const dialect of DIALECTS) {
   describe(`contact statements (${dialect})`, () => {
-    test('GET /api/contact/{uuid}: the object with its grant, then its visible tags; no session query', async (t) => {
+    test('GET /api/contact/{uuid}: the object with its grant and its visible tags in one statement; no session query', async (t) => {
       const app = await build(t, { dialect });
-      const { client } = await loggedInClient(app);
+      const { client, user } = await loggedInClient(app);
       const uuid = (await client.call('POST', '/api/contact', { firstname: 'Ada', lastname: 'King' }))
         .uuid as string;
       let answer: Record<string, unknown> = {};
@@ -56,9 +60,44 @@ for (const dialect of DIALECTS) {
         answer = await client.call('GET', `/api/contact/${uuid}`);
       });
       assert.equal(answer.status, 'ok');
-      assert.equal(statements.length, 2, statements.join('\n'));
-      assert.match(statements[0]!, /from "object" as "o" where "o"."uuid" = /);
-      assert.match(statements[1]!, /from "object_tag" as "ot" inner join "tag_policy"/);
+      // One statement: the object with the caller's grant, and the tags the caller sees on it.
+      assert.equal(statements.length, 1, statements.join('\n'));
+      assert.match(statements[0]!, /from object as o where o\.uuid = .*\bunion all\b/s);
+      assert.deepEqual((answer.contact as { tag: string[] }).tag, [await tagAll(app, user)]);
+    });
+
+    test("POST /api/contact: the owner's tags kept by the node; readers and their tags from one statement", async (t) => {
+      const app = await build(t, { dialect });
+      const { client, user } = await loggedInClient(app);
+      const create = async (firstname: string) => {
+        let answer: Record<string, unknown> = {};
+        const statements = await statementsOf(app, async () => {
+          answer = await client.call('POST', '/api/contact', { firstname, lastname: 'King' });
+        });
+        assert.equal(answer.status, 'ok');
+        return statements.filter((s) => !/"event_body"|"session_event"/.test(s));
+      };
+      // The owner's tags come from the store's memory once read (here at login), not per write.
+      await create('Ada');
+      const second = await create('Grace');
+      assert.deepEqual(
+        second.map((s) =>
+          s.replace(/ values .*| where .*/s, '').replace(/^select .*? from /s, 'select from '),
+        ),
+        [
+          'insert into "object" ("uuid", "type", "owner", "time", "sort_key", "modified", "description", "status", "subtype", "data", "volume", "attached_volume", "trashed")',
+          'insert into "object_tag" ("object", "tag", "user_uuid", "sort_key", "time", "type")',
+          'select from "object_tag" as "ot" inner join "tag" as "t" on "t"."uuid" = "ot"."tag" inner join "tag_policy" as "tp" on "tp"."tag" = "ot"."tag"',
+          'select from "user_feature_pack" inner join "feature_pack" on "feature_pack"."name" = "user_feature_pack"."pack"',
+          'insert into "user_usage" ("user_uuid", "volume")',
+          'insert into "user_object_count" ("user_uuid", "type", "count")',
+        ],
+        second.join('\n'),
+      );
+      // The object_new event still names the tags the owner sees on it: its tag_all.
+      const events = await newEvents(client, 'object_new');
+      const tags = await app.services.tags.getUserTags(user.uuid);
+      assert.deepEqual(events.at(-1)?.tag, [tags.tag_all]);
     });
 
     test("POST /api/contact: one write's statements, the same for 1 and for 4 receiving sessions", async (t) => {

@@ -2,6 +2,7 @@
  * Storage of the object store (decisions.md "Objects and tags"). One query per function; every
  * function takes `db` or a transaction first.
  */
+import { sql } from 'kysely';
 import type { Db } from '../database/database.js';
 import { preparedQuery } from '../database/prepared.js';
 import { applyPage, type PageQuery } from '../paging.js';
@@ -117,6 +118,51 @@ const objectWithGrant = preparedQuery((db, a: { uuid: string; user: string; lock
     .where('o.uuid', '=', a.uuid)
     .$if(a.locked, (query) => query.forUpdate('o')),
 );
+
+/** The object row's columns, listed (not `*`) so that both branches of a union keep their shape. */
+const OBJECT_COLUMNS = [
+  'uuid',
+  'type',
+  'owner',
+  'time',
+  'sort_key',
+  'modified',
+  'description',
+  'status',
+  'subtype',
+  'data',
+  'volume',
+  'attached_volume',
+  'trashed',
+] as const satisfies readonly (keyof ObjectRow)[];
+
+/** One row of `findObjectForViewer`: the object (visible_tag null) or one tag the viewer sees on it. */
+export type ObjectOrTagRow =
+  | (ObjectRow & { grant_level: number | null; visible_tag: null })
+  | ({ [K in keyof ObjectRow]: null } & { grant_level: null; visible_tag: string });
+
+/**
+ * A read of one object for one user in one statement (one round trip on PostgreSQL): the object
+ * with the user's highest grant, as findObjectWithGrant, and after it one row per tag on it
+ * the user may read (as listVisibleTags). Plain SQL: a UNION ALL both databases take alike.
+ */
+export function findObjectForViewer(db: Db, uuid: string, user: string): Promise<ObjectOrTagRow[]> {
+  return objectForViewer.all(db, { uuid, user });
+}
+
+/** Compiled once: every GET of one object runs it. */
+const objectForViewer = preparedQuery((_db, a: { uuid: string; user: string }) => {
+  const columns = sql.join(OBJECT_COLUMNS.map((column) => sql.ref(`o.${column}`)));
+  const nulls = sql.join(OBJECT_COLUMNS.map(() => sql`null`));
+  return sql<ObjectOrTagRow>`select ${columns},
+      (select max(tp.grant_level) from object_tag as ot inner join tag_policy as tp
+        on tp.tag = ot.tag and tp.user_uuid = ${a.user} where ot.object = o.uuid) as grant_level,
+      null as visible_tag
+    from object as o where o.uuid = ${a.uuid}
+    union all
+    select ${nulls}, null, ot.tag from object_tag as ot inner join tag_policy as tp on tp.tag = ot.tag
+    where ot.object = ${a.uuid} and tp.user_uuid = ${a.user} and tp.level > 0`;
+});
 
 /** The fields an object update sets (all of them, whatever changed: one compiled statement). */
 export type ObjectUpdate = Pick<ObjectRow, 'description' | 'data' | 'volume' | 'status' | 'modified'>;

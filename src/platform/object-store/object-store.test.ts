@@ -244,6 +244,29 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(calls, ['hook sees the row', 'later after']);
     });
 
+    test("a user's system tags are kept only once the write that read them commits", async (t) => {
+      const app = await build(t, { dialect });
+      const { store, users } = app.services;
+      const uuid = '6f1c1a40-1111-1000-8000-000000000001';
+      const input = { uuid, username: 'kept', password: 'a-long-password', firstname: 'K', lastname: 'T' };
+      // The account's own contact reads the new tags inside the write, which then rolls back.
+      await assert.rejects(
+        store.write(async (w) => {
+          await users.createUserIn(w, input);
+          throw new Error('rolled back');
+        }),
+        /rolled back/,
+      );
+      // Made again with the same UUID: new tags. Tags kept from the rolled-back write would be
+      // put on its objects and fail their foreign key.
+      await users.createUser(input);
+      const row = await createNote(app, uuid);
+      const tags = await app.services.tags.getUserTags(uuid);
+      assert.deepEqual(await store.userTags(store.db, uuid), tags);
+      const visible = await store.visibleTags(store.db, [row.uuid], [uuid]);
+      assert.deepEqual(visible(uuid, row.uuid), [tags.tag_all]);
+    });
+
     test('volume is accounted per owner and enforced against the quota', async (t) => {
       const app = await build(t, { dialect });
       note(app);

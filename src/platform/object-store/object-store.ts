@@ -42,7 +42,9 @@ export class ObjectStore {
   private readonly context: objects.ObjectContext;
 
   constructor(private readonly deps: ObjectStoreDeps) {
-    this.context = { types: this.types, volumeQuota: deps.volumeQuota, clock: deps.clock };
+    const userTags = new tags.UserTagsCache();
+    this.userTags = (db, user) => userTags.get(db, user);
+    this.context = { types: this.types, volumeQuota: deps.volumeQuota, clock: deps.clock, userTags };
   }
 
   get db(): Db {
@@ -69,6 +71,7 @@ export class ObjectStore {
   // access (access.ts)
   readonly accessLevel = access.accessLevel;
   readonly getForRead = access.getForRead;
+  readonly getForReadWithTags = access.getForReadWithTags;
   readonly getForWrite = access.getForWrite;
   readonly levelsOf = access.levelsOf;
   readonly readers = access.readers;
@@ -151,7 +154,8 @@ export class ObjectStore {
     return tags.createUserTags(this.deps.clock, w, user);
   }
 
-  readonly userTags = tags.userTags;
+  /** The uuids of a user's system and share tags (kept in memory once committed: they never change). */
+  readonly userTags: (db: Db, user: string) => Promise<tags.UserTags>;
   readonly getTagForRead = tags.getTagForRead;
   readonly listTags = tags.listTags;
   readonly tagSeenBy = tags.tagSeenBy;

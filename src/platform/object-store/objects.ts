@@ -6,14 +6,14 @@ import type { Clock } from '../clock.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
 import { ApiError } from '../errors.js';
 import { newUuid, nowSeconds, uuidSortKey } from '../ids.js';
-import { type AccessedObject, levelsOf, type ObjectTypeDefinition, readers, readersOf } from './access.js';
+import { type AccessedObject, accessOf, type ObjectTypeDefinition, readers, readersOf } from './access.js';
 import { Level } from './grants.js';
 import * as repo from './object-store.repository.js';
 import { attachTags } from './object-tags.js';
 import { chargeVolume, countObject, releaseObject, rowBytes, type VolumeQuota } from './quota.js';
-import { userTags } from './tags.js';
+import type { UserTagsCache } from './tags.js';
 import { unlinkUsers } from './user-links.js';
-import { emitPerViewer, objectPayload } from './views.js';
+import { emitPerViewer, objectPayload, visibleOn } from './views.js';
 
 /** What object writes need from the store: the declared types (for purging) and the quota. */
 export interface ObjectContext {
@@ -21,6 +21,8 @@ export interface ObjectContext {
   readonly volumeQuota: VolumeQuota;
   /** The wall clock of the objects' created and modified stamps. */
   readonly clock: Clock;
+  /** A user's system and share tags (kept by the store: they never change). */
+  readonly userTags: UserTagsCache;
 }
 
 export interface NewObject {
@@ -75,13 +77,15 @@ export async function createObject(
     trashed: 0,
   };
   await repo.insertObject(w.trx, row);
-  const tags = [(await userTags(w.trx, input.owner)).tag_all, ...(input.tags ?? [])];
+  const tags = [(await ctx.userTags.inWrite(w, input.owner)).tag_all, ...(input.tags ?? [])];
   await attachTags(
     w,
     row,
     tags.map((tag) => ({ tag, attacher: input.owner })),
   );
-  await emitPerViewer(w, readersOf(await levelsOf(w.trx, row)), row, 'object_new', {});
+  // Who may read it and which tags each sees, from the one read of its tags and policies.
+  const { levels, tags: onIt } = await accessOf(w.trx, row);
+  await emitPerViewer(w, readersOf(levels), row, 'object_new', {}, visibleOn(onIt));
   // The owner's counters last: on PostgreSQL their rows stay locked until the commit, and every
   // write of the owner waits for that lock (a quota-exceeded here still rolls all of it back).
   await chargeVolume(w, ctx.volumeQuota, input.owner, volume, input.checkQuota === false);
@@ -154,7 +158,7 @@ export async function deleteObject(
     await purge(ctx, w, row);
   } else {
     if (row.trashed === 1) return;
-    const tags = await userTags(w.trx, row.owner);
+    const tags = await ctx.userTags.inWrite(w, row.owner);
     await repo.updateObject(w.trx, row.uuid, { trashed: 1, modified: nowSeconds(ctx.clock) });
     await attachTags(w, row, [{ tag: tags.tag_trash, attacher: row.owner }]);
   }

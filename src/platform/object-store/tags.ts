@@ -75,6 +75,44 @@ export async function userTags(db: Db, user: string): Promise<UserTags> {
   return tags as UserTags;
 }
 
+/** Users whose system and share tags a store keeps in memory (the oldest entry leaves first). */
+const USER_TAGS_KEPT = 10_000;
+
+/**
+ * A user's system and share tags, read once per node: every object created looks up its
+ * owner's tag_all, a statement (a round trip on PostgreSQL) per write otherwise
+ * (docs/benchmarks.md "The object path, profiled"). Kept without expiry because these tags
+ * never change: made with the account, gone only with it, and a user's UUID is never used again,
+ * so no node can hold a stale entry. What a write reads is kept only once it has committed: a
+ * user created in a write that rolls back (or is tried again) never existed.
+ */
+export class UserTagsCache {
+  readonly #byUser = new Map<string, UserTags>();
+
+  /** Outside a write, or inside one that cannot have created the user's tags. */
+  async get(db: Db, user: string): Promise<UserTags> {
+    const kept = this.#byUser.get(user);
+    if (kept) return kept;
+    const tags = await userTags(db, user);
+    if (!db.isTransaction) this.#keep(user, tags);
+    return tags;
+  }
+
+  /** Inside a write: kept after its commit. */
+  async inWrite(w: UnitOfWork, user: string): Promise<UserTags> {
+    const kept = this.#byUser.get(user);
+    if (kept) return kept;
+    const tags = await userTags(w.trx, user);
+    w.afterCommit(() => this.#keep(user, tags));
+    return tags;
+  }
+
+  #keep(user: string, tags: UserTags): void {
+    if (this.#byUser.size >= USER_TAGS_KEPT) this.#byUser.delete(this.#byUser.keys().next().value!);
+    this.#byUser.set(user, tags);
+  }
+}
+
 function toTagView(row: repo.TagRow, policy: Map<string, { level: number }> | undefined): TagView {
   return {
     owner: row.owner,

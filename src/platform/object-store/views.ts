@@ -4,6 +4,7 @@
  */
 import type { Db } from '../database/database.js';
 import type { UnitOfWork } from '../database/unit-of-work.js';
+import type { TagOnObject } from './grants.js';
 import * as repo from './object-store.repository.js';
 
 /** For each viewer, the object's tags they may read. */
@@ -38,17 +39,33 @@ export function objectPayload(row: repo.ObjectRow) {
   return { object: row.uuid, type: row.type, owner: row.owner, description: row.description };
 }
 
-/** An object event whose `tag` field differs per recipient (each sees only tags they may read). */
+/**
+ * The tags of one object each viewer may read, from its tags as already read with their
+ * policies (access.ts accessOf): what `visibleTags` answers for it, without a statement.
+ */
+export function visibleOn(tags: readonly TagOnObject[]): (viewer: string, object: string) => string[] {
+  return (viewer) =>
+    tags
+      .filter((tag) => (tag.policy.get(viewer)?.level ?? 0) > 0)
+      .map((tag) => tag.tag)
+      .sort();
+}
+
+/**
+ * An object event whose `tag` field differs per recipient (each sees only tags they may read).
+ * `visible` answers from tags already read (visibleOn); without it they are read here.
+ */
 export async function emitPerViewer(
   w: UnitOfWork,
   viewers: readonly string[],
   row: repo.ObjectRow,
   name: string,
   extra: Record<string, unknown>,
+  visible?: (viewer: string, object: string) => string[],
 ): Promise<void> {
   if (viewers.length === 0) return;
-  const visible = await visibleTags(w.trx, [row.uuid], viewers);
+  const tags = visible ?? (await visibleTags(w.trx, [row.uuid], viewers));
   for (const viewer of viewers) {
-    w.emit([viewer], name, { ...objectPayload(row), ...extra, tag: visible(viewer, row.uuid) });
+    w.emit([viewer], name, { ...objectPayload(row), ...extra, tag: tags(viewer, row.uuid) });
   }
 }
