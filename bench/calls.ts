@@ -37,6 +37,7 @@ import { insertSipAccount } from '../src/modules/sip/sip.repository.js';
 import { loadConfig } from '../src/platform/config.js';
 import { newUuid } from '../src/platform/ids.js';
 import { sipDigests } from '../src/telephony/index.js';
+import { UDP_RECEIVE_BUFFER } from '../src/telephony/kamailio/kamailio-config.js';
 import { encodeG711 } from '../src/telephony/media/g711.js';
 import { NgClient } from '../src/telephony/rtpengine/ng-client.js';
 import { numberWithDialplan } from '../test/calls.js';
@@ -110,6 +111,12 @@ interface SippRun {
   seconds: number;
   successful: number;
   failed: number;
+  /** SIPp's retransmissions of requests left unanswered for T1 (500 ms) and more. */
+  retransmissions: number;
+  /** SIPp's failed calls by its cause (its Failed...(C) counters that are not 0). */
+  failures: string;
+  /** Answers the kernel dropped at SIPp's own full socket (its drop count when last seen). */
+  dropped: number;
   /** Response times (ms) of the rtd mark, ascending. */
   times: number[];
 }
@@ -123,12 +130,18 @@ async function sipp(
 ): Promise<SippRun> {
   fs.mkdirSync(dir, { recursive: true });
   const started = performance.now();
+  const port = localPort ?? (await freePort());
   const child = spawn(
     'sipp',
     [
       target,
-      ...['-i', '127.0.0.1', '-p', String(localPort ?? (await freePort())), '-mp', String(await freePort())],
+      ...['-i', '127.0.0.1', '-p', String(port), '-mp', String(await freePort())],
       ...['-trace_stat', '-stf', 'stat.csv', '-fd', '1', '-nostdin', '-timeout', `${timeoutSeconds}s`],
+      // SIPp's socket buffers default to 64 KB (128 KB in the kernel's count): in a storm, with SIPp
+      // waiting for a CPU, its socket dropped up to 33,706 answers per run, each then a
+      // retransmission that Kamailio handles in full (docs/benchmarks.md "REGISTER storms: what
+      // the stack waited for"). 4 MB is net.core.rmem_max here.
+      ...['-buff_size', String(4 * 1024 * 1024)],
       ...(process.env.BENCH_KEEP ? ['-trace_err'] : []),
       ...args,
     ],
@@ -138,7 +151,13 @@ async function sipp(
   child.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString()).slice(-2000);
   });
+  // SIPp's socket goes with it: its drop count is read while it runs.
+  let dropped = 0;
+  const watch = setInterval(() => {
+    dropped = Math.max(dropped, socketDrops(port).drops);
+  }, 200);
   const code = await new Promise<number>((resolve) => child.on('exit', (status) => resolve(status ?? 1)));
+  clearInterval(watch);
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0 && code !== 1) process.stderr.write(`sipp exit ${code}: ${stderr}\n`);
   const lines = fs.readFileSync(path.join(dir, 'stat.csv'), 'utf8').trim().split('\n');
@@ -160,6 +179,14 @@ async function sipp(
     seconds,
     successful: column('SuccessfulCall(C)'),
     failed: column('FailedCall(C)'),
+    retransmissions: column('Retransmissions(C)'),
+    failures:
+      header
+        .filter((name) => name.startsWith('Failed') && name.endsWith('(C)') && name !== 'FailedCall(C)')
+        .filter((name) => column(name) > 0)
+        .map((name) => `${column(name)} ${name.slice('Failed'.length, -'(C)'.length)}`)
+        .join(', ') || 'none',
+    dropped,
     times,
   };
 }
@@ -211,6 +238,19 @@ function busiestProcesses(before: Map<number, number>, after: Map<number, number
     .join(', ');
 }
 
+/**
+ * Datagrams the kernel dropped at the UDP socket bound to 127.0.0.1:`port` since it was opened
+ * (/proc/net/udp's last column: its receive buffer was full).
+ */
+function socketDrops(port: number): { drops: number } {
+  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  for (const line of fs.readFileSync('/proc/net/udp', 'utf8').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields[1] === local) return { drops: Number(fields.at(-1)) };
+  }
+  return { drops: 0 };
+}
+
 /** CPU seconds of this process (the Zentrale node runs in it). */
 function ownCpu(): number {
   const usage = process.cpuUsage();
@@ -221,6 +261,7 @@ async function register(label: string, port: number, domain: string, kamailioGro
   const kamailioBefore = groupCpu(kamailioGroup);
   const processesBefore = groupTicks(kamailioGroup);
   const nodeBefore = ownCpu();
+  const dropsBefore = socketDrops(port).drops;
   const dir = path.join(work, `register-${label}`);
   fs.mkdirSync(dir, { recursive: true });
   fs.writeFileSync(path.join(dir, 'register.xml'), registerScenario(domain));
@@ -236,6 +277,7 @@ async function register(label: string, port: number, domain: string, kamailioGro
     120,
   );
   const perSecond = run.successful / run.seconds;
+  const drops = socketDrops(port).drops - dropsBefore;
   // CPU per registration: steadier than the rate on a shared machine.
   const perRegister = (seconds: number) => ((seconds * 1e6) / Math.max(1, run.successful)).toFixed(0);
   console.log(
@@ -244,6 +286,12 @@ async function register(label: string, port: number, domain: string, kamailioGro
       `Kamailio ${perRegister(groupCpu(kamailioGroup) - kamailioBefore)} µs, ` +
       `bench process with the Zentrale node ${perRegister(ownCpu() - nodeBefore)} µs; ${load()}`,
   );
+  // What the run waited for: requests that SIPp sent again (no answer within 500 ms), why calls
+  // failed (TimeoutOnRecv: no answer within 5 s), and the datagrams the kernel dropped.
+  console.log(
+    `  SIPp: ${run.retransmissions} retransmissions; failed calls by cause: ${run.failures}; ` +
+      `UDP datagrams dropped for a full receive buffer: ${drops} at Kamailio's socket, ${run.dropped} at SIPp's`,
+  );
   if (process.env.BENCH_PROCS)
     console.log(
       `  Kamailio processes by CPU per registration (pid, where it waits: µs): ${busiestProcesses(processesBefore, groupTicks(kamailioGroup), run.successful)}`,
@@ -251,7 +299,11 @@ async function register(label: string, port: number, domain: string, kamailioGro
   return perSecond;
 }
 
-/** Kamailio with the least a registrar with digest authentication needs, on its own database. */
+/**
+ * Kamailio with the least a registrar with digest authentication needs, on its own database;
+ * its processes and its socket's receive buffer as in Zentrale's configuration, so that the
+ * ratio compares what each does per REGISTER.
+ */
 async function kamailioAlone(): Promise<{ port: number; pgid: number; stop: () => Promise<void> }> {
   const dir = path.join(work, 'minimal');
   fs.mkdirSync(dir, { recursive: true });
@@ -274,6 +326,7 @@ async function kamailioAlone(): Promise<{ port: number; pgid: number; stop: () =
 debug=1
 log_stderror=yes
 children=4
+maxbuffer=${UDP_RECEIVE_BUFFER}
 auto_aliases=no
 listen=udp:127.0.0.1:${port}
 mpath="${MODULES}"

@@ -17,6 +17,9 @@
  */
 export const WRITE_BACK_SECONDS = 5;
 
+/** Kamailio's UDP receive buffer (bytes, its `maxbuffer`): see the configuration's comment. */
+export const UDP_RECEIVE_BUFFER = 4 * 1024 * 1024;
+
 export interface KamailioSettings {
   readonly sipHost: string;
   readonly sipPort: number;
@@ -125,6 +128,12 @@ memdbg=5
 memlog=5
 children=4
 tcp_children=2
+# The UDP socket's receive buffer: Kamailio raises it only to 256 KB by default, a few hundred
+# REGISTERs; in a storm (phones re-registering after an outage) that buffer overflowed, and
+# every dropped request came back as a retransmission after 500 ms, or as a phone that got no
+# answer at all (docs/benchmarks.md "REGISTER storms: what the stack waited for"). 4 MB
+# queues a burst of thousands instead; the kernel caps it at net.core.rmem_max.
+maxbuffer=${UDP_RECEIVE_BUFFER}
 auto_aliases=no
 listen=udp:${s.sipHost}:${s.sipPort}
 listen=tcp:${s.sipHost}:${s.sipPort}
@@ -170,6 +179,11 @@ modparam("rr", "append_fromtag", 1)
 modparam("usrloc", "db_url", ${str(s.dbUrl)})
 modparam("usrloc", "db_mode", ${s.usrlocDbMode})
 modparam("usrloc", "use_domain", 0)
+# 2^12 slots instead of 2^10: the write-back timer holds a slot's lock while it writes that
+# slot's changed contacts (one fsync each), and a worker saving a contact of that slot waits on
+# it; with a quarter of the contacts per slot a storm's workers meet a held slot a quarter as
+# often, for a quarter as long (docs/benchmarks.md "REGISTER storms: what the stack waited for").
+modparam("usrloc", "hash_size", 12)
 modparam("usrloc", "timer_interval", ${s.usrlocDbMode === 2 ? WRITE_BACK_SECONDS : 10})
 ${
   s.usrlocDbMode === 2
