@@ -4,7 +4,8 @@
  * keyboard and sees their number and their SIP account registered by a SIPp phone through the
  * node's Kamailio, a recording's <audio> on its did/dkey URL (not played), a fax's page image,
  * and edits a v2 dialplan: saved (read back through the API), or refused with the spec's status
- * and left unchanged. Skipped only when /usr/bin/chromium is absent.
+ * and left unchanged; and a live click-to-dial call listed as GET /api/call lists it, hung up
+ * with the console's button. Skipped only when /usr/bin/chromium is absent.
  */
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -12,30 +13,51 @@ import { createHash } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, test } from 'node:test';
+import type { Page } from 'playwright-core';
 import { launchChromium, withoutChromium } from '../../../test/browser.js';
-import { enabledNumber, telephonyNode } from '../../../test/calls.js';
+import { clickToDial, enabledNumber, eventsOf, telephonyNode } from '../../../test/calls.js';
 import { pcm16, speechLike, wavFile } from '../../../test/content-inputs.js';
-import { buildUser, Client, download, upload } from '../../../test/helper.js';
+import { buildUser, Client, download, eventually, until, upload } from '../../../test/helper.js';
 import { makePdf } from '../../../test/presentation.js';
 import { requireTelephonyPackages, sippRegister } from '../../../test/sipp.js';
+import type { App } from '../../app.js';
 
 const UNKNOWN = '6f1c1a40-0000-1000-8000-000000000000';
 const NUMBER = '+4930555123401';
 
 requireTelephonyPackages();
 
+// The console's bundle is a build product (scripts/build.mjs); `npm test` builds first.
+function buildConsole(): void {
+  execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
+    cwd: path.resolve(import.meta.dirname, '../../..'),
+  });
+}
+
+/** The app listening on a port of its own: the base URL for the browser. */
+async function listening(app: App): Promise<string> {
+  await app.server.listen({ port: 0, host: '127.0.0.1' });
+  return `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`;
+}
+
+/** Signs in with the keyboard (the fields found by their labels, Enter submits); resolves once loaded. */
+async function signIn(page: Page, base: string, username: string, password: string): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel('User name or e-mail').fill(username);
+  await page.getByLabel('Password').fill(password);
+  await page.getByLabel('Password').press('Enter');
+}
+
+const loaded = (page: Page) => page.waitForFunction(() => document.body.dataset.loaded === 'true');
+
 describe('user console', () => {
   test('sign in; number, registered SIP account, recording, fax pages; a dialplan saved or refused', {
     skip: withoutChromium,
     timeout: 180_000,
   }, async (t) => {
-    // The console's bundle is a build product (scripts/build.mjs); `npm test` builds first.
-    execFileSync(process.execPath, ['scripts/build.mjs', '--if-stale'], {
-      cwd: path.resolve(import.meta.dirname, '../../..'),
-    });
+    buildConsole();
     const { app, sipPort } = await telephonyNode(t);
-    await app.server.listen({ port: 0, host: '127.0.0.1' });
-    const base = `http://127.0.0.1:${(app.server.server.address() as AddressInfo).port}`;
+    const base = await listening(app);
 
     const user = await buildUser(app, { firstname: 'Grace', lastname: 'Hopper' });
     await enabledNumber(app, user.uuid, NUMBER);
@@ -80,15 +102,11 @@ describe('user console', () => {
     t.after(() => context.close());
     const page = await context.newPage();
 
-    // Signing in with the keyboard: the fields found by their labels, Enter submits.
-    await page.goto(`${base}/console/`);
-    await page.getByLabel('User name or e-mail').fill(user.username);
-    await page.getByLabel('Password').fill('wrong-password');
-    await page.getByLabel('Password').press('Enter');
+    await signIn(page, base, user.username, 'wrong-password');
     await page.locator('#login-error').filter({ hasText: 'wrong-credentials' }).waitFor();
     await page.getByLabel('Password').fill(user.password);
     await page.getByLabel('Password').press('Enter');
-    await page.waitForFunction(() => document.body.dataset.loaded === 'true');
+    await loaded(page);
     for (const role of ['banner', 'main', 'navigation'] as const) {
       assert.equal(await page.getByRole(role).count(), 1, role);
     }
@@ -181,5 +199,60 @@ describe('user console', () => {
     const after = new Client(app);
     after.sid = sid;
     assert.equal((await after.call('GET', '/api/user')).status, 'no-session');
+  });
+
+  test('a live call listed and hung up from the console', {
+    skip: withoutChromium,
+    timeout: 180_000,
+  }, async (t) => {
+    buildConsole();
+    const node = await telephonyNode(t);
+    const base = await listening(node.app);
+    // The user's phone mine_01 calls carol_01 (click-to-dial), both answer.
+    const { client, user, own, far, uuid, connect } = await clickToDial(t, node);
+    await connect();
+
+    const context = await launchChromium(t);
+    t.after(() => context.close());
+    const page = await context.newPage();
+    await signIn(page, base, user.username, user.password);
+    await loaded(page);
+    const [listed] = (await client.call('GET', '/api/call')).call as {
+      uuid: string;
+      direction: string;
+      from: string;
+      to: string;
+      state: string;
+    }[];
+    assert.equal(listed?.uuid, uuid);
+    const callRow = page.locator('#calls-body tr');
+    assert.equal(await callRow.count(), 1);
+    // As GET /api/call lists it: the click-to-dial call's first leg, to the user's phone.
+    const { from, to, state } = listed;
+    assert.equal(listed.direction, 'out');
+    assert.equal(await callRow.textContent(), `outgoing${from}${to}${state}Hang up`);
+
+    const closed = [own.waitFor('CALL_CLOSED', 20_000), far.waitFor('CALL_CLOSED', 20_000)];
+    await page.getByRole('button', { name: `Hang up the call from ${from} to ${to}` }).click();
+    await Promise.all(closed);
+    await page
+      .locator('#announce')
+      .filter({ hasText: `Hung up the call to ${to}.` })
+      .waitFor();
+    // Its call_update ends in completed: the call was answered and hung up, not refused.
+    const lastState = async () => {
+      const updates = (await eventsOf(client)).filter((event) => event.event === 'call_update');
+      return (updates.at(-1)?.call as { state: string } | undefined)?.state;
+    };
+    const final = await eventually(
+      lastState,
+      (state) => !['queued', 'ringing', 'in-progress'].includes(state ?? 'queued'),
+      'a final call_update',
+    );
+    assert.equal(final, 'completed');
+    await until(async () => {
+      await page.getByRole('button', { name: 'Refresh live calls' }).click();
+      return (await page.locator('#calls-body').textContent()) === 'No live calls.';
+    }, 'the console lists no live call');
   });
 });
