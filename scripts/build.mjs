@@ -2,7 +2,9 @@
 // `npm run build` (also run by `npm install` as `prepare`, and by `npm start` when a source is
 // newer than the build): transpiles src/ to plain JavaScript in dist/ with esbuild, file by file
 // (no bundle, so the layout and the worker entry points stay as in src/), with source maps, and
-// copies the web pages beside it. Type checking is `npm run typecheck`'s job, not the build's.
+// copies the web pages beside it; the user console (src/web/console/, docs/decisions.md "Console")
+// is bundled for the browser into dist/web/console/. Type checking is `npm run typecheck`'s job,
+// not the build's.
 // The new tree is written aside and swapped in, so a server starting meanwhile never sees half
 // of one.
 import fs from 'node:fs';
@@ -13,6 +15,7 @@ const root = path.resolve(import.meta.dirname, '..');
 const src = path.join(root, 'src');
 const dist = path.join(root, 'dist');
 const stamp = path.join(dist, '.built');
+const web = path.join(src, 'web');
 
 function sources(dir) {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -31,7 +34,9 @@ if (process.argv.includes('--if-stale') && fs.existsSync(stamp) && fs.statSync(s
 const aside = `${dist}.new-${process.pid}`;
 fs.rmSync(aside, { recursive: true, force: true });
 await build({
-  entryPoints: all.filter((file) => file.endsWith('.ts') && !file.endsWith('.test.ts')),
+  entryPoints: all.filter(
+    (file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith(web + path.sep),
+  ),
   outdir: aside,
   outbase: src,
   platform: 'node',
@@ -40,7 +45,18 @@ await build({
   sourcemap: 'linked',
   logLevel: 'warning',
 });
-fs.cpSync(path.join(src, 'web'), path.join(aside, 'web'), { recursive: true });
+fs.cpSync(web, path.join(aside, 'web'), { recursive: true, filter: (file) => !file.endsWith('.ts') });
+await build({
+  entryPoints: [path.join(web, 'console', 'main.ts')],
+  outfile: path.join(aside, 'web', 'console', 'console.js'),
+  bundle: true,
+  minify: true,
+  platform: 'browser',
+  format: 'esm',
+  target: ['chrome120', 'firefox120', 'safari17'],
+  sourcemap: 'linked',
+  logLevel: 'warning',
+});
 fs.writeFileSync(path.join(aside, '.built'), `${new Date(newest).toISOString()}\n`);
 fs.utimesSync(path.join(aside, '.built'), new Date(), new Date(newest));
 

@@ -12,6 +12,7 @@ import { cdrArea } from './modules/cdr/index.js';
 import { chatArea } from './modules/chat/index.js';
 import { cnamArea } from './modules/cnam/index.js';
 import { conferenceArea } from './modules/conference/index.js';
+import { consoleArea } from './modules/console/index.js';
 import { contactArea } from './modules/contact/index.js';
 import { deviceArea } from './modules/device/index.js';
 import { dialplanArea } from './modules/dialplan/index.js';
@@ -108,6 +109,7 @@ const AREAS: readonly Area[] = [
   volumeArea,
   ipqualityArea,
   webhookArea,
+  consoleArea,
 ];
 
 export interface App {

@@ -4,20 +4,13 @@
  * presentation. Skipped only when /usr/bin/chromium is absent (`apt-get install -y chromium`).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, test } from 'node:test';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
+import { launchChromium, withoutChromium } from '../../../test/browser.js';
 import { build, buildUser, Client, until } from '../../../test/helper.js';
 import { linkUsers } from '../../../test/object-store.js';
 import { makePdf, upload } from '../../../test/presentation.js';
-
-const CHROMIUM = '/usr/bin/chromium';
-const skip = fs.existsSync(CHROMIUM)
-  ? false
-  : `Debian's chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`;
 
 async function signIn(page: Page, url: string, username: string, password: string): Promise<void> {
   await page.goto(url);
@@ -29,7 +22,7 @@ async function signIn(page: Page, url: string, username: string, password: strin
 
 describe('presentation web page', () => {
   test('a viewer follows page and pointer changes live; the moderator changes them by clicking', {
-    skip,
+    skip: withoutChromium,
     timeout: 120_000,
   }, async (t) => {
     const app = await build(t, { dialect: 'sqlite' });
@@ -48,22 +41,7 @@ describe('presentation web page', () => {
     const tags = await app.services.tags.getUserTags(presenter.uuid);
     await api.call('POST', `/api/object/${uuid}/tag`, { add: [tags.share_read] });
 
-    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-chromium-'));
-    t.after(() => fs.rmSync(userDataDir, { recursive: true, force: true }));
-    const context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--no-first-run',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-      ],
-    });
+    const context = await launchChromium(t);
     // The browser closes before the app: its pages keep long-polls open, which a closing server waits for.
     let closed = false;
     const closeBrowser = async () => {
