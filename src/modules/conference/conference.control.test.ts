@@ -54,7 +54,16 @@ test('the API controls a live room: members listed; mute, deaf, volume_in +4, fl
   assert.deepEqual(Object.keys(members), [a.call.uuid, b.call.uuid, c.call.uuid]);
   assert.deepEqual(
     { ...members[a.call.uuid], time: 0, talk: false, floor: false },
-    { time: 0, mute: false, deaf: false, talk: false, floor: false, volume_in: 0, volume_out: 0 },
+    {
+      time: 0,
+      moderator: false,
+      mute: false,
+      deaf: false,
+      talk: false,
+      floor: false,
+      volume_in: 0,
+      volume_out: 0,
+    },
   );
   const page = await client.call('GET', `/api/conference/${uuid}/member?count=2`);
   assert.deepEqual(Object.keys(page.member as object), [a.call.uuid, b.call.uuid]);
@@ -123,6 +132,14 @@ test('the API controls a live room: members listed; mute, deaf, volume_in +4, fl
 
   // Mute-all leaves the moderator a unmuted: a hears neither b nor c, b still hears a.
   room.moderate(a.call.uuid);
+  const moderators = (await client.call('GET', `/api/conference/${uuid}/member`)).member as Record<
+    string,
+    { moderator: boolean }
+  >;
+  assert.deepEqual(
+    [a, b, c].map(({ call }) => moderators[call.uuid]?.moderator),
+    [true, false, false],
+  );
   await client.call('POST', `/api/conference/${uuid}/control`, { mute_all: true });
   assert.deepEqual(
     room.list().map((member) => member.mute),

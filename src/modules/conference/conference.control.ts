@@ -53,10 +53,12 @@ export class ConferenceControl {
       },
       MEMBER_LIST_COUNT.default,
     );
+    // Who each member is (phone, user, moderator), as the room's events show it: one shape.
+    const known = this.deps.telephony.calls?.conferenceMembers(uuid) ?? {};
     return Object.fromEntries(
       page.map(({ view, since }) => {
         const { call, ...flags } = view;
-        return [call, { ...flags, time: since }];
+        return [call, { ...known[call], ...flags, moderator: room?.isModerator(call) ?? false, time: since }];
       }),
     );
   }

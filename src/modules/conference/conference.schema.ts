@@ -58,7 +58,10 @@ const SETTINGS = {
       uniqueItems: true,
       description:
         "the owner's numbers that dial into this room (their conference_enable switch on); a number dials " +
-        'into one room at most (phone-duplicate)',
+        'into one room at most (phone-duplicate). A call to one of them that the room cannot take (the ' +
+        "conference in the trash or locked, the number's conference_enable off, the live room locked or " +
+        'full) gets the conference-offline answer: Zentrale answers, plays the special information tone ' +
+        '(950, 1400, 1800 Hz, 330 ms each) once and hangs up; a wrong PIN three times hangs up too',
     }),
   ),
 };
@@ -116,6 +119,20 @@ const Volume = (what: string) =>
 
 export const MemberObject = Type.Object({
   time: Type.Integer({ description: 'when the member joined, seconds since epoch' }),
+  phone: Type.Optional(
+    Type.String({
+      description:
+        "who calls: a SIP account's caller id, else its name, or the caller's number; absent when withheld",
+    }),
+  ),
+  user: Type.Optional(
+    Type.String({ description: 'the owner of the SIP account that called; absent for callers from outside' }),
+  ),
+  moderator: Type.Boolean({
+    description:
+      'entered with the moderator PIN, or the owner or a user of `moderator` calling from their own SIP ' +
+      'account (asked no PIN); mute-all leaves moderators be',
+  }),
   mute: Type.Boolean({ description: "the member's audio reaches no one" }),
   deaf: Type.Boolean({ description: 'the member hears nothing of the room' }),
   talk: Type.Boolean({ description: 'the member talks now (energy detection)' }),

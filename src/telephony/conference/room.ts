@@ -113,6 +113,11 @@ export class Room {
     if (this.members.has(call)) this.moderators.add(call);
   }
 
+  /** Whether member `call` is a moderator (moderate). */
+  isModerator(call: string): boolean {
+    return this.moderators.has(call);
+  }
+
   /** Whether a new member may join now (not locked, not full). */
   admits(): ConferenceError | undefined {
     if (this.locked) return new ConferenceError('locked', `room ${this.id} is locked`);
