@@ -30,6 +30,7 @@ import type { CallDirectory } from './calls/directory.js';
 import { CallError } from './calls/errors.js';
 import { emptyPlayDir } from './calls/relayed-media.js';
 import { EvapiClient } from './kamailio/evapi-client.js';
+import { ExpiryWatch } from './kamailio/expiry-watch.js';
 import { kamailioSpec } from './kamailio/kamailio.js';
 import {
   type AuthThrottle,
@@ -188,11 +189,12 @@ export class Telephony implements TelephonyEngine {
   /** Write-back: one timer for all users whose report the table has not caught up with yet. */
   private settleTimer: NodeJS.Timeout | undefined;
   private settling: Promise<void> | undefined;
-  /** Latest known expiry (ms) per user registered through this node. */
-  private readonly watched = new Map<string, number>();
-  private watchTimer: NodeJS.Timeout | undefined;
-  /** When the watch timer fires (ms). */
-  private watchAt = Number.POSITIVE_INFINITY;
+  /** Latest known expiry per user registered through this node. */
+  private readonly watched = new ExpiryWatch(
+    kamailioClock,
+    () => (this.writeBack ? EXPIRY_GRACE_MS : 100),
+    (user) => void this.publish(user),
+  );
   private evapiConnections = 0;
   private resyncTimer: NodeJS.Timeout | undefined;
   private readonly log: FastifyBaseLogger;
@@ -485,8 +487,6 @@ export class Telephony implements TelephonyEngine {
       const latest = Math.max(0, ...registrations.map((registration) => registration.expires));
       if (registrations.length > 0) {
         this.watched.set(sipUser, latest * 1000);
-        // The timer is set again only for an earlier expiry: a later one is found when it fires.
-        if (latest * 1000 + this.expiryGrace < this.watchAt) this.scheduleWatch();
       } else this.watched.delete(sipUser);
       this.events.emit('registration', { sipUser, registrations } satisfies RegistrationChange);
     } catch (error) {
@@ -510,7 +510,7 @@ export class Telephony implements TelephonyEngine {
 
   private async resync(): Promise<void> {
     try {
-      const users = new Set(this.watched.keys());
+      const users = new Set(this.watched.users());
       for (const row of await listLocationExpiries(this.database.db)) users.add(row.username);
       for (const user of users) {
         if (this.state !== 'running') return;
@@ -522,41 +522,12 @@ export class Telephony implements TelephonyEngine {
   }
 
   private async watchExisting(): Promise<void> {
+    const found: [string, number][] = [];
     for (const row of await listLocationExpiries(this.database.db)) {
       const expires = parseKamailioTime(row.expires) * 1000;
-      if (expires > kamailioClock.now()) this.watched.set(row.username, expires);
+      if (expires > kamailioClock.now()) found.push([row.username, expires]);
     }
-    this.scheduleWatch();
-  }
-
-  /** How long after an expiry the watch looks (write-back: the table's lag). */
-  private get expiryGrace(): number {
-    return this.writeBack ? EXPIRY_GRACE_MS : 100;
-  }
-
-  private scheduleWatch(): void {
-    if (this.watchTimer) clearTimeout(this.watchTimer);
-    this.watchTimer = undefined;
-    this.watchAt = Number.POSITIVE_INFINITY;
-    if (this.watched.size === 0) return;
-    let next = Number.POSITIVE_INFINITY;
-    for (const expires of this.watched.values()) if (expires < next) next = expires;
-    // At most once a second, however many registrations expire together.
-    const wait = Math.max(1000, next - kamailioClock.now() + this.expiryGrace);
-    this.watchAt = kamailioClock.now() + wait;
-    this.watchTimer = setTimeout(() => {
-      this.watchTimer = undefined;
-      this.watchAt = Number.POSITIVE_INFINITY;
-      const now = kamailioClock.now();
-      for (const [user, expires] of this.watched) {
-        if (expires <= now) {
-          this.watched.delete(user);
-          void this.publish(user);
-        }
-      }
-      this.scheduleWatch();
-    }, wait);
-    this.watchTimer.unref();
+    this.watched.setAll(found);
   }
 
   /**
@@ -582,7 +553,6 @@ export class Telephony implements TelephonyEngine {
     this.unsettled.clear();
     if (this.settleTimer) clearTimeout(this.settleTimer);
     this.settleTimer = undefined;
-    if (this.watchTimer) clearTimeout(this.watchTimer);
     if (this.resyncTimer) clearTimeout(this.resyncTimer);
     this.watched.clear();
     this.reported.clear();
