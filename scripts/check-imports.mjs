@@ -19,6 +19,8 @@
 //   "Clocks"): production code calls no `Date.now()` and no argument-less `new Date()`, so a
 //   test's SettableClock moves every stamp; a place that must have the system's time says so by
 //   reading `systemClock`.
+// - no production source file (src/ without the tests) over 600 lines: a file that grows past it
+//   holds more than one thing and is split along them (docs/decisions.md "Code structure").
 import fs from 'node:fs';
 import path from 'node:path';
 
@@ -228,6 +230,14 @@ function systemClockReadings() {
 }
 
 problems.push(...systemClockReadings());
+
+const MAX_LINES = 600;
+for (const file of fs.readdirSync(path.join(root, 'src'), { recursive: true })) {
+  const rel = path.join('src', String(file));
+  if (!rel.endsWith('.ts') || isTestCode(rel)) continue;
+  const count = fs.readFileSync(path.join(root, rel), 'utf8').trimEnd().split('\n').length;
+  if (count > MAX_LINES) problems.push(`${rel}: ${count} lines (at most ${MAX_LINES}: split it)`);
+}
 
 if (problems.length > 0) {
   console.error(`house rule violations:\n${problems.join('\n')}`);
