@@ -41,16 +41,18 @@ export class ExpiryWatch {
   }
 
   clear(): void {
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = undefined;
-    this.at = Number.POSITIVE_INFINITY;
+    this.cancel();
     this.watched.clear();
   }
 
-  private schedule(): void {
+  private cancel(): void {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.at = Number.POSITIVE_INFINITY;
+  }
+
+  private schedule(): void {
+    this.cancel();
     if (this.watched.size === 0) return;
     let next = Number.POSITIVE_INFINITY;
     for (const expires of this.watched.values()) if (expires < next) next = expires;
@@ -58,8 +60,7 @@ export class ExpiryWatch {
     const wait = Math.max(1000, next - this.clock.now() + this.grace());
     this.at = this.clock.now() + wait;
     this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.at = Number.POSITIVE_INFINITY;
+      this.cancel();
       const now = this.clock.now();
       for (const [user, expires] of this.watched) {
         if (expires <= now) {
