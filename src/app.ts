@@ -147,7 +147,7 @@ export function createServices(
   // The one way to write (src/platform/database/unit-of-work.ts). Writes lock the object rows
   // they read (PostgreSQL), so two writes locking two objects in opposite order may deadlock:
   // the loser runs again.
-  const writer = new Writer(db, hub, log, { attempts: 3 });
+  const writer = new Writer(db, hub, log, { attempts: 3, groupCommit: database.dialect === 'sqlite' });
   // Filled area by area below; each area sees the platform and the areas before it.
   const services = {} as { -readonly [K in keyof Services]: Services[K] };
   Object.assign(services, {
