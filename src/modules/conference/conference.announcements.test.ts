@@ -8,21 +8,15 @@
  */
 import assert from 'node:assert/strict';
 import { type TestContext, test } from 'node:test';
-import {
-  type Node,
-  phone,
-  sipAccount,
-  soundSoFar,
-  telephonyNode,
-  tone,
-  uploadAnnouncement,
-} from '../../../test/calls.js';
-import { type Client, loggedInClient, until } from '../../../test/helper.js';
-import type { Baresip } from '../../../test/sip-peers.js';
+import * as calls from '../../../test/calls.js';
+import { loggedInClient, until } from '../../../test/helper.js';
 import { requireTelephonyPackages } from '../../../test/sipp.js';
 import { goertzelPower } from '../../telephony/media/index.js';
 
 requireTelephonyPackages();
+
+type Peer = Awaited<ReturnType<typeof calls.phone>>;
+type Scene = Awaited<ReturnType<typeof scene>>;
 
 /** A window of 60 ms: 1800 and 2200 Hz, 880 and 440 Hz and the members' 600 and 1000 Hz fall in bins of their own. */
 const WINDOW = 480;
@@ -30,13 +24,13 @@ const WINDOW = 480;
 const PRESENT = 0.002;
 
 /** The decoded samples the phone heard so far (8 kHz). */
-function heardSamples(peer: Baresip): Float32Array {
-  const audio = soundSoFar(peer);
+function heardSamples(peer: Peer): Float32Array {
+  const audio = calls.soundSoFar(peer);
   return audio && audio.sampleRate === 8000 ? audio.samples : new Float32Array(0);
 }
 
 /** The most power of `hz` in a 60 ms window of what the phone heard from sample `from` on. */
-function peak(peer: Baresip, hz: number, from = 0): number {
+function peak(peer: Peer, hz: number, from = 0): number {
   const samples = heardSamples(peer);
   let most = 0;
   for (let at = from; at + WINDOW <= samples.length; at += WINDOW / 2)
@@ -52,8 +46,8 @@ function sine(hz: number, seconds: number): Float32Array {
   );
 }
 
-async function scene(t: TestContext): Promise<{ node: Node; client: Client; owner: string }> {
-  const node = await telephonyNode(t);
+async function scene(t: TestContext) {
+  const node = await calls.telephonyNode(t);
   const { client, user } = await loggedInClient(node.app);
   await node.app.services.features.updatePack('default', { quota: { calls: 10 } });
   return { node, client, owner: user.uuid };
@@ -61,7 +55,7 @@ async function scene(t: TestContext): Promise<{ node: Node; client: Client; owne
 
 /** A conference of the owner on `number` with `settings`. */
 async function conference(
-  { node, client, owner }: { node: Node; client: Client; owner: string },
+  { node, client, owner }: Scene,
   number: string,
   settings: Record<string, unknown>,
 ): Promise<string> {
@@ -77,15 +71,19 @@ async function conference(
  */
 async function enterThenLeave(
   t: TestContext,
-  { node }: { node: Node },
+  { node }: Scene,
   number: string,
   uuid: string,
   names: [string, string],
   enter: number,
   leave: number,
 ) {
-  const a = await phone(t, node, await sipAccount(node.app, names[0]), { microphone: tone(600, 60) });
-  const b = await phone(t, node, await sipAccount(node.app, names[1]), { microphone: tone(1000, 60) });
+  const a = await calls.phone(t, node, await calls.sipAccount(node.app, names[0]), {
+    microphone: calls.tone(600, 60),
+  });
+  const b = await calls.phone(t, node, await calls.sipAccount(node.app, names[1]), {
+    microphone: calls.tone(1000, 60),
+  });
   const members = () => Object.keys(node.app.services.telephony.calls!.conferenceMembers(uuid) ?? {}).length;
   let established = a.waitFor('CALL_ESTABLISHED', 20_000);
   a.command('dial', number);
@@ -120,8 +118,8 @@ async function enterThenLeave(
 
 test("a member in the room hears the conference's enter announcement when another joins and its leave announcement when it leaves", async (t) => {
   const s = await scene(t);
-  const enter = await uploadAnnouncement(s.node.app, s.client, sine(1800, 1));
-  const leave = await uploadAnnouncement(s.node.app, s.client, sine(2200, 1));
+  const enter = await calls.uploadAnnouncement(s.node.app, s.client, sine(1800, 1));
+  const leave = await calls.uploadAnnouncement(s.node.app, s.client, sine(2200, 1));
   const uuid = await conference(s, '+4930555430', { announcement_enter: enter, announcement_leave: leave });
   await enterThenLeave(t, s, '+4930555430', uuid, ['ann_a', 'ann_b'], 1800, 2200);
 });
