@@ -183,10 +183,15 @@ export class EventHub {
     return this.bySession.get(did);
   }
 
-  /** Sends an event to one session of this node only (no bus); false when the node does not hold it. */
+  /**
+   * Sends an event to one session of this node only (no bus); false when the node does not hold
+   * it. The event was routed to the session already (a partner stream's claim), so a topic
+   * event does not ask for the session's subscription to the topic.
+   */
   emitLocal(did: string, event: string, payload: Record<string, unknown>): boolean {
     if (!this.bySession.has(did)) return false;
-    this.deliver({ sessions: [did] }, event, Math.floor(this.clock.now() / 1000), payload);
+    const time = Math.floor(this.clock.now() / 1000);
+    this.deliver({ sessions: [did] }, event, time, payload, undefined, undefined, false);
     return true;
   }
 
@@ -228,9 +233,10 @@ export class EventHub {
     payload: Record<string, unknown>,
     body = JSON.stringify(payload),
     bytes = eventBytes(event, body),
+    topical = true,
   ): void {
     const queues = new Set<EventQueue>();
-    const topicOf = this.topicOf.get(event);
+    const topicOf = topical ? this.topicOf.get(event) : undefined;
     const topic = typeof topicOf === 'function' ? topicOf(payload) : topicOf;
     const now = this.clock.now();
     for (const user of target.users ?? []) {

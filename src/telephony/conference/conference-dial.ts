@@ -67,7 +67,10 @@ async function intoRoom(
     if (!(await originated(call, leg, request.ringSeconds))) return;
     record.answered();
     try {
-      await (await room()).join(call);
+      const joined = await room();
+      // The callee hanging up ends its time in the room (nothing else ends a call Zentrale placed).
+      leg.call.onEnd(() => joined.leave(call.uuid));
+      await joined.join(call);
     } catch {
       // Locked or full since the dial began: the callee hears nothing of the room.
     }
