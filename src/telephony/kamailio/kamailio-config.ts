@@ -233,7 +233,11 @@ modparam("dialog", "default_timeout", 43200)
 modparam("presence", "db_url", ${str(s.dbUrl)})
 modparam("presence", "server_address", ${str(`sip:${s.sipHost}:${s.sipPort}`)})
 modparam("presence", "subs_db_mode", ${s.presenceDbMode})
-modparam("presence", "publ_cache", ${s.presenceDbMode === 3 ? 0 : 1})
+# On SQLite the published states stay in memory (publ_cache 2): db_sqlite sets no busy timeout,
+# so a PUBLISH whose presentity write met Zentrale's write lock failed, and a hangup's terminated
+# state was lost while Zentrale wrote the call's CDR (the BLF lamp stayed on). One node holds
+# them all there; a restarted Kamailio starts without states, as its calls are gone too.
+modparam("presence", "publ_cache", ${s.presenceDbMode === 3 ? 0 : 2})
 modparam("presence", "max_expires", 3600)
 modparam("presence", "min_expires", 60)
 # Row locks need a transaction that presence does not open on PostgreSQL; with notifier
