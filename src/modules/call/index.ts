@@ -65,6 +65,8 @@ export const callArea = defineArea({
     const callNodes = new CallNodes(s.hub, callApi, s.telephony, callLog);
     // The partner's call counts (GET /api/partner/user/{uuid}/calls) come from every node's registry.
     s.telephony.countCallsWith((numbers) => callNodes.callsTo(numbers));
+    // A conference room lives on one node: the others reach it over the same path.
+    s.conferenceControl.useNodes(callNodes);
     return { callApi, callNodes };
   },
   routes: (app, s) => callRoutes(app, s.callApi, s.callNodes),

@@ -1,0 +1,131 @@
+/**
+ * A conference room with members on two nodes (docs/decisions.md "Conferences", several nodes):
+ * two real nodes on one PostgreSQL, each with its own Kamailio and rtpengine, the carrier
+ * stand-in (test/carrier.ts) calling the conference's number on either. The room lives on the
+ * node of its first member (A); a caller reaching node B is sent on to A, whose media worker
+ * mixes all three. What each hears is measured by Goertzel power, never after a fixed time.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { telephonyNodesOnPostgres } from '../../../test/calls.js';
+import { startCarrier } from '../../../test/carrier.js';
+import { Client, eventually, loggedInClient, until } from '../../../test/helper.js';
+import { requireTelephonyPackages } from '../../../test/sipp.js';
+import type { MediaEndpoint } from '../../telephony/media/index.js';
+import { goertzelPower } from '../../telephony/media/index.js';
+import type { MediaLeg } from '../../telephony/media-leg.js';
+
+requireTelephonyPackages();
+
+const NUMBER = '+4930555470';
+
+/** What a carrier call heard so far: Goertzel power of `hz` over its last 600 ms (a tone: ~0.0156). */
+function ears(call: { leg: MediaLeg<MediaEndpoint> }) {
+  const heard: number[] = [];
+  call.leg.endpoint.onAudio((samples) => {
+    for (const sample of samples) heard.push(sample / 32768);
+  });
+  return (hz: number) => goertzelPower(Float32Array.from(heard.slice(-4800)), 8000, hz);
+}
+
+/** Waits until `listen` hears every tone of `present` and none of `absent`. */
+async function hearsOnly(listen: (hz: number) => number, present: number[], absent: number[], what: string) {
+  await until(
+    () => present.every((hz) => listen(hz) > 0.003) && absent.every((hz) => listen(hz) < 0.0003),
+    what,
+    20_000,
+    100,
+  );
+}
+
+test("a room with members on two nodes: B sends its caller on to the room's home A, which mixes all three; the member list and a mute work through either node", async (t) => {
+  const carrier = await startCarrier(t);
+  const [nodeA, nodeB] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri });
+  const appA = nodeA!.app;
+  const appB = nodeB!.app;
+  const { client, user } = await loggedInClient(appA);
+  // The same user signed in through node B.
+  const clientB = new Client(appB);
+  await clientB.login(user.username, user.password);
+  await appA.services.features.updatePack('default', { quota: { calls: 10 } });
+  await appA.services.phones.addNumber(NUMBER, { userUuid: user.uuid });
+  const created = await client.call('POST', '/api/conference', { description: 'Nodes', phone: [NUMBER] });
+  assert.equal(created.status, 'ok');
+  const conference = created.uuid as string;
+  const engineA = appA.services.telephony.calls!;
+  const engineB = appB.services.telephony.calls!;
+  await until(
+    () => appA.services.callNodes.knownNodes > 0 && appB.services.callNodes.knownNodes > 0,
+    'the nodes know each other',
+    20_000,
+  );
+
+  // Two members on node A: the room opens there (its home).
+  const a = await carrier.dial(`127.0.0.1:${nodeA!.sipPort}`, '+4917100001', NUMBER, 600);
+  const b = await carrier.dial(`127.0.0.1:${nodeA!.sipPort}`, '+4917100002', NUMBER, 1000);
+  assert.deepEqual([a.status, b.status], [200, 200]);
+  await until(() => engineA.rooms.get(conference)?.size === 2, 'a and b in the room on A', 20_000);
+
+  // The third reaches node B: not mixed there, sent on to A.
+  const c = await carrier.dial(`127.0.0.1:${nodeB!.sipPort}`, '+4917100003', NUMBER, 1400);
+  assert.equal(c.status, 200);
+  await until(() => engineA.rooms.get(conference)?.size === 3, 'c in the room on A', 20_000);
+  assert.equal(engineB.rooms.get(conference), undefined, 'node B opened no room of its own');
+
+  const [aHears, bHears, cHears] = [ears(a), ears(b), ears(c)];
+  await hearsOnly(aHears, [1000, 1400], [600], 'a hears b and c, not itself');
+  await hearsOnly(bHears, [600, 1400], [1000], 'b hears a and c, not itself');
+  await hearsOnly(cHears, [600, 1000], [1400], 'c (through B) hears a and b, not itself');
+
+  // The member list from either node: all three, the same.
+  const listed = async (through: Client) => {
+    const answer = await through.call('GET', `/api/conference/${conference}/member`);
+    assert.equal(answer.status, 'ok', JSON.stringify(answer));
+    return answer.member as Record<string, { phone?: string; mute: boolean }>;
+  };
+  const fromA = await listed(client);
+  const fromB = await listed(clientB);
+  assert.deepEqual(
+    Object.values(fromA)
+      .map((member) => member.phone)
+      .sort(),
+    ['+4917100001', '+4917100002', '+4917100003'],
+  );
+  assert.deepEqual(fromB, fromA, 'node B lists the home node’s members');
+
+  // A mute sent to node B acts on the room on A: the others stop hearing a's tone.
+  const [memberA] = Object.entries(fromA).find(([, member]) => member.phone === '+4917100001')!;
+  const muted = await clientB.call('POST', `/api/conference/${conference}/member/${memberA}`, { mute: true });
+  assert.equal(muted.status, 'ok', JSON.stringify(muted));
+  assert.equal(engineA.rooms.get(conference)?.member(memberA)?.mute, true);
+  await hearsOnly(bHears, [1400], [600], 'b no longer hears a');
+  await hearsOnly(cHears, [1000], [600], 'c no longer hears a');
+  assert.equal((await listed(clientB))[memberA]?.mute, true);
+  // A member who is none: illegal-state from node B too (the home's answer).
+  const stranger = await clientB.call('POST', `/api/conference/${conference}/member/${user.uuid}`, {
+    mute: true,
+  });
+  assert.equal(stranger.status, 'illegal-state');
+
+  // The room's end: the members hang up; one CDR per member, all written by the home node.
+  await c.leg.hangup();
+  await until(() => engineA.rooms.get(conference)?.size === 2, "c's hang-up reached the room on A", 20_000);
+  await a.leg.hangup();
+  await b.leg.hangup();
+  await until(() => engineA.rooms.get(conference) === undefined, 'the room stopped', 20_000);
+  const cdrs = await eventually(
+    () => appB.services.cdrs.listCdrs({ owner: user.uuid }),
+    (rows) => rows.length >= 3,
+    "the members' CDRs",
+    20_000,
+  );
+  assert.deepEqual(
+    cdrs.map((cdr) => [cdr.service, cdr.conference_id, cdr.a_number]).sort(),
+    [
+      ['conference', conference, '+4917100001'],
+      ['conference', conference, '+4917100002'],
+      ['conference', conference, '+4917100003'],
+    ],
+    JSON.stringify(cdrs),
+  );
+});
