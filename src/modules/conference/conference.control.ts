@@ -2,8 +2,9 @@
  * A live room's members and controls (spec `/api/conference` family, listed without a shape;
  * docs/decisions.md "Conferences: member and room control"): GET the members, change a member
  * (mute, deaf, volume_in, volume_out, floor), kick it, and the room's lock and mute-all. Each
- * needs write access to the conference object; the room is the call engine's (a room lives on
- * one node: this node's rooms only).
+ * needs write access to the conference object; the room is the call engine's. A room lives on
+ * one node: a request for a room live on another node is carried out there, asked over the
+ * nodes' shared path (useNodes; decisions "Several nodes").
  */
 import { ApiError, type ApiStatus } from '../../platform/errors.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
