@@ -7,13 +7,14 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { telephonyNodesOnPostgres } from '../../../test/calls.js';
+import { PCMU_OFFER, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { Client, eventually, loggedInClient, until } from '../../../test/helper.js';
-import { requireTelephonyPackages } from '../../../test/sipp.js';
+import { freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { MediaEndpoint } from '../../telephony/media/index.js';
 import { goertzelPower } from '../../telephony/media/index.js';
 import type { MediaLeg } from '../../telephony/media-leg.js';
+import { SipUserAgent } from '../../telephony/sip/index.js';
 
 requireTelephonyPackages();
 
@@ -102,10 +103,25 @@ test("a room with members on two nodes: B sends its caller on to the room's home
   await hearsOnly(cHears, [1000], [600], 'c no longer hears a');
   assert.equal((await listed(clientB))[memberA]?.mute, true);
   // A member who is none: illegal-state from node B too (the home's answer).
-  const stranger = await clientB.call('POST', `/api/conference/${conference}/member/${user.uuid}`, {
+  const notMember = await clientB.call('POST', `/api/conference/${conference}/member/${user.uuid}`, {
     mute: true,
   });
-  assert.equal(stranger.status, 'illegal-state');
+  assert.equal(notMember.status, 'illegal-state');
+
+  // Straight to A's user agent without the room's token: refused (403), nobody joins.
+  const host = '127.0.0.1';
+  const stranger = await SipUserAgent.start({ host, port: await freeUdpPort(host), userAgent: 'stranger' });
+  t.after(() => stranger.close());
+  const [uaHost, uaPort] = engineA.address.split(':');
+  const forged = stranger.invite({
+    uri: `sip:conference@${engineA.address}`,
+    from: `sip:+4917100009@${host}`,
+    sdp: PCMU_OFFER,
+    target: { transport: 'udp', address: uaHost!, port: Number(uaPort) },
+    headers: [['X-Zentrale-Room', `${conference} ${'A'.repeat(32)} ${NUMBER} +4917100009 - -`]],
+  });
+  assert.equal((await forged.result).status, 403, 'a forged token');
+  assert.equal(engineA.rooms.get(conference)?.size, 3, 'nobody joined');
 
   // The room's end: the members hang up; one CDR per member, all written by the home node.
   await c.leg.hangup();
