@@ -33,8 +33,8 @@ export const callArea = defineArea({
       routing,
       recorder: new CallAreaRecorder(s, database.db, callLog, clock),
     });
-    // conference_status lists the members of the room live on this node.
-    s.conferences.events.attachRooms({ members: (id) => s.telephony.calls?.conferenceMembers(id) });
+    // conference_status lists the members of the room, live on this node or another.
+    s.conferences.events.attachRooms({ members: (id) => s.conferenceControl.liveMembers(id) });
     // POST /api/dialplan/callback is carried out by this node's engine once recorded.
     s.dialplans.onCallbackRequest((user) => {
       const calls = s.telephony.calls;

@@ -9,7 +9,13 @@
 import { ApiError, type ApiStatus } from '../../platform/errors.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { pageItems } from '../../platform/paging.js';
-import { ConferenceError, type LiveRoom, type RoomHome, type Telephony } from '../../telephony/index.js';
+import {
+  ConferenceError,
+  type ConferenceMember,
+  type LiveRoom,
+  type RoomHome,
+  type Telephony,
+} from '../../telephony/index.js';
 import { requireOutgoing } from '../call/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
@@ -41,7 +47,7 @@ type RoomCommand =
 /** A question to the other nodes about room `room`. */
 interface RoomQuestion {
   room: string;
-  op: { op: 'home' } | { op: 'members' } | RoomCommand;
+  op: { op: 'home' } | { op: 'members' } | { op: 'status' } | RoomCommand;
 }
 
 /** A member as GET .../member lists it, with its call's UUID. */
@@ -77,6 +83,16 @@ export class ConferenceControl {
   /** The home of room `uuid` when it is live on another node (its UA's address, the room's token). */
   async home(uuid: string): Promise<RoomHome | undefined> {
     return (await this.ask(uuid, { op: 'home' }))?.answer as RoomHome | undefined;
+  }
+
+  /**
+   * The members of room `uuid` as its events show them (conference_status), wherever it is live;
+   * undefined when no node holds it.
+   */
+  async liveMembers(uuid: string): Promise<Record<string, ConferenceMember> | undefined> {
+    const here = this.deps.telephony.calls?.conferenceMembers(uuid);
+    if (here) return here;
+    return (await this.ask(uuid, { op: 'status' }))?.answer as Record<string, ConferenceMember> | undefined;
   }
 
   /**
@@ -208,6 +224,7 @@ export class ConferenceControl {
     const { op } = question;
     if (op.op === 'home') return { address: engine.address, token: room.token } satisfies RoomHome;
     if (op.op === 'members') return this.entriesHere(question.room);
+    if (op.op === 'status') return engine.conferenceMembers(question.room) ?? null;
     try {
       this.commandHere(question.room, op);
       return { status: 'ok' };

@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import { PCMU_OFFER, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { Client, eventually, loggedInClient, until } from '../../../test/helper.js';
+import { newEvents } from '../../../test/object-store.js';
 import { freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
 import type { MediaEndpoint } from '../../telephony/media/index.js';
 import { goertzelPower } from '../../telephony/media/index.js';
@@ -93,6 +94,15 @@ test("a room with members on two nodes: B sends its caller on to the room's home
     ['+4917100001', '+4917100002', '+4917100003'],
   );
   assert.deepEqual(fromB, fromA, 'node B lists the home node’s members');
+  // A session on node B that subscribes gets conference_status with the home's three members.
+  assert.equal((await clientB.call('GET', `/api/conference/${conference}/event?timeout=600`)).status, 'ok');
+  const [status] = await eventually(
+    () => newEvents(clientB, 'conference_status'),
+    (events) => events.length > 0,
+    'conference_status on node B',
+    20_000,
+  );
+  assert.deepEqual(Object.keys(status!.member as object).sort(), Object.keys(fromA).sort());
 
   // A mute sent to node B acts on the room on A: the others stop hearing a's tone.
   const [memberA] = Object.entries(fromA).find(([, member]) => member.phone === '+4917100001')!;
