@@ -6,7 +6,7 @@
  * mixes all three. What each hears is measured by Goertzel power, never after a fixed time.
  */
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { PCMU_OFFER, telephonyNodesOnPostgres } from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { Client, eventually, loggedInClient, until } from '../../../test/helper.js';
@@ -40,7 +40,11 @@ async function hearsOnly(listen: (hz: number) => number, present: number[], abse
   );
 }
 
-test("a room with members on two nodes: B sends its caller on to the room's home A, which mixes all three; the member list and a mute work through either node", async (t) => {
+/**
+ * A carrier stand-in, two nodes on one PostgreSQL that know each other, a user signed in through
+ * either with `number` dialling into a conference of theirs.
+ */
+async function twoNodes(t: TestContext, number: string) {
   const carrier = await startCarrier(t);
   const [nodeA, nodeB] = await telephonyNodesOnPostgres(t, 2, { CARRIER_URI: carrier.uri });
   const appA = nodeA!.app;
@@ -50,26 +54,40 @@ test("a room with members on two nodes: B sends its caller on to the room's home
   const clientB = new Client(appB);
   await clientB.login(user.username, user.password);
   await appA.services.features.updatePack('default', { quota: { calls: 10 } });
-  await appA.services.phones.addNumber(NUMBER, { userUuid: user.uuid });
-  const created = await client.call('POST', '/api/conference', { description: 'Nodes', phone: [NUMBER] });
+  await appA.services.phones.addNumber(number, { userUuid: user.uuid });
+  const created = await client.call('POST', '/api/conference', { description: 'Nodes', phone: [number] });
   assert.equal(created.status, 'ok');
-  const conference = created.uuid as string;
-  const engineA = appA.services.telephony.calls!;
-  const engineB = appB.services.telephony.calls!;
   await until(
     () => appA.services.callNodes.knownNodes > 0 && appB.services.callNodes.knownNodes > 0,
     'the nodes know each other',
     20_000,
   );
+  return {
+    carrier,
+    appA,
+    client,
+    clientB,
+    user,
+    conference: created.uuid as string,
+    engineA: appA.services.telephony.calls!,
+    engineB: appB.services.telephony.calls!,
+    kamailioA: `127.0.0.1:${nodeA!.sipPort}`,
+    kamailioB: `127.0.0.1:${nodeB!.sipPort}`,
+  };
+}
+
+test("a room with members on two nodes: B sends its caller on to the room's home A, which mixes all three; the member list and a mute work through either node", async (t) => {
+  const { carrier, client, clientB, user, conference, engineA, engineB, kamailioA, kamailioB } =
+    await twoNodes(t, NUMBER);
 
   // Two members on node A: the room opens there (its home).
-  const a = await carrier.dial(`127.0.0.1:${nodeA!.sipPort}`, '+4917100001', NUMBER, 600);
-  const b = await carrier.dial(`127.0.0.1:${nodeA!.sipPort}`, '+4917100002', NUMBER, 1000);
+  const a = await carrier.dial(kamailioA, '+4917100001', NUMBER, 600);
+  const b = await carrier.dial(kamailioA, '+4917100002', NUMBER, 1000);
   assert.deepEqual([a.status, b.status], [200, 200]);
   await until(() => engineA.rooms.get(conference)?.size === 2, 'a and b in the room on A', 20_000);
 
   // The third reaches node B: not mixed there, sent on to A.
-  const c = await carrier.dial(`127.0.0.1:${nodeB!.sipPort}`, '+4917100003', NUMBER, 1400);
+  const c = await carrier.dial(kamailioB, '+4917100003', NUMBER, 1400);
   assert.equal(c.status, 200);
   await until(() => engineA.rooms.get(conference)?.size === 3, 'c in the room on A', 20_000);
   assert.equal(engineB.rooms.get(conference), undefined, 'node B opened no room of its own');
@@ -140,7 +158,7 @@ test("a room with members on two nodes: B sends its caller on to the room's home
   await b.leg.hangup();
   await until(() => engineA.rooms.get(conference) === undefined, 'the room stopped', 20_000);
   const cdrs = await eventually(
-    () => appB.services.cdrs.listCdrs({ owner: user.uuid }),
+    () => clientB.app.services.cdrs.listCdrs({ owner: user.uuid }),
     (rows) => rows.length >= 3,
     "the members' CDRs",
     20_000,
@@ -154,4 +172,19 @@ test("a room with members on two nodes: B sends its caller on to the room's home
     ],
     JSON.stringify(cdrs),
   );
+});
+
+test('the home node ends: the room ends with it, its member sent on from node B dropped too', async (t) => {
+  const { carrier, appA, conference, engineA, kamailioA, kamailioB } = await twoNodes(t, '+4930555471');
+  const a = await carrier.dial(kamailioA, '+4917100001', '+4930555471', 600);
+  assert.equal(a.status, 200);
+  await until(() => engineA.rooms.get(conference)?.size === 1, 'a in the room on A', 20_000);
+  const c = await carrier.dial(kamailioB, '+4917100003', '+4930555471', 1400);
+  assert.equal(c.status, 200);
+  await until(() => engineA.rooms.get(conference)?.size === 2, 'c in the room on A', 20_000);
+  await hearsOnly(ears(c), [600], [1400], 'c (through B) hears a');
+
+  await appA.close();
+  await until(() => c.leg.call.ended !== undefined, 'the member on B dropped with its home', 20_000);
+  await until(() => a.leg.call.ended !== undefined, "and A's own member", 20_000);
 });

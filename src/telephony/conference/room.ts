@@ -360,6 +360,11 @@ export class ConferenceRooms {
     return this.rooms.get(id);
   }
 
+  /** The calls (UUIDs) of every member of every live room. */
+  memberCalls(): string[] {
+    return [...this.rooms.values()].flatMap((room) => room.list().map((view) => view.call));
+  }
+
   get size(): number {
     return this.rooms.size;
   }
