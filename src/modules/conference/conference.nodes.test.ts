@@ -141,14 +141,18 @@ test("a room with members on two nodes: B sends its caller on to the room's home
   const stranger = await SipUserAgent.start({ host, port: await freeUdpPort(host), userAgent: 'stranger' });
   t.after(() => stranger.close());
   const [uaHost, uaPort] = engineA.address.split(':');
-  const forged = stranger.invite({
-    uri: `sip:conference@${engineA.address}`,
-    from: `sip:+4917100009@${host}`,
-    sdp: PCMU_OFFER,
-    target: { transport: 'udp', address: uaHost!, port: Number(uaPort) },
-    headers: [['X-Zentrale-Room', `${conference} ${'A'.repeat(32)} ${NUMBER} +4917100009 - -`]],
-  });
-  assert.equal((await forged.result).status, 403, 'a forged token');
+  const forge = async (token: string) => {
+    const forged = stranger.invite({
+      uri: `sip:conference@${engineA.address}`,
+      from: `sip:+4917100009@${host}`,
+      sdp: PCMU_OFFER,
+      target: { transport: 'udp', address: uaHost!, port: Number(uaPort) },
+      headers: [['X-Zentrale-Room', `${conference} ${token} ${NUMBER} +4917100009 - -`]],
+    });
+    return (await forged.result).status;
+  };
+  assert.equal(await forge('A'.repeat(32)), 403, 'a forged token');
+  assert.equal(await forge('%zz'), 403, 'a malformed one');
   assert.equal(engineA.rooms.get(conference)?.size, 3, 'nobody joined');
 
   // The room's end: the members hang up; one CDR per member, all written by the home node.

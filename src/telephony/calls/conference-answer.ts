@@ -194,6 +194,15 @@ export async function forwardToHome(
   return false;
 }
 
+/** A URI-encoded field; a malformed one reads as the empty string (its token never matches). */
+function decoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return '';
+  }
+}
+
 /**
  * The home node's side of forwardToHome: the room and the caller the X-Zentrale-Room header
  * names, when its token is the live room's. A number (the SIP status to reject with): 403 for
@@ -206,7 +215,7 @@ export function handedToRoom(
   const [id, token, number, from, phone, user] = header
     .trim()
     .split(/\s+/)
-    .map((value) => (value === '-' ? undefined : decodeURIComponent(value)));
+    .map((value) => (value === '-' ? undefined : decoded(value)));
   const room = id === undefined ? undefined : ctx.rooms.get(id);
   if (!room || token === undefined || !sameSecret(room.token, token)) return room ? 403 : 480;
   const settings = conferences.get(room);
