@@ -192,3 +192,41 @@ test('the home node ends: the room ends with it, its member sent on from node B 
   await until(() => c.leg.call.ended !== undefined, 'the member on B dropped with its home', 20_000);
   await until(() => a.leg.call.ended !== undefined, "and A's own member", 20_000);
 });
+
+/**
+ * The cost of sending a caller on (docs/benchmarks.md "Conference rooms over two nodes"): a
+ * caller's INVITE -> 200 as the carrier sees it, into a room live on node A, dialled to A itself
+ * or to B (sent on to A), alternating. Runs only with BENCH_CONFERENCE_NODES=<rounds>; prints the
+ * figures.
+ */
+test('conference caller sent on to the home node: setup time (benchmark)', {
+  skip: !process.env.BENCH_CONFERENCE_NODES,
+}, async (t) => {
+  const rounds = Number(process.env.BENCH_CONFERENCE_NODES);
+  const number = '+4930555472';
+  const { carrier, conference, engineA, kamailioA, kamailioB } = await twoNodes(t, number);
+  const first = await carrier.dial(kamailioA, '+4917100001', number, 600);
+  assert.equal(first.status, 200);
+  await until(() => engineA.rooms.get(conference)?.size === 1, 'the room live on A', 20_000);
+  const times: Record<'home node' | 'sent on', number[]> = { 'home node': [], 'sent on': [] };
+  for (let i = 0; i < rounds * 2; i++) {
+    const mode = i % 2 === 0 ? 'home node' : 'sent on';
+    const started = performance.now();
+    const caller = await carrier.dial(
+      mode === 'home node' ? kamailioA : kamailioB,
+      '+4917100002',
+      number,
+      1000,
+    );
+    times[mode].push(performance.now() - started);
+    assert.equal(caller.status, 200);
+    await until(() => engineA.rooms.get(conference)?.size === 2, 'the caller in the room', 20_000, 10);
+    await caller.leg.hangup();
+    await until(() => engineA.rooms.get(conference)?.size === 1, 'the caller left', 20_000, 10);
+  }
+  for (const [mode, list] of Object.entries(times)) {
+    const sorted = [...list].sort((x, y) => x - y);
+    const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!.toFixed(1);
+    console.log(`${mode}: n=${sorted.length} median ${at(0.5)} ms, p90 ${at(0.9)} ms, max ${at(1)} ms`);
+  }
+});
