@@ -76,7 +76,7 @@ async function twoNodes(t: TestContext, number: string) {
   };
 }
 
-test("a room with members on two nodes: B sends its caller on to the room's home A, which mixes all three; the member list and a mute work through either node", async (t) => {
+test("a room with members on two nodes: B sends its caller on to the room's home A, which mixes all three; the member list, conference_status, a mute, the lock and a kick work through either node", async (t) => {
   const { carrier, client, clientB, user, conference, engineA, engineB, kamailioA, kamailioB } =
     await twoNodes(t, NUMBER);
 
@@ -155,9 +155,17 @@ test("a room with members on two nodes: B sends its caller on to the room's home
   assert.equal(await forge('%zz'), 403, 'a malformed one');
   assert.equal(engineA.rooms.get(conference)?.size, 3, 'nobody joined');
 
+  // The room's lock and a kick through node B act on A: c (sent on from B) is hung up there.
+  const locked = await clientB.call('POST', `/api/conference/${conference}/control`, { lock: true });
+  assert.equal(locked.status, 'ok', JSON.stringify(locked));
+  assert.equal(engineA.rooms.get(conference)?.locked, true);
+  const [memberC] = Object.entries(fromA).find(([, member]) => member.phone === '+4917100003')!;
+  const kicked = await clientB.call('DELETE', `/api/conference/${conference}/member/${memberC}`);
+  assert.equal(kicked.status, 'ok', JSON.stringify(kicked));
+  await until(() => c.leg.call.ended !== undefined, 'the kick reached c through node B', 20_000);
+  assert.equal(engineA.rooms.get(conference)?.size, 2);
+
   // The room's end: the members hang up; one CDR per member, all written by the home node.
-  await c.leg.hangup();
-  await until(() => engineA.rooms.get(conference)?.size === 2, "c's hang-up reached the room on A", 20_000);
   await a.leg.hangup();
   await b.leg.hangup();
   await until(() => engineA.rooms.get(conference) === undefined, 'the room stopped', 20_000);
