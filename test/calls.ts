@@ -97,6 +97,18 @@ export async function telephonyNodesOnPostgres(
 
 export type Account = TestSipAccount;
 
+/** An SDP offer of one PCMU stream, for an INVITE whose media no test reads. */
+export const PCMU_OFFER = [
+  'v=0',
+  'o=test 1 1 IN IP4 127.0.0.1',
+  's=test',
+  'c=IN IP4 127.0.0.1',
+  't=0 0',
+  'm=audio 40000 RTP/AVP 0',
+  'a=rtpmap:0 PCMU/8000',
+  '',
+].join('\r\n');
+
 export async function sipAccount(app: App, username: string, owner?: string): Promise<Account> {
   return addSipAccount(app, username, { owner: owner ?? (await buildUser(app)).uuid });
 }

@@ -69,6 +69,7 @@ export type {
   OutgoingIdentity,
   ReverseHolder,
   ReverseProcess,
+  RoomHome,
   RunningLeg,
   SipAccountInfo,
   Voicemail,

@@ -35,7 +35,8 @@ const ANSWER = 'call.answer';
 type Question =
   | { kind: 'list'; user: string; query: ListCallsQuery }
   | { kind: 'control'; user: string; uuid: string; body: ControlBody }
-  | { kind: 'count'; numbers: string[] };
+  | { kind: 'count'; numbers: string[] }
+  | { kind: 'topic'; topic: string; body: unknown };
 
 /**
  * list: the node's calls of the user; control: its status (`none`: the node knows no such call;
@@ -44,7 +45,11 @@ type Question =
 type Reply =
   | { kind: 'list'; calls: CallView[] }
   | { kind: 'control'; status: ApiStatus | 'ok' | 'none' | 'taken'; message?: string }
-  | { kind: 'count'; counts: Record<string, number> };
+  | { kind: 'count'; counts: Record<string, number> }
+  | { kind: 'topic'; body: unknown };
+
+/** Another area's question to every node (serve, askNodes); null: the node has nothing to say. */
+export type TopicHandler = (body: unknown) => Promise<unknown>;
 
 interface Pending {
   readonly waiting: Set<string>;
@@ -62,6 +67,8 @@ export class CallNodes {
   private readonly queues = new Map<string, Promise<unknown>>();
   /** Calls a hangup was carried out for: ending, every later command is illegal-state. */
   private readonly hungUp = new WeakSet<Call>();
+  /** Other areas' questions this node answers (a conference room's home, its members...). */
+  private readonly topics = new Map<string, TopicHandler>();
 
   constructor(
     private readonly hub: EventHub,
@@ -122,6 +129,26 @@ export class CallNodes {
     }
     if (replies.length < asked) throw new ApiError('fail', `a node did not answer for call ${uuid} in time`);
     throw new ApiError('wrong-call', `no call ${uuid}`);
+  }
+
+  /**
+   * Answers another area's questions on `topic` (askNodes) with `handler`: null (or undefined)
+   * when this node has nothing to say, else what it answers (JSON).
+   */
+  serve(topic: string, handler: TopicHandler): void {
+    this.topics.set(topic, handler);
+  }
+
+  /**
+   * Asks every other node a question on `topic` (serve): the answers that are not null, and
+   * whether every node known answered within ANSWER_MS.
+   */
+  async askNodes(topic: string, body: unknown): Promise<{ answers: unknown[]; complete: boolean }> {
+    const asked = this.peers.size;
+    const replies = await this.ask({ kind: 'topic', topic, body });
+    const answers: unknown[] = [];
+    for (const reply of replies) if (reply.kind === 'topic' && reply.body != null) answers.push(reply.body);
+    return { answers, complete: replies.length >= asked };
   }
 
   /** Calls in progress to or from each of `numbers`, on every node. */
@@ -260,6 +287,15 @@ export class CallNodes {
         return { kind: 'list', calls: this.api.list(question.user, question.query) };
       case 'count':
         return { kind: 'count', counts: this.countHere(question.numbers) };
+      case 'topic': {
+        const handler = this.topics.get(question.topic);
+        try {
+          return { kind: 'topic', body: handler ? ((await handler(question.body)) ?? null) : null };
+        } catch (error) {
+          this.log.error({ err: error, topic: question.topic }, 'question of another node failed');
+          return { kind: 'topic', body: null };
+        }
+      }
       case 'control':
         try {
           await this.controlHere(question.user, question.uuid, question.body);

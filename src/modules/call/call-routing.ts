@@ -27,6 +27,7 @@ import type {
   NumberAnswer,
   OutgoingIdentity,
   ReverseProcess,
+  RoomHome,
   SipAccountInfo,
 } from '../../telephony/index.js';
 import { effectiveSwitches, type StoredSettings } from '../phone/index.js';
@@ -119,6 +120,10 @@ export class CallAreaRouting implements CallRouting {
 
   async conferencePin(room: ConferenceSettings, digits: string): Promise<'member' | 'moderator' | false> {
     return (await this.services.conferences.checkPin({ uuid: room.id, owner: room.owner }, digits)) ?? false;
+  }
+
+  conferenceHome(id: string): Promise<RoomHome | undefined> {
+    return this.services.conferenceControl.home(id);
   }
 
   cyclicStart(dialplan: string, action: string, count: number): Promise<number> {

@@ -33,8 +33,8 @@ export const callArea = defineArea({
       routing,
       recorder: new CallAreaRecorder(s, database.db, callLog, clock),
     });
-    // conference_status lists the members of the room live on this node.
-    s.conferences.events.attachRooms({ members: (id) => s.telephony.calls?.conferenceMembers(id) });
+    // conference_status lists the members of the room, live on this node or another.
+    s.conferences.events.attachRooms({ members: (id) => s.conferenceControl.liveMembers(id) });
     // POST /api/dialplan/callback is carried out by this node's engine once recorded.
     s.dialplans.onCallbackRequest((user) => {
       const calls = s.telephony.calls;
@@ -65,6 +65,8 @@ export const callArea = defineArea({
     const callNodes = new CallNodes(s.hub, callApi, s.telephony, callLog);
     // The partner's call counts (GET /api/partner/user/{uuid}/calls) come from every node's registry.
     s.telephony.countCallsWith((numbers) => callNodes.callsTo(numbers));
+    // A conference room lives on one node: the others reach it over the same path.
+    s.conferenceControl.useNodes(callNodes);
     return { callApi, callNodes };
   },
   routes: (app, s) => callRoutes(app, s.callApi, s.callNodes),

@@ -2,13 +2,20 @@
  * A live room's members and controls (spec `/api/conference` family, listed without a shape;
  * docs/decisions.md "Conferences: member and room control"): GET the members, change a member
  * (mute, deaf, volume_in, volume_out, floor), kick it, and the room's lock and mute-all. Each
- * needs write access to the conference object; the room is the call engine's (a room lives on
- * one node: this node's rooms only).
+ * needs write access to the conference object; the room is the call engine's. A room lives on
+ * one node: a request for a room live on another node is carried out there, asked over the
+ * nodes' shared path (useNodes; decisions "Several nodes").
  */
-import { ApiError } from '../../platform/errors.js';
+import { ApiError, type ApiStatus } from '../../platform/errors.js';
 import type { ObjectRow, ObjectStore, ObjectTypeDefinition } from '../../platform/object-store/index.js';
 import { pageItems } from '../../platform/paging.js';
-import { ConferenceError, type LiveRoom, type Telephony } from '../../telephony/index.js';
+import {
+  ConferenceError,
+  type ConferenceMember,
+  type LiveRoom,
+  type RoomHome,
+  type Telephony,
+} from '../../telephony/index.js';
 import { requireOutgoing } from '../call/index.js';
 import type { CallFilterService } from '../callfilter/index.js';
 import type { PhoneService } from '../phone/index.js';
@@ -22,6 +29,33 @@ import {
 } from './conference.schema.js';
 import { conferenceRoomOf, roomSettings } from './conference.service.js';
 
+/** The node path's topic of the room questions (docs/decisions.md "Conferences", several nodes). */
+const ROOM_TOPIC = 'conference.room';
+
+/** The nodes' shared path (the call area's CallNodes: serve and askNodes). */
+export interface RoomNodePath {
+  serve(topic: string, handler: (body: unknown) => Promise<unknown>): void;
+  askNodes(topic: string, body: unknown): Promise<{ answers: unknown[]; complete: boolean }>;
+}
+
+/** A command for a live room, carried out where the room lives. */
+type RoomCommand =
+  | { op: 'member'; member: string; body: MemberControlBody }
+  | { op: 'kick'; member: string }
+  | { op: 'room'; body: RoomControlBody };
+
+/** A question to the other nodes about room `room`. */
+interface RoomQuestion {
+  room: string;
+  op: { op: 'home' } | { op: 'members' } | { op: 'status' } | RoomCommand;
+}
+
+/** A member as GET .../member lists it, with its call's UUID. */
+interface MemberEntry {
+  call: string;
+  member: MemberObject;
+}
+
 export interface ConferenceControlDeps {
   readonly store: ObjectStore;
   /** The conference type of the store (ConferenceService.definition). */
@@ -34,33 +68,72 @@ export interface ConferenceControlDeps {
 export class ConferenceControl {
   constructor(private readonly deps: ConferenceControlDeps) {}
 
-  /** GET /api/conference/{uuid}/member: the live members, paged by joining time; none when not live. */
+  /**
+   * Where the room's other nodes' callers and commands go (the call area's node path, wired
+   * once it exists: useNodes); without it this node knows only its own rooms.
+   */
+  private nodes: RoomNodePath | undefined;
+
+  /** Answers the other nodes' questions about the rooms live here, and asks them about theirs. */
+  useNodes(nodes: RoomNodePath): void {
+    this.nodes = nodes;
+    nodes.serve(ROOM_TOPIC, (question) => this.answer(question as RoomQuestion));
+  }
+
+  /** The home of room `uuid` when it is live on another node (its UA's address, the room's token). */
+  async home(uuid: string): Promise<RoomHome | undefined> {
+    return (await this.ask(uuid, { op: 'home' }))?.answer as RoomHome | undefined;
+  }
+
+  /**
+   * The members of room `uuid` as its events show them (conference_status), wherever it is live;
+   * undefined when no node holds it.
+   */
+  async liveMembers(uuid: string): Promise<Record<string, ConferenceMember> | undefined> {
+    const here = this.deps.telephony.calls?.conferenceMembers(uuid);
+    if (here) return here;
+    return (await this.ask(uuid, { op: 'status' }))?.answer as Record<string, ConferenceMember> | undefined;
+  }
+
+  /**
+   * GET /api/conference/{uuid}/member: the live members, paged by joining time; none when not
+   * live. A room live on another node: that node's members (a node silent for ANSWER_MS is left
+   * out, as GET /api/call leaves it out).
+   */
   async listMembers(
     user: string,
     uuid: string,
     query: ListMembersQuery,
   ): Promise<Record<string, MemberObject>> {
     await this.requireWrite(user, uuid);
-    const room = this.liveRoom(uuid);
-    const entries = room ? room.entries() : [];
+    const entries = this.liveRoom(uuid)
+      ? this.entriesHere(uuid)
+      : (((await this.ask(uuid, { op: 'members' }))?.answer as MemberEntry[] | undefined) ?? []);
     const page = pageItems(
       entries,
       query,
       // Joining time, then the call UUID: a stable order for `start`.
       {
-        time: (entry) => entry.since,
-        key: (entry) => `${String(entry.since).padStart(12, '0')}:${entry.view.call}`,
+        time: (entry) => entry.member.time,
+        key: (entry) => `${String(entry.member.time).padStart(12, '0')}:${entry.call}`,
       },
       MEMBER_LIST_COUNT.default,
     );
+    return Object.fromEntries(page.map(({ call, member }) => [call, member]));
+  }
+
+  /** The members of room `uuid` live here, in joining order, as the API shows them. */
+  private entriesHere(uuid: string): MemberEntry[] {
+    const room = this.liveRoom(uuid);
     // Who each member is (phone, user, moderator), as the room's events show it: one shape.
     const known = this.deps.telephony.calls?.conferenceMembers(uuid) ?? {};
-    return Object.fromEntries(
-      page.map(({ view, since }) => {
-        const { call, ...flags } = view;
-        return [call, { ...known[call], ...flags, moderator: room?.isModerator(call) ?? false, time: since }];
-      }),
-    );
+    return (room?.entries() ?? []).map(({ view, since }) => {
+      const { call, ...flags } = view;
+      return {
+        call,
+        member: { ...known[call], ...flags, moderator: room?.isModerator(call) ?? false, time: since },
+      };
+    });
   }
 
   /**
@@ -70,21 +143,13 @@ export class ConferenceControl {
    */
   async controlMember(user: string, uuid: string, member: string, body: MemberControlBody): Promise<void> {
     await this.requireWrite(user, uuid);
-    const room = this.memberRoom(uuid, member);
-    const { floor, ...change } = body;
-    this.engine(() => {
-      room.control(member, change);
-      if (floor !== undefined) room.floor(member, floor);
-    });
+    await this.onHolder(uuid, { op: 'member', member, body });
   }
 
   /** DELETE /api/conference/{uuid}/member/{member}: kicks the member (its call is hung up). */
   async kickMember(user: string, uuid: string, member: string): Promise<void> {
     await this.requireWrite(user, uuid);
-    const room = this.memberRoom(uuid, member);
-    const call = this.deps.telephony.calls?.calls.get(member);
-    if (!call) throw new ApiError('illegal-state', `member ${member} has left`);
-    this.engine(() => room.kick(call));
+    await this.onHolder(uuid, { op: 'kick', member });
   }
 
   /**
@@ -93,12 +158,80 @@ export class ConferenceControl {
    */
   async controlRoom(user: string, uuid: string, body: RoomControlBody): Promise<void> {
     await this.requireWrite(user, uuid);
-    const room = this.liveRoom(uuid);
-    if (!room) throw new ApiError('illegal-state', `conference ${uuid} has no members now`);
+    await this.onHolder(uuid, { op: 'room', body });
+  }
+
+  /** A command carried out on the room's home: here when it is live here, else where it is. */
+  private async onHolder(uuid: string, command: RoomCommand): Promise<void> {
+    if (!this.liveRoom(uuid)) {
+      const asked = await this.ask(uuid, command);
+      if (asked?.answer) {
+        const outcome = asked.answer as { status: ApiStatus | 'ok'; message?: string };
+        if (outcome.status !== 'ok') throw new ApiError(outcome.status, outcome.message);
+        return;
+      }
+      // A node silent in time may hold the room (as a call command: fail).
+      if (asked && !asked.complete)
+        throw new ApiError('fail', `a node did not answer for room ${uuid} in time`);
+    }
+    this.commandHere(uuid, command);
+  }
+
+  private commandHere(uuid: string, command: RoomCommand): void {
+    if (command.op === 'room') {
+      const room = this.liveRoom(uuid);
+      if (!room) throw new ApiError('illegal-state', `conference ${uuid} has no members now`);
+      const { body } = command;
+      this.engine(() => {
+        if (body.lock !== undefined) room.lock(body.lock);
+        if (body.mute_all !== undefined) room.muteAll(body.mute_all);
+      });
+      return;
+    }
+    const { member } = command;
+    const room = this.memberRoom(uuid, member);
+    if (command.op === 'kick') {
+      const call = this.deps.telephony.calls?.calls.get(member);
+      if (!call) throw new ApiError('illegal-state', `member ${member} has left`);
+      this.engine(() => room.kick(call));
+      return;
+    }
+    const { floor, ...change } = command.body;
     this.engine(() => {
-      if (body.lock !== undefined) room.lock(body.lock);
-      if (body.mute_all !== undefined) room.muteAll(body.mute_all);
+      room.control(member, change);
+      if (floor !== undefined) room.floor(member, floor);
     });
+  }
+
+  /** Asks the other nodes about room `uuid`: the holder's answer (none: no node holds it). */
+  private async ask(
+    uuid: string,
+    op: RoomQuestion['op'],
+  ): Promise<{ answer: unknown; complete: boolean } | undefined> {
+    if (!this.nodes) return undefined;
+    const { answers, complete } = await this.nodes.askNodes(ROOM_TOPIC, {
+      room: uuid,
+      op,
+    } satisfies RoomQuestion);
+    return { answer: answers[0], complete };
+  }
+
+  /** Another node's question about a room: null when it is not live here. */
+  private async answer(question: RoomQuestion): Promise<unknown> {
+    const room = this.liveRoom(question.room);
+    const engine = this.deps.telephony.calls;
+    if (!room || !engine) return null;
+    const { op } = question;
+    if (op.op === 'home') return { address: engine.address, token: room.token } satisfies RoomHome;
+    if (op.op === 'members') return this.entriesHere(question.room);
+    if (op.op === 'status') return engine.conferenceMembers(question.room) ?? null;
+    try {
+      this.commandHere(question.room, op);
+      return { status: 'ok' };
+    } catch (error) {
+      if (error instanceof ApiError) return { status: error.status, message: error.message };
+      throw error;
+    }
   }
 
   /**

@@ -38,7 +38,10 @@ export type MemberView = Omit<EngineMemberView, 'call'> & {
 
 /** What the call engine tells of its live rooms; a room not live has no members. */
 export interface LiveRooms {
-  members(conference: string): Record<string, MemberView> | undefined;
+  /** The room's members wherever it is live (another node's room: asked of that node). */
+  members(
+    conference: string,
+  ): Record<string, MemberView> | undefined | Promise<Record<string, MemberView> | undefined>;
 }
 
 export interface ConferenceEventsDeps {
@@ -96,7 +99,7 @@ export class ConferenceEvents {
     session.queue.topics.set(topic, expires);
     this.deps.hub.emit({ sessions: [session.did] }, 'conference_status', {
       conference,
-      member: this.rooms?.members(conference) ?? {},
+      member: (await this.rooms?.members(conference)) ?? {},
     });
     return Math.floor(expires / 1000);
   }

@@ -30,8 +30,9 @@ const REFERENCES =
   '(a number another conference has)';
 
 const CONTROL_STATUSES =
-  'Statuses wrong-object (no such conference, or not readable), access-denied (read access only: control ' +
-  'needs write access), wrong-syntax';
+  'A room lives on one node; whichever node gets the request, the command acts where the room is live ' +
+  '(fail when a node did not answer in time while no other holds the room). Statuses wrong-object (no such ' +
+  'conference, or not readable), access-denied (read access only: control needs write access), wrong-syntax';
 
 export function conferenceRoutes(
   app: AppInstance,
@@ -188,7 +189,7 @@ export function conferenceRoutes(
       schema: {
         summary: "The live room's members, paged (Conventions 8)",
         description:
-          'The members of the room on this node now, keyed by member UUID (their calls), in joining order; ' +
+          'The members of the live room (on whichever node it lives) now, keyed by member UUID (their calls), in joining order; ' +
           `\`{}\` while nobody is in it. ${CONTROL_STATUSES}.`,
         tags,
         params: ConferenceParams,

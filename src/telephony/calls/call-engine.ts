@@ -1,3 +1,6 @@
+/** How long a stopping node waits for its room members' BYEs to be answered. */
+const ROOM_BYE_MS = 2000;
+
 /**
  * The call model (STYLE.md: src/telephony/calls/): Zentrale's SIP user agent on SIP_APP_PORT
  * behind Kamailio takes every call a phone or the carrier places and runs it as a Call
@@ -232,6 +235,25 @@ export class CallEngine {
    */
   async close(): Promise<void> {
     clearInterval(this.heartbeatTimer);
+    // A room ends with its node: its members are hung up (BYE), those another node sent on too,
+    // so that node ends its caller's leg (docs/decisions.md "Conferences", several nodes). A
+    // peer silent to the BYE does not hold the stop longer than ROOM_BYE_MS.
+    const members = this.rooms.memberCalls().map((uuid) =>
+      this.calls
+        .get(uuid)
+        ?.hangup()
+        .catch(() => {}),
+    );
+    if (members.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all(members),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, ROOM_BYE_MS);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     const live = [...this.calls];
     await this.ua.close();
     await this.media.close();

@@ -10,7 +10,13 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { type TestContext, test } from 'node:test';
-import { nextEvent, numberOwner, sipAccount, telephonyNodesOnPostgres } from '../../../test/calls.js';
+import {
+  nextEvent,
+  numberOwner,
+  PCMU_OFFER,
+  sipAccount,
+  telephonyNodesOnPostgres,
+} from '../../../test/calls.js';
 import { startCarrier } from '../../../test/carrier.js';
 import { eventually, until } from '../../../test/helper.js';
 import { freeUdpPort, requireTelephonyPackages } from '../../../test/sipp.js';
@@ -19,17 +25,6 @@ import { SecretBox } from '../../platform/sealing.js';
 import { SipUserAgent } from '../sip/index.js';
 
 requireTelephonyPackages();
-
-const OFFER = [
-  'v=0',
-  'o=test 1 1 IN IP4 127.0.0.1',
-  's=test',
-  'c=IN IP4 127.0.0.1',
-  't=0 0',
-  'm=audio 40000 RTP/AVP 0',
-  'a=rtpmap:0 PCMU/8000',
-  '',
-].join('\r\n');
 
 /** The owner of `number`, whose legacy dialplan rings an unregistered account with call-reverse on. */
 async function reverseOwner(app: App, number: string) {
@@ -96,7 +91,7 @@ test("call-reverse with two nodes: the filter number's call reaching node B is h
     const leg = stranger.invite({
       uri: `sip:callreverse@${engineA.address}`,
       from: `sip:+4916000222@${host}`,
-      sdp: OFFER,
+      sdp: PCMU_OFFER,
       target,
       ...(header === undefined ? {} : { headers: [['X-Zentrale-Reverse', header]] as [string, string][] }),
     });

@@ -8,7 +8,7 @@ import type { MediaLeg as MediaLegType } from '../media-leg.js';
 import { MediaLeg } from '../media-leg.js';
 import { remoteOfUri } from '../sip/dialog.js';
 import type { IncomingCall, Remote } from '../sip/index.js';
-import { bridge } from './bridge.js';
+import { type BridgeOptions, bridge } from './bridge.js';
 import type { CallOutcome } from './call.js';
 import { ALIVE_MS, callerId, type EngineContext, trackLeg } from './context.js';
 import type { ReverseHolder } from './directory.js';
@@ -31,7 +31,7 @@ export const HANDOVER_USER = 'callreverse';
 export const HANDOVER_HEADER = 'X-Zentrale-Reverse';
 
 /** Compares two secrets in constant time (their SHA-256, so that lengths differing leak nothing). */
-function sameSecret(a: string, b: string): boolean {
+export function sameSecret(a: string, b: string): boolean {
   const digest = (text: string) => createHash('sha256').update(text).digest();
   return timingSafeEqual(digest(a), digest(b));
 }
@@ -138,30 +138,41 @@ export async function handOver(
   caller: string,
   holder: ReverseHolder,
 ): Promise<boolean> {
-  const uri = `sip:${HANDOVER_USER}@${holder.address}`;
-  const target = remoteOfUri(uri);
-  if (!target || !(await reachable(ctx, uri, target))) {
-    ctx.options.log.info({ owner, holder: holder.address }, 'callreverse holder unreachable');
-    return false;
-  }
-  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, ctx.options.clock, call, {
-    groups: [[{ uri, target }]],
+  const sent = await sendOn(ctx, call, `sip:${HANDOVER_USER}@${holder.address}`, {
     timeout: HANDOVER_SECONDS,
     from: `sip:${caller}@${ctx.options.host}`,
     fromDisplay: caller,
     headers: [[HANDOVER_HEADER, `${owner} ${holder.token}`]],
+  });
+  if (sent === true) return true;
+  ctx.options.log.info({ owner, holder: holder.address, status: sent }, 'callreverse not handed over');
+  return false;
+}
+
+/**
+ * Sends `call` on to another node's user agent at `uri` (a B2BUA leg straight to it, media
+ * relayed by this node's rtpengine as every bridged call is): true once that call is over (or
+ * the caller gave up meanwhile), else why the other node did not take it (its SIP status, or
+ * 'unreachable' when its UA answers no OPTIONS); the caller is then still this node's.
+ */
+export async function sendOn(
+  ctx: EngineContext,
+  call: IncomingCall,
+  uri: string,
+  options: Pick<BridgeOptions, 'timeout' | 'from' | 'fromDisplay' | 'headers'>,
+): Promise<true | number | 'unreachable'> {
+  const target = remoteOfUri(uri);
+  if (!target || !(await reachable(ctx, uri, target))) return 'unreachable';
+  const outcome = await bridge(ctx.ua, ctx.options.rtpengine, ctx.options.clock, call, {
+    ...options,
+    groups: [[{ uri, target }]],
     keepCallerOnFailure: true,
   });
   if (outcome.status === 200) {
     await outcome.ended;
     return true;
   }
-  if (call.ended) return true;
-  ctx.options.log.info(
-    { owner, holder: holder.address, status: outcome.status },
-    'callreverse not handed over',
-  );
-  return false;
+  return call.ended ? true : outcome.status;
 }
 
 /** The SIP user agent at `target` answers an OPTIONS within HANDOVER_PROBE_MS (any status). */

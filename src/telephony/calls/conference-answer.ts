@@ -14,6 +14,7 @@ import { PcmSource, recordingToWav } from '../media/index.js';
 import { MediaLeg } from '../media-leg.js';
 import type { IncomingCall } from '../sip/index.js';
 import type { Call, CallStatus } from './call.js';
+import { sameSecret, sendOn } from './callreverse.js';
 import { type EngineContext, trackLeg } from './context.js';
 import type { ConferenceEvent, ConferenceMember, ConferenceSettings, NumberAnswer } from './directory.js';
 
@@ -31,6 +32,14 @@ interface Caller {
 
 /** The callers of each room by their call's UUID (the member's UUID in events). */
 const callers = new WeakMap<Room, Map<string, Caller>>();
+/** The conference each live room was opened for (a caller sent on from another node enters it). */
+const conferences = new WeakMap<Room, ConferenceSettings>();
+
+/** Request-URI user and header of a caller sent on to its room's home node (forwardToHome). */
+export const ROOM_USER = 'conference';
+export const ROOM_HEADER = 'X-Zentrale-Room';
+/** How long the home node may take to answer a caller sent on to it before this node keeps it. */
+const FORWARD_SECONDS = 8;
 
 /** The caller as the engine knows it: the number called and who calls. */
 export interface ConferenceCaller {
@@ -140,7 +149,78 @@ async function enter(
  * live keeps the settings it opened with.
  */
 export async function openRoom(ctx: EngineContext, settings: ConferenceSettings): Promise<Room> {
-  return ctx.rooms.get(settings.id) ?? ctx.rooms.open(settings.id, ...(await opening(ctx, settings)));
+  const live = ctx.rooms.get(settings.id);
+  if (live) return live;
+  const opened = await opening(ctx, settings);
+  const room = ctx.rooms.get(settings.id) ?? ctx.rooms.open(settings.id, ...opened);
+  if (!conferences.has(room)) conferences.set(room, settings);
+  return room;
+}
+
+/**
+ * A call for a room that is live on another node (its home) is not mixed here: it is sent on
+ * as a SIP call straight to the home node's user agent (`sip:conference@<home>`, the room and
+ * its token in X-Zentrale-Room, with who calls), its media relayed by this node's rtpengine as
+ * every bridged call's. The home node answers it, asks the PIN, admits and mixes it, and writes
+ * its CDR; this node writes none. False when no other node holds the room, or the home did not
+ * take the call (gone, unreachable, the room ended meanwhile): the call enters a room here.
+ */
+export async function forwardToHome(
+  ctx: EngineContext,
+  sip: IncomingCall,
+  settings: ConferenceSettings,
+  caller: ConferenceCaller,
+): Promise<boolean> {
+  if (ctx.rooms.get(settings.id)) return false;
+  const home = await ctx.routing.conferenceHome(settings.id);
+  if (!home || sip.ended) return false;
+  const field = (value: string | undefined) => (value === undefined ? '-' : encodeURIComponent(value));
+  const sent = await sendOn(ctx, sip, `sip:${ROOM_USER}@${home.address}`, {
+    timeout: FORWARD_SECONDS,
+    from: `sip:${field(caller.from)}@${ctx.options.host}`,
+    fromDisplay: caller.phone ?? caller.from,
+    headers: [
+      [
+        ROOM_HEADER,
+        [settings.id, home.token, caller.number, caller.from, caller.phone, caller.user].map(field).join(' '),
+      ],
+    ],
+  });
+  if (sent === true) return true;
+  ctx.options.log.info(
+    { conference: settings.id, home: home.address, status: sent },
+    'conference caller not sent on',
+  );
+  return false;
+}
+
+/** A URI-encoded field; a malformed one reads as the empty string (its token never matches). */
+function decoded(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * The home node's side of forwardToHome: the room and the caller the X-Zentrale-Room header
+ * names, when its token is the live room's. A number (the SIP status to reject with): 403 for
+ * a wrong token, 480 when the room is no longer live here.
+ */
+export function handedToRoom(
+  ctx: EngineContext,
+  header: string,
+): { settings: ConferenceSettings; caller: ConferenceCaller } | 403 | 480 {
+  const [id, token, number, from, phone, user] = header
+    .trim()
+    .split(/\s+/)
+    .map((value) => (value === '-' ? undefined : decoded(value)));
+  const room = id === undefined ? undefined : ctx.rooms.get(id);
+  if (!room || token === undefined || !sameSecret(room.token, token)) return room ? 403 : 480;
+  const settings = conferences.get(room);
+  if (!settings || room.size === 0 || number === undefined || from === undefined) return 480;
+  return { settings, caller: { number, from, phone, user } };
 }
 
 /** The room's settings and listeners from the conference's. */

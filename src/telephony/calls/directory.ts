@@ -279,6 +279,19 @@ export interface CallRouting {
   legAlive(id: string, aliveSince: number): Promise<boolean>;
   /** Whom an entered PIN admits to the room: a member, a moderator, or nobody (false). */
   conferencePin(room: ConferenceSettings, digits: string): Promise<'member' | 'moderator' | false>;
+  /**
+   * The node where room `id` is live, when it is another node's (asked over the nodes' shared
+   * path): its user agent's address and the room's token; undefined when no other node holds it.
+   */
+  conferenceHome(id: string): Promise<RoomHome | undefined>;
+}
+
+/** Where a live room of another node is reached (a caller is sent on to it: conference-answer.ts). */
+export interface RoomHome {
+  /** The home node's SIP user agent, host:port. */
+  readonly address: string;
+  /** The room's token (Room.token), presented with the forwarded INVITE. */
+  readonly token: string;
 }
 
 /**

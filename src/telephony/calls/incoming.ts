@@ -10,7 +10,13 @@ import type { IncomingCall } from '../sip/index.js';
 import { type BridgeOptions, bridge } from './bridge.js';
 import { Call, type CallInit, type CallStatus, finalStatus } from './call.js';
 import { HANDOVER_HEADER, HANDOVER_USER, handedOver, reverseCall } from './callreverse.js';
-import { answerConference } from './conference-answer.js';
+import {
+  answerConference,
+  forwardToHome,
+  handedToRoom,
+  ROOM_HEADER,
+  ROOM_USER,
+} from './conference-answer.js';
 import {
   callerId,
   carrierTarget,
@@ -115,10 +121,14 @@ function accountLeg(
 export async function handle(ctx: EngineContext, call: IncomingCall): Promise<void> {
   const { proxy } = ctx.options;
   // Only Kamailio speaks to this port: it authenticated the phone or marked the carrier. The
-  // one exception: another node handing over a call-reverse call, with the process's token.
+  // exceptions: another node handing over a call-reverse call, with the process's token, or
+  // sending on a caller for a room live here, with the room's token.
   if (call.remote.address !== proxy.address || call.remote.port !== proxy.port) {
     const token = call.request.headers.get(HANDOVER_HEADER.toLowerCase());
-    if (token !== undefined && uriUser(call.request.uri) === HANDOVER_USER) handedOver(ctx, call, token);
+    const room = call.request.headers.get(ROOM_HEADER.toLowerCase());
+    const user = uriUser(call.request.uri);
+    if (token !== undefined && user === HANDOVER_USER) handedOver(ctx, call, token);
+    else if (room !== undefined && user === ROOM_USER) return intoRoom(ctx, call, room);
     else call.reject(403);
     return;
   }
@@ -183,6 +193,8 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
     // A conference's number takes every call into its room, before any call feature waits for it.
     const init = { direction: 'in', service: 'call', owner, number, from, status: 'ringing' } as const;
     const member = { number, from, phone: caller ?? undefined, user: account?.owner };
+    // A room live on another node mixes there: the call is sent on to it.
+    if (answer.kind === 'conference' && (await forwardToHome(ctx, call, answer.room, member))) return;
     return counted(ctx, call, init, (roomCall) => answerConference(ctx, call, roomCall, answer, member));
   }
   if (fromCarrier && caller) {
@@ -210,6 +222,29 @@ export async function handle(ctx: EngineContext, call: IncomingCall): Promise<vo
     await leg.end(result.recording);
     return finalStatus(result.answer !== null, result.status);
   });
+}
+
+/**
+ * A caller another node sent on to a room live here (conference-answer.ts forwardToHome): a call
+ * to the conference's number of this node, admitted against the owner's concurrent calls here.
+ */
+async function intoRoom(ctx: EngineContext, call: IncomingCall, header: string): Promise<void> {
+  const handed = handedToRoom(ctx, header);
+  if (typeof handed === 'number') {
+    call.reject(handed);
+    return;
+  }
+  const { settings, caller } = handed;
+  const answer = { kind: 'conference', owner: settings.owner, room: settings } as const;
+  const init = {
+    direction: 'in',
+    service: 'call',
+    owner: settings.owner,
+    number: caller.number,
+    from: caller.from,
+    status: 'ringing',
+  } as const;
+  return counted(ctx, call, init, (roomCall) => answerConference(ctx, call, roomCall, answer, caller));
 }
 
 /** A SIP account dialled another account by name, a short number or a feature code. */

@@ -30,6 +30,7 @@ export type {
   OutgoingIdentity,
   ReverseHolder,
   ReverseProcess,
+  RoomHome,
   RunningLeg,
   SipAccountInfo,
   Voicemail,

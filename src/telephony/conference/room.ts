@@ -5,6 +5,7 @@
  * and mute-all, the maximum of members, enter and leave tones and the recording of the mix, and
  * tells its listeners (the API area, later) when it starts and stops and what changed.
  */
+import { randomBytes } from 'node:crypto';
 import { type Clock, systemClock } from '../../platform/clock.js';
 import { nowSeconds } from '../../platform/ids.js';
 import type { Call } from '../calls/call.js';
@@ -86,6 +87,11 @@ export class Room {
   private floorGiven: string | undefined;
   /** The member the mixer last gave the floor (the loudest talker), for when a given floor ends. */
   private floorHeard: WorkerEndpoint | null = null;
+  /**
+   * The capability another node presents to send a caller on into this room (its home): the
+   * room's members on other nodes reach it with it (docs/decisions.md "Conferences", several nodes).
+   */
+  readonly token = randomBytes(24).toString('base64url');
 
   constructor(
     readonly id: string,
@@ -352,6 +358,11 @@ export class ConferenceRooms {
 
   get(id: string): Room | undefined {
     return this.rooms.get(id);
+  }
+
+  /** The calls (UUIDs) of every member of every live room. */
+  memberCalls(): string[] {
+    return [...this.rooms.values()].flatMap((room) => room.list().map((view) => view.call));
   }
 
   get size(): number {
