@@ -14,7 +14,7 @@ const ROOM_BYE_MS = 2000;
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
 import { dialIntoRoom, type RoomDial } from '../conference/conference-dial.js';
-import { ConferenceRooms, type Room } from '../conference/room.js';
+import { ConferenceRooms } from '../conference/room.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
 import { SipUserAgent } from '../sip/index.js';
