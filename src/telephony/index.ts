@@ -70,6 +70,7 @@ export type {
   ReverseHolder,
   ReverseProcess,
   RoomHome,
+  RuleCallAction,
   RunningLeg,
   SipAccountInfo,
   Voicemail,

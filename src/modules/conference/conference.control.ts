@@ -12,8 +12,10 @@ import { pageItems } from '../../platform/paging.js';
 import {
   ConferenceError,
   type ConferenceMember,
+  type ConferenceSettings,
   type LiveRoom,
   type RoomHome,
+  type RuleCallAction,
   type Telephony,
 } from '../../telephony/index.js';
 import { requireOutgoing } from '../call/index.js';
@@ -44,10 +46,22 @@ type RoomCommand =
   | { op: 'kick'; member: string }
   | { op: 'room'; body: RoomControlBody };
 
+/**
+ * Calls placed into a live room by its home (the node whose media worker mixes it): a dial-out
+ * (POST .../dial), a rule's call action; the asking node judged access and sends the settings.
+ */
+type RoomPlacement =
+  | {
+      op: 'dial';
+      request: { owner: string; from: string | undefined; to: string; ringSeconds: number };
+      settings: ConferenceSettings;
+    }
+  | { op: 'rule-call'; owner: string; action: RuleCallAction; settings: ConferenceSettings };
+
 /** A question to the other nodes about room `room`. */
 interface RoomQuestion {
   room: string;
-  op: { op: 'home' } | { op: 'members' } | { op: 'status' } | RoomCommand;
+  op: { op: 'home' } | { op: 'members' } | { op: 'status' } | RoomCommand | RoomPlacement;
 }
 
 /** A member as GET .../member lists it, with its call's UUID. */
@@ -226,6 +240,7 @@ export class ConferenceControl {
     if (op.op === 'members') return this.entriesHere(question.room);
     if (op.op === 'status') return engine.conferenceMembers(question.room) ?? null;
     try {
+      if (op.op === 'dial' || op.op === 'rule-call') return await this.placeHere(op);
       this.commandHere(question.room, op);
       return { status: 'ok' };
     } catch (error) {
@@ -244,15 +259,57 @@ export class ConferenceControl {
   async dial(user: string, uuid: string, body: DialMemberBody): Promise<string> {
     const row = await this.requireWrite(user, uuid);
     await requireOutgoing(this.deps, user, body.from, body.to);
+    const placement: RoomPlacement = {
+      op: 'dial',
+      request: { owner: user, from: body.from, to: body.to, ringSeconds: body.timeout ?? 60 },
+      settings: roomSettings(conferenceRoomOf(this.deps.store, row)),
+    };
+    return ((await this.onHome(uuid, placement)) ?? (await this.placeHere(placement))).call!;
+  }
+
+  /**
+   * A rule's call action whose last command names room `uuid` (docs/decisions.md "Rule
+   * engine", call): the calls are placed where the room is live (its members are mixed there),
+   * else here, where the first to answer opens it. wrong-object or access-denied when `owner`
+   * may no longer write the room; illegal-state without a call engine.
+   */
+  async ruleCall(owner: string, uuid: string, action: RuleCallAction): Promise<void> {
+    const row = await this.requireWrite(owner, uuid);
+    const placement: RoomPlacement = {
+      op: 'rule-call',
+      owner,
+      action,
+      settings: roomSettings(conferenceRoomOf(this.deps.store, row)),
+    };
+    if (!(await this.onHome(uuid, placement))) await this.placeHere(placement);
+  }
+
+  /**
+   * A placement sent to the room's home when it is live on another node: the home's outcome;
+   * undefined when it is live here or nowhere (a silent node's room is not waited for: the
+   * calls open a room here, as a caller kept by this node does).
+   */
+  private async onHome(uuid: string, placement: RoomPlacement): Promise<{ call?: string } | undefined> {
+    if (this.liveRoom(uuid)) return undefined;
+    const outcome = (await this.ask(uuid, placement))?.answer as
+      | { status: ApiStatus | 'ok'; message?: string; call?: string }
+      | undefined;
+    if (!outcome) return undefined;
+    if (outcome.status !== 'ok') throw new ApiError(outcome.status, outcome.message);
+    return outcome;
+  }
+
+  /** Places the calls of `placement` on this node's engine; the room opens with its first member. */
+  private async placeHere(placement: RoomPlacement): Promise<{ status: 'ok'; call?: string }> {
     const engine = this.deps.telephony.calls;
-    if (!engine) throw new ApiError('illegal-state', 'the call engine is not running');
-    // The room is live from its first member on: one answering while it is empty opens it.
-    const call = await engine.dialRoom(
-      { owner: user, from: body.from, to: body.to, ringSeconds: body.timeout ?? 60 },
-      roomSettings(conferenceRoomOf(this.deps.store, row)),
-    );
+    if (!engine) throw new ApiError('illegal-state', 'the call engine is not running on this node');
+    if (placement.op === 'rule-call') {
+      await engine.ruleCall(placement.owner, placement.action, placement.settings);
+      return { status: 'ok' };
+    }
+    const call = await engine.dialRoom(placement.request, placement.settings);
     if (!call) throw new ApiError('quota-exceeded', 'all concurrent calls of the user are taken');
-    return call.uuid;
+    return { status: 'ok', call: call.uuid };
   }
 
   private async requireWrite(user: string, uuid: string): Promise<ObjectRow> {

@@ -201,6 +201,48 @@ test('the home node ends: the room ends with it, its member sent on from node B 
   await until(() => a.leg.call.ended !== undefined, "and A's own member", 20_000);
 });
 
+test("calls placed into a room live on node A through node B (a dial-out, a rule's call action) are placed by A and mixed there", async (t) => {
+  const number = '+4930555473';
+  const { carrier, appA, clientB, user, conference, engineA, engineB, kamailioA } = await twoNodes(t, number);
+  await appA.services.phones.addNumber('+4930555474', { userUuid: user.uuid }, false);
+  const a = await carrier.dial(kamailioA, '+4917100001', number, 600);
+  assert.equal(a.status, 200);
+  await until(() => engineA.rooms.get(conference)?.size === 1, 'the room live on A', 20_000);
+
+  carrier.answer('+4940555475', { tone: 1000 });
+  const dialled = await clientB.call('POST', `/api/conference/${conference}/dial`, { to: '+4940555475' });
+  assert.equal(dialled.status, 'ok', JSON.stringify(dialled));
+  const member = dialled.call as string;
+  assert.ok(engineA.calls.get(member), 'node A placed the dial-out');
+  assert.equal(engineB.calls.get(member), undefined);
+  const callee = await carrier.callTo('+4940555475');
+  await until(() => engineA.rooms.get(conference)?.member(member) !== undefined, 'the callee in A’s room');
+  await hearsOnly(ears(a), [1000], [600], 'a hears the callee dialled through B');
+
+  carrier.answer('+4940555476', { tone: 1400 });
+  const rule = await clientB.call('POST', '/api/rule', {
+    name: 'Into the room',
+    initial_state: 'quiet',
+    edges: [
+      {
+        from: 'quiet',
+        to: 'called',
+        conditions: [],
+        actions: [
+          { type: 'call', from: '+4930555474', recipients: ['+4940555476'], commands: [{ conference }] },
+        ],
+      },
+    ],
+  });
+  assert.equal(rule.status, 'ok', JSON.stringify(rule));
+  const recipient = await carrier.callTo('+4940555476');
+  await until(() => engineA.rooms.get(conference)?.size === 3, 'the rule call in A’s room', 20_000);
+  await until(() => recipient.leg !== undefined, 'the recipient answered');
+  assert.equal(engineB.rooms.get(conference), undefined, 'node B opened no room of its own');
+  await hearsOnly(ears({ leg: recipient.leg! }), [600, 1000], [1400], 'the rule call hears a and the callee');
+  await Promise.all([a.leg.hangup(), callee.leg?.hangup(), recipient.leg?.hangup()]);
+});
+
 /**
  * The cost of sending a caller on (docs/benchmarks.md "Conference rooms over two nodes"): a
  * caller's INVITE -> 200 as the carrier sees it, into a room live on node A, dialled to A itself

@@ -53,6 +53,17 @@ export function usergroupsOf(edges: readonly Edge[]): Set<string> {
   return groups;
 }
 
+/** Conferences that call actions put their calls into (the owner must be able to write them). */
+export function conferencesOf(edges: readonly Edge[]): Set<string> {
+  const rooms = new Set<string>();
+  for (const edge of edges)
+    for (const action of edge.actions)
+      if (action.type === 'call' && Array.isArray(action.commands))
+        for (const command of action.commands)
+          if (isObject(command) && typeof command.conference === 'string') rooms.add(command.conference);
+  return rooms;
+}
+
 /** Every state the edges name. */
 export function statesOf(edges: readonly Edge[]): Set<string> {
   return new Set(edges.flatMap((edge) => [edge.from, edge.to]));
@@ -298,12 +309,18 @@ function checkAction(problems: Problems, path: string, raw: unknown): void {
         if (isObject(command) && typeof command.silence === 'number') {
           if (!Number.isInteger(command.silence) || command.silence < 0 || command.silence > 600_000)
             problems.bad(`${at}.silence`, 'milliseconds, 0 to 600000');
+        } else if (isObject(command) && command.conference !== undefined) {
+          // The call stays in the room until it leaves it: nothing can come after.
+          if (typeof command.conference !== 'string' || !UUID.test(command.conference))
+            problems.bad(`${at}.conference`, 'UUID');
+          else if (index !== commands.length - 1)
+            problems.bad(at, '{conference: UUID} only as the last command');
         } else if (
           !isObject(command) ||
           typeof command.announcement !== 'string' ||
           !UUID.test(command.announcement)
         )
-          problems.bad(at, '{silence: milliseconds} or {announcement: UUID}');
+          problems.bad(at, '{silence: milliseconds}, {announcement: UUID} or {conference: UUID}');
       });
       return;
     }

@@ -11,7 +11,9 @@
  * - A rule may name in its conditions only sensors its owner may read, and in sensor_action only
  *   sensors the owner may control (write access); sensor_action acts as the owner, so a lost
  *   write access fails the action (access-denied) instead of acting.
- * - call: `from` must be one of the owner's numbers when the call is placed (else it fails).
+ * - call: `from` must be one of the owner's numbers when the call is placed (else it fails). A
+ *   last command `{conference: UUID}` puts each answered call into that room: the owner must be
+ *   able to write it when the rule is written (else wrong-object) and when the calls are placed.
  * - set_credit: a user is authorised for the usergroup they are a member of. Leaving it (or its
  *   deletion) loses the authorisation: the next set_credit fails and deactivates the rule.
  */
@@ -72,9 +74,15 @@ function refuse(retryable: readonly string[]) {
 export function wireRuleHooks(s: Services): void {
   const { rules, ruleRunner } = s;
 
-  const mayRead = async (db: Db, user: string, sensor: string, write: boolean) => {
+  const mayRead = async (
+    db: Db,
+    user: string,
+    uuid: string,
+    write: boolean,
+    definition = s.sensors.definition,
+  ) => {
     try {
-      const found = await s.store.getForRead(db, user, sensor, s.sensors.definition);
+      const found = await s.store.getForRead(db, user, uuid, definition);
       return !write || found.level >= Level.write;
     } catch (error) {
       if (error instanceof ApiError) return false;
@@ -130,7 +138,15 @@ export function wireRuleHooks(s: Services): void {
       const from = numbers.find((number) => number.number === call.from);
       if (!from) throw new ActionRefused(`from ${call.from} is not a number of the rule's owner`);
       if (from.locked) throw new ActionRefused(`from ${call.from} is locked`);
-      await engine.ruleCall(owner, call);
+      const last = call.commands.at(-1);
+      if (last && 'conference' in last)
+        await s.conferenceControl.ruleCall(owner, last.conference, call).catch(refuse([]));
+      else await engine.ruleCall(owner, call);
+    },
+    mayJoin: async (user, conferences, db) => {
+      for (const room of conferences)
+        if (!(await mayRead(db, user, room, true, s.conferences.definition))) return false;
+      return true;
     },
   });
 

@@ -21,7 +21,10 @@ const RULES =
   'time_zone must be an IANA zone (wrong-syntax); conditions nest at most 8 deep; an edge has at most 100 ' +
   'conditions and 100 actions. initial_state and state must be states the edges name (wrong-state). Sensors ' +
   'must be readable (conditions) and controllable (sensor_action) by the caller (wrong-sensor); set_credit ' +
-  `needs the usergroup's authorisation (access-denied). A user keeps at most ${MAX_RULES} rules (quota-exceeded). ` +
+  "needs the usergroup's authorisation (access-denied). A call action's commands may end with " +
+  '{conference: UUID} (extension: each answered call then joins that room, as POST /api/conference/{uuid}/dial ' +
+  'puts a callee in it, without its PIN); the caller must be able to write that conference (wrong-object). ' +
+  `A user keeps at most ${MAX_RULES} rules (quota-exceeded). ` +
   'How a rule runs: at each look (entering a state, a sensor value, an instant its conditions name) the edges ' +
   'leaving the current state are tried in order and the first whose conditions all hold is followed (its ' +
   'actions run, then the rule enters `to`; a timeout restarts also when `to` is the same state). time with ' +

@@ -21,7 +21,7 @@ import {
   type RuleObject,
   type UpdateRuleBody,
 } from './rule.schema.js';
-import { checkEdges, checkTimeZone, sensorsOf, statesOf, usergroupsOf } from './rule-check.js';
+import { checkEdges, checkTimeZone, conferencesOf, sensorsOf, statesOf, usergroupsOf } from './rule-check.js';
 import type { Action, Edge, Json, RuleDefinition } from './rule-engine.js';
 import { type DryRunResult, dryRun, type LookStep } from './rule-look.js';
 
@@ -82,7 +82,10 @@ export interface RulePush {
 
 /** What the rule area asks of the call engine (call). */
 export interface RuleCalls {
-  /** Places one call per recipient that plays the commands (announcements, silences). */
+  /**
+   * Places one call per recipient that plays the commands (announcements, silences) and, when
+   * the last command names a conference, then joins that room.
+   */
   place(
     owner: string,
     call: {
@@ -90,9 +93,11 @@ export interface RuleCalls {
       from_name?: string;
       clip?: string;
       recipients: string[];
-      commands: ({ silence: number } | { announcement: string })[];
+      commands: ({ silence: number } | { announcement: string } | { conference: string })[];
     },
   ): Promise<void>;
+  /** Whether `user` may put calls into every one of `conferences` (write access); as `permitted`. */
+  mayJoin(user: string, conferences: Set<string>, db: Db): Promise<boolean>;
 }
 
 /** The hooks other areas registered (the live engine reads them at each action). */
@@ -367,6 +372,9 @@ export class RuleService {
     const groups = usergroupsOf(edges);
     if (groups.size > 0 && !(await this.credit?.mayCredit(user, groups, db)))
       throw new ApiError('access-denied', 'set_credit is not authorised for that usergroup');
+    const rooms = conferencesOf(edges);
+    if (rooms.size > 0 && !(await this.calls?.mayJoin(user, rooms, db)))
+      throw new ApiError('wrong-object', 'a conference is unknown or not writable by the owner');
   }
 
   private async keepSensors(w: UnitOfWork, uuid: string, edges: readonly Edge[]): Promise<void> {

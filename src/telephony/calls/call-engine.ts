@@ -13,7 +13,7 @@ const ROOM_BYE_MS = 2000;
  */
 import os from 'node:os';
 import { newUuid } from '../../platform/ids.js';
-import { dialIntoRoom, type RoomDial } from '../conference/conference-dial.js';
+import { dialIntoRoom, enterAnswered, type RoomDial } from '../conference/conference-dial.js';
 import { ConferenceRooms } from '../conference/room.js';
 import type { FaxCallResult, FaxSendRequest } from '../fax/fax-line.js';
 import { pcmFromWav, WorkerMediaEngine } from '../media/index.js';
@@ -223,9 +223,18 @@ export class CallEngine {
     return sendFax(this.context, request);
   }
 
-  /** A rule's call action (outbound.ts). Resolves once every call was placed. */
-  ruleCall(owner: string, action: RuleCallAction): Promise<void> {
-    return ruleCall(this.context, owner, action);
+  /**
+   * A rule's call action (outbound.ts). Resolves once every call was placed. With `room` (its
+   * last command names a conference) each answered call joins that room after the commands.
+   */
+  ruleCall(owner: string, action: RuleCallAction, room?: ConferenceSettings): Promise<void> {
+    const ctx = this.context;
+    return ruleCall(
+      ctx,
+      owner,
+      action,
+      room && ((call, leg) => enterAnswered(call, leg, () => openRoom(ctx, room))),
+    );
   }
 
   /**

@@ -29,8 +29,11 @@ export interface RuleCallAction {
   readonly from_name?: string;
   readonly clip?: string;
   readonly recipients: readonly string[];
-  readonly commands: readonly ({ silence: number } | { announcement: string })[];
+  readonly commands: readonly ({ silence: number } | { announcement: string } | { conference: string })[];
 }
+
+/** What a rule call does once its commands played (a conference command: joins the room). */
+export type AfterCommands = (call: Call, leg: MediaLeg) => Promise<void>;
 
 /** A queued outgoing call of `owner`, admitted and registered; undefined beyond the owner's bound. */
 export async function placed(
@@ -222,13 +225,19 @@ async function viaThenTo(ctx: EngineContext, call: Call, request: ViaThenTo): Pr
 /**
  * A rule's call action (spec "Rules", action call): one call to each recipient, placed for the
  * rule's owner as `from` (the recipients see `clip` when given, and `from_name`), that plays the
- * commands once answered (the owner's announcements, silences in milliseconds) and hangs up.
+ * commands once answered (the owner's announcements, silences in milliseconds) and hangs up, or,
+ * after a conference command (`then`), joins that room and hangs up when it leaves it.
  * Each call is one of the owner's concurrent calls (a recipient beyond the bound is skipped)
  * and passes the partner's call filter as the call API's calls do (`call_api`): a Call of the
  * registry like a click-to-dial's, listed and followed by the call API. Resolves once every call was
  * placed; the calls run on, their CDRs (service call, direction out) tell how they went.
  */
-export async function ruleCall(ctx: EngineContext, owner: string, action: RuleCallAction): Promise<void> {
+export async function ruleCall(
+  ctx: EngineContext,
+  owner: string,
+  action: RuleCallAction,
+  then?: AfterCommands,
+): Promise<void> {
   const shown = action.clip ?? action.from;
   const asserted = (await ctx.routing.outgoingIdentity(owner, shown)).assertedIdentity;
   const identity = identityFor(ctx, shown, false, asserted);
@@ -257,14 +266,16 @@ export async function ruleCall(ctx: EngineContext, owner: string, action: RuleCa
       number: target.number,
       phone: action.from,
     });
-    void playCommands(ctx, call, target.uri, identity, action)
+    void playCommands(ctx, call, target.uri, identity, action, then)
       .catch((error: unknown) => ctx.options.log.error({ err: error, owner }, 'rule call failed'))
       .finally(() => call.end(call.status === 'in-progress' ? 'completed' : 'failed'));
   }
 }
 
+type PlayCommand = { silence: number } | { announcement: string };
+
 /** One command of a rule call: an announcement of the owner, or a silence, on the answered leg. */
-function commandStep(ctx: EngineContext, leg: MediaLeg, command: RuleCallAction['commands'][number]): Step {
+function commandStep(ctx: EngineContext, leg: MediaLeg, command: PlayCommand): Step {
   return {
     name: 'announcement' in command ? 'play' : 'silence',
     async exec(call): Promise<CallOutcome | undefined> {
@@ -285,6 +296,7 @@ async function playCommands(
   uri: string,
   identity: CallerIdentity,
   action: RuleCallAction,
+  then: AfterCommands | undefined,
 ): Promise<void> {
   const record = call.record!;
   const leg = await MediaLeg.originate(ctx.ua, ctx.media, {
@@ -295,8 +307,10 @@ async function playCommands(
   try {
     if (!(await originated(call, leg))) return;
     record.answered();
-    call.push(...action.commands.map((command) => commandStep(ctx, leg, command)));
+    const played = action.commands.filter((command): command is PlayCommand => !('conference' in command));
+    call.push(...played.map((command) => commandStep(ctx, leg, command)));
     await call.run();
+    if (then && !leg.call.ended) await then(call, leg);
     if (!leg.call.ended) await leg.hangup();
   } finally {
     await record.end();

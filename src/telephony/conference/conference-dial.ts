@@ -66,16 +66,24 @@ async function intoRoom(
     });
     if (!(await originated(call, leg, request.ringSeconds))) return;
     record.answered();
-    try {
-      const joined = await room();
-      // The callee hanging up ends its time in the room (nothing else ends a call Zentrale placed).
-      leg.call.onEnd(() => joined.leave(call.uuid));
-      await joined.join(call);
-    } catch {
-      // Locked or full since the dial began: the callee hears nothing of the room.
-    }
+    await enterAnswered(call, leg, room);
     if (!leg.call.ended) await leg.hangup();
   } finally {
     await record.end();
+  }
+}
+
+/**
+ * An answered call Zentrale placed joins the room `room` gives (no PIN: placed by one who may
+ * write it); resolves when its time there is over. A room locked or full by then: nothing.
+ */
+export async function enterAnswered(call: Call, leg: MediaLeg, room: () => Promise<Room>): Promise<void> {
+  try {
+    const joined = await room();
+    // The callee hanging up ends its time in the room (nothing else ends a call Zentrale placed).
+    leg.call.onEnd(() => joined.leave(call.uuid));
+    await joined.join(call);
+  } catch {
+    // Locked or full since the dial began: the callee hears nothing of the room.
   }
 }
