@@ -2,7 +2,14 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { decodeG711, encodeG711 } from './g711.js';
 import { goertzelPower } from './goertzel.js';
-import { HANGOVER_FRAMES, HANGUNDER_FRAMES, Mixer, TALK_REPORT_FRAMES, volumeFactor } from './mixer.js';
+import {
+  HANGOVER_FRAMES,
+  HANGUNDER_FRAMES,
+  Mixer,
+  TALK_REPORT_FRAMES,
+  TRIM_WINDOW_FRAMES,
+  volumeFactor,
+} from './mixer.js';
 import { FRAME_SAMPLES, ToneSource } from './sources.js';
 
 const constant = (value: number) => new Int16Array(FRAME_SAMPLES).fill(value);
@@ -210,4 +217,53 @@ test('members who add nothing share one encoded frame per law; a talker gets non
   mixer.update(3, { volumeOut: 1 });
   run(mixer, new Map([[1, constant(3000)]]), 1);
   assert.notEqual(mixer.encoded(3, 0), mixer.encoded(2, 0));
+});
+
+test("a frame that stood in a member's queue for a whole window is dropped (its delay goes); a queue that ran dry keeps every frame", () => {
+  const mixer = new Mixer();
+  mixer.add(1);
+  mixer.add(2);
+  // Frame k of member 1 is the constant 200 + k: member 2 (silent) hears which frame the mix took.
+  const frame = (k: number) => constant(200 + k);
+  const heard: number[] = [];
+  const mix = () => {
+    mixer.mix();
+    heard.push(mixer.output(2)![0]! - 200);
+  };
+  // Start-up left one frame more than the mix takes: every frame is heard one mix late.
+  mixer.push(1, frame(0));
+  let k = 1;
+  for (; k <= TRIM_WINDOW_FRAMES; k++) {
+    mixer.push(1, frame(k));
+    mix();
+  }
+  // Talking from the hangunder on; until the window's end each mix took the frame before the newest.
+  const lags = heard.map((value, i) => i + 1 - value);
+  assert.deepEqual(new Set(lags.slice(HANGUNDER_FRAMES, TRIM_WINDOW_FRAMES - 1)), new Set([1]));
+  // The window's end dropped the frame that stood: from then on the newest frame is heard at once.
+  const from = heard.length;
+  for (; k <= TRIM_WINDOW_FRAMES * 2; k++) {
+    mixer.push(1, frame(k));
+    mix();
+  }
+  assert.deepEqual(
+    heard.slice(from),
+    Array.from({ length: TRIM_WINDOW_FRAMES }, (_, i) => TRIM_WINDOW_FRAMES + 1 + i),
+  );
+
+  // Jitter: a frame comes late, with the next one. The queue ran dry once in this window, so
+  // nothing is dropped at its end: every frame is heard, in order.
+  const start = heard.length;
+  const first = k;
+  for (let tick = 0; tick < TRIM_WINDOW_FRAMES; tick++) {
+    if (tick !== 10) mixer.push(1, frame(k++));
+    if (tick === 11) mixer.push(1, frame(k++));
+    mix();
+  }
+  const spoken = heard.slice(start).filter((value) => value > 0);
+  assert.deepEqual(
+    spoken,
+    Array.from({ length: spoken.length }, (_, i) => first + i),
+  );
+  assert.equal(spoken.length, TRIM_WINDOW_FRAMES - 1);
 });

@@ -36,6 +36,13 @@ export const HANGOVER_FRAMES = 40;
 export const ENERGY_THRESHOLD = 100;
 /** Talk changes are reported at most this often per member (10 frames = 200 ms). */
 export const TALK_REPORT_FRAMES = 10;
+/**
+ * Frames over which a member's queue is watched: when it never fell below one whole frame after
+ * the mix took its frame, that frame was only delay (the jitter never needed it), and the
+ * oldest frame's worth is dropped. So a queue that start-up or a burst of packets left standing
+ * does not add 20 ms to everything the member says for the rest of the call.
+ */
+export const TRIM_WINDOW_FRAMES = 50;
 /** Audio queued from a member beyond this is dropped, oldest first (bounds the delay). */
 const MAX_QUEUED = FRAME_SAMPLES * 4;
 
@@ -71,6 +78,9 @@ class Member {
   private below = 0;
   reported = false;
   sinceReport = TALK_REPORT_FRAMES;
+  /** The least the queue held after a take in this trim window, and the window's frames so far. */
+  private standing = MAX_QUEUED;
+  private watched = 0;
 
   constructor(settings: MemberSettings) {
     this.settings = settings;
@@ -104,8 +114,21 @@ class Member {
     }
     this.queue.copyWithin(0, n, this.queued);
     this.queued -= n;
+    this.trim();
     this.detect(sum / FRAME_SAMPLES);
     this.contributes = this.talking && !this.settings.mute;
+  }
+
+  /** Drops a frame that stood in the queue for a whole window (TRIM_WINDOW_FRAMES). */
+  private trim(): void {
+    this.standing = Math.min(this.standing, this.queued);
+    if (++this.watched < TRIM_WINDOW_FRAMES) return;
+    if (this.standing >= FRAME_SAMPLES) {
+      this.queue.copyWithin(0, FRAME_SAMPLES, this.queued);
+      this.queued -= FRAME_SAMPLES;
+    }
+    this.standing = MAX_QUEUED;
+    this.watched = 0;
   }
 
   /** Energy talk detection: smoothed 0.2 old / 0.8 new, hangunder and hangover in frames. */

@@ -96,11 +96,11 @@ export const EMPTY_RECORDING: Recording = {
  */
 function newWorker(workerData: unknown): Worker {
   if (!import.meta.url.endsWith('.ts'))
-    return new Worker(new URL('./media-worker.js', import.meta.url), { workerData });
+    return new Worker(new URL('./media-worker.js', import.meta.url), { workerData, name: 'media-worker' });
   const entry = new URL('./media-worker.ts', import.meta.url).href;
   const tsx = import.meta.resolve('tsx/esm/api');
   const bootstrap = `import(${JSON.stringify(tsx)}).then((tsx) => { tsx.register(); return import(${JSON.stringify(entry)}); });`;
-  return new Worker(bootstrap, { eval: true, workerData });
+  return new Worker(bootstrap, { eval: true, workerData, name: 'media-worker' });
 }
 
 interface Pending {
