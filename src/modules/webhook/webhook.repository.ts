@@ -86,25 +86,41 @@ export async function owners(db: Db): Promise<string[]> {
   return rows.map((row) => row.owner);
 }
 
-/** Appends an event to a subscription's log; its seq is taken with the row locked (one order across nodes). */
-export async function append(
-  trx: Db,
-  webhook: string,
-  name: string,
-  time: number,
-  payload: string,
-): Promise<void> {
-  const row = await trx
-    .updateTable('webhook')
-    .set((eb) => ({ next_seq: eb('next_seq', '+', 1) }))
-    .where('uuid', '=', webhook)
-    .returning('next_seq')
-    .executeTakeFirst();
-  if (!row) return;
-  await trx
-    .insertInto('webhook_event')
-    .values({ webhook, seq: Number(row.next_seq) - 1, name, time, payload })
-    .execute();
+/** An event to log: its name, time (seconds) and payload (JSON). */
+export interface LoggedEvent {
+  name: string;
+  time: number;
+  payload: string;
+}
+
+/** Rows of one multi-row INSERT (5 parameters a row, far below SQLite's and PostgreSQL's limits). */
+const INSERT_ROWS = 500;
+
+/**
+ * Appends events to subscriptions' logs in this order, one UPDATE a subscription (its seqs are
+ * taken with the row locked: one order across nodes) and one multi-row INSERT for all of them.
+ */
+export async function append(trx: Db, logs: ReadonlyMap<string, readonly LoggedEvent[]>): Promise<void> {
+  const rows: WebhookEventTable[] = [];
+  for (const [webhook, events] of logs) {
+    if (events.length === 0) continue;
+    const row = await trx
+      .updateTable('webhook')
+      .set((eb) => ({ next_seq: eb('next_seq', '+', events.length) }))
+      .where('uuid', '=', webhook)
+      .returning('next_seq')
+      .executeTakeFirst();
+    if (!row) continue;
+    const first = Number(row.next_seq) - events.length;
+    events.forEach(({ name, time, payload }, i) => {
+      rows.push({ webhook, seq: first + i, name, time, payload });
+    });
+  }
+  for (let i = 0; i < rows.length; i += INSERT_ROWS)
+    await trx
+      .insertInto('webhook_event')
+      .values(rows.slice(i, i + INSERT_ROWS))
+      .execute();
 }
 
 /** Takes the delivery of a subscription for `ms` unless another node holds it. */
@@ -119,25 +135,36 @@ export async function lease(trx: Db, uuid: string, now: number, ms: number): Pro
   return Number(result.numUpdatedRows) === 1;
 }
 
-export function nextEvent(db: Db, webhook: string, cursor: number): Promise<WebhookEventTable | undefined> {
+/** The next `limit` events of a subscription's log from `cursor` on, in order. */
+export function nextEvents(
+  db: Db,
+  webhook: string,
+  cursor: number,
+  limit: number,
+): Promise<WebhookEventTable[]> {
   return db
     .selectFrom('webhook_event')
     .selectAll()
     .where('webhook', '=', webhook)
     .where('seq', '>=', cursor)
     .orderBy('seq')
-    .limit(1)
-    .executeTakeFirst();
+    .limit(limit)
+    .execute();
 }
 
-/** A delivered event: the cursor moves past it and the log forgets it. */
-export async function delivered(trx: Db, webhook: string, seq: number): Promise<void> {
-  await trx
+/**
+ * Events up to `seq` delivered: the cursor moves past them, the log forgets them and the lease
+ * runs until `leaseUntil`. False if the subscription is gone or disabled meanwhile.
+ */
+export async function delivered(trx: Db, webhook: string, seq: number, leaseUntil: number): Promise<boolean> {
+  const result = await trx
     .updateTable('webhook')
-    .set({ cursor: seq + 1, failures: 0, retry_at: 0 })
+    .set({ cursor: seq + 1, failures: 0, retry_at: 0, lease_until: leaseUntil })
     .where('uuid', '=', webhook)
-    .execute();
+    .where('state', '=', 'active')
+    .executeTakeFirst();
   await trx.deleteFrom('webhook_event').where('webhook', '=', webhook).where('seq', '<=', seq).execute();
+  return Number(result.numUpdatedRows) === 1;
 }
 
 export async function failed(

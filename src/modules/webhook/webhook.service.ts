@@ -25,9 +25,19 @@ export const WEBHOOK_FAILURES_MAX = 8;
 export const WEBHOOK_TIMEOUT_MS = 10_000;
 const RETRY_MAX_MS = 3_600_000;
 const LEASE_MS = 60_000;
+/** Events of a log read at once; the cursor is stored once a page (or a quarter lease) of them. */
+const PAGE = 100;
 const OWNERS_CONTROL = 'webhook_owners';
 export const SIGNATURE_HEADER = 'zentrale-signature';
 export const TIMESTAMP_HEADER = 'zentrale-timestamp';
+
+/** An event observed for owners that hold a subscription, waiting to be logged. */
+interface Observed {
+  owners: string[];
+  name: string;
+  time: number;
+  payload: string;
+}
 
 export interface WebhookView {
   uuid: string;
@@ -75,8 +85,10 @@ function view(row: repo.WebhookTable): WebhookView {
 
 export class WebhookService {
   private owners = new Set<string>();
-  // Appends, one after the other: the logs get the events in emit order.
+  // Appends, one batch after the other: the logs get the events in emit order. The events
+  // observed while a batch is written wait in `queued` and are appended together next.
   private appending: Promise<void> = Promise.resolve();
+  private queued: Observed[] = [];
   private readonly running = new Map<string, Promise<void>>();
   private readonly timers = new Map<string, NodeJS.Timeout>();
   private stopped = false;
@@ -95,9 +107,15 @@ export class WebhookService {
       if (owners.length === 0) return;
       const body = JSON.stringify(payload);
       const time = Math.floor(this.clock.now() / 1000);
-      this.appending = this.appending
-        .then(() => this.append(owners, event, time, body))
-        .catch((error: unknown) => this.log.error({ err: error, event }, 'webhook event not logged'));
+      this.queued.push({ owners, name: event, time, payload: body });
+      if (this.queued.length > 1) return;
+      this.appending = this.appending.then(() => {
+        const batch = this.queued;
+        this.queued = [];
+        return this.append(batch).catch((error: unknown) =>
+          this.log.error({ err: error, events: batch.length }, 'webhook events not logged'),
+        );
+      });
     });
     hub.onControl((name) => {
       if (name === OWNERS_CONTROL) void this.loadOwners();
@@ -204,15 +222,22 @@ export class WebhookService {
     await this.hub.control(OWNERS_CONTROL, {});
   }
 
-  private async append(owners: string[], event: string, time: number, body: string): Promise<void> {
-    const hooks = (await repo.activeOf(this.writer.db, owners)).filter(
-      (hook) => hook.events === null || (JSON.parse(hook.events) as string[]).includes(event),
-    );
-    if (hooks.length === 0) return;
-    await this.writer.write(async (w) => {
-      for (const hook of hooks) await repo.append(w.trx, hook.uuid, event, time, body);
-    });
-    for (const hook of hooks) this.kick(hook.uuid);
+  /** Appends a batch of observed events to the matching logs in one transaction. */
+  private async append(batch: readonly Observed[]): Promise<void> {
+    const owners = [...new Set(batch.flatMap((observed) => observed.owners))];
+    const hooks = await repo.activeOf(this.writer.db, owners);
+    const logs = new Map<string, repo.LoggedEvent[]>();
+    for (const { owners: to, name, time, payload } of batch)
+      for (const hook of hooks) {
+        if (!to.includes(hook.owner)) continue;
+        if (hook.events !== null && !(JSON.parse(hook.events) as string[]).includes(name)) continue;
+        const log = logs.get(hook.uuid) ?? [];
+        log.push({ name, time, payload });
+        logs.set(hook.uuid, log);
+      }
+    if (logs.size === 0) return;
+    await this.writer.write((w) => repo.append(w.trx, logs));
+    for (const uuid of logs.keys()) this.kick(uuid);
   }
 
   /** Starts delivering a subscription's log on this node unless it runs already. */
@@ -224,42 +249,76 @@ export class WebhookService {
     this.running.set(uuid, run);
   }
 
+  /**
+   * Delivers the log from the cursor on, a page of events read at once and POSTed one after the
+   * other; the cursor is stored after the page (with the lease renewed), before a failure is
+   * stored, and whenever a quarter of the lease has passed. After a crash the events since the
+   * last stored cursor come again: at least once, in order.
+   */
   private async deliver(uuid: string): Promise<void> {
-    const now = this.clock.now();
-    if (!(await this.writer.writeStatement((w) => repo.lease(w.trx, uuid, now, LEASE_MS)))) return;
-    let hook = await repo.find(this.writer.db, uuid);
-    while (hook && hook.state === 'active' && !this.stopped) {
-      const wait = Number(hook.retry_at) - this.clock.now();
-      if (wait > 0) {
-        await this.writer.writeStatement((w) => repo.release(w.trx, uuid));
-        this.later(uuid, wait);
-        return;
-      }
-      const event = await repo.nextEvent(this.writer.db, uuid, Number(hook.cursor));
-      if (!event) break;
-      if (await this.post(hook, event)) {
-        await this.writer.write((w) => repo.delivered(w.trx, uuid, Number(event.seq)));
-      } else {
-        const failures = Number(hook.failures) + 1;
-        const disable = failures >= WEBHOOK_FAILURES_MAX;
-        const delay = Math.min(RETRY_MAX_MS, this.config.webhookRetryMs * 2 ** (failures - 1));
-        await this.writer.write((w) => repo.failed(w.trx, uuid, failures, this.clock.now() + delay, disable));
-        if (disable) {
-          this.hub.emit({ users: [hook.owner] }, 'webhook_disabled', {
-            webhook: uuid,
-            url: hook.url,
-            failures,
-          });
+    if (!(await this.writer.writeStatement((w) => repo.lease(w.trx, uuid, this.clock.now(), LEASE_MS))))
+      return;
+    const hook = await repo.find(this.writer.db, uuid);
+    if (!hook) return;
+    if (hook.state !== 'active') {
+      await this.writer.writeStatement((w) => repo.release(w.trx, uuid));
+      return;
+    }
+    const wait = Number(hook.retry_at) - this.clock.now();
+    if (wait > 0) {
+      await this.writer.writeStatement((w) => repo.release(w.trx, uuid));
+      this.later(uuid, wait);
+      return;
+    }
+    let cursor = Number(hook.cursor);
+    const store = (seq: number) =>
+      this.writer.write((w) => repo.delivered(w.trx, uuid, seq, this.clock.now() + LEASE_MS));
+    while (!this.stopped) {
+      const events = await repo.nextEvents(this.writer.db, uuid, cursor, PAGE);
+      if (events.length === 0) break;
+      let stored = this.clock.now();
+      let unstored = false;
+      for (const event of events) {
+        if (this.stopped) break;
+        if (!(await this.post(hook, event))) {
+          await this.fail(hook, unstored ? cursor - 1 : undefined, Number(hook.failures));
           return;
         }
-        this.later(uuid, delay);
-        return;
+        cursor = Number(event.seq) + 1;
+        hook.failures = 0;
+        unstored = true;
+        if (this.clock.now() - stored >= LEASE_MS / 4) {
+          if (!(await store(cursor - 1))) return;
+          stored = this.clock.now();
+          unstored = false;
+        }
       }
-      hook = await repo.find(this.writer.db, uuid);
+      if (unstored && !(await store(cursor - 1))) return;
     }
-    if (hook) await this.writer.writeStatement((w) => repo.release(w.trx, uuid));
+    await this.writer.writeStatement((w) => repo.release(w.trx, uuid));
     // An event logged while the lease was being given back is delivered too.
-    if (hook && (await repo.nextEvent(this.writer.db, uuid, Number(hook.cursor)))) this.later(uuid, 0);
+    if (!this.stopped && (await repo.nextEvents(this.writer.db, uuid, cursor, 1)).length > 0)
+      this.later(uuid, 0);
+  }
+
+  /**
+   * A failed POST: the events before it that were delivered (up to `delivered`) and the failure
+   * are stored together; a retry after a backoff, or disabled with an event.
+   */
+  private async fail(hook: repo.WebhookTable, delivered: number | undefined, before: number): Promise<void> {
+    const uuid = hook.uuid;
+    const failures = Number(before) + 1;
+    const disable = failures >= WEBHOOK_FAILURES_MAX;
+    const delay = Math.min(RETRY_MAX_MS, this.config.webhookRetryMs * 2 ** (failures - 1));
+    await this.writer.write(async (w) => {
+      if (delivered !== undefined) await repo.delivered(w.trx, uuid, delivered, 0);
+      await repo.failed(w.trx, uuid, failures, this.clock.now() + delay, disable);
+    });
+    if (disable) {
+      this.hub.emit({ users: [hook.owner] }, 'webhook_disabled', { webhook: uuid, url: hook.url, failures });
+      return;
+    }
+    this.later(uuid, delay);
   }
 
   private later(uuid: string, ms: number): void {

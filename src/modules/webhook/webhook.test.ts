@@ -11,6 +11,7 @@ import { describe, type TestContext, test } from 'node:test';
 import { build, Client, DIALECTS, loggedInClient, testEnv, until } from '../../../test/helper.js';
 import { partnerClient } from '../../../test/security-telephony.js';
 import { buildApp } from '../../app.js';
+import { observeQueries } from '../../db/dialect/observe.js';
 import { loadConfig } from '../../platform/config.js';
 
 interface Delivery {
@@ -189,6 +190,37 @@ for (const dialect of DIALECTS) {
         [[0, 'partner_note', 1]],
       );
       assert.ok(verified(hook.delivered[0]!, made.secret as string));
+    });
+
+    test('events emitted together are logged in one transaction: one seq update per subscription, one insert for all; each receiver gets them in order', async (t) => {
+      const app = await build(t, { dialect, env: ENV });
+      const { client, user } = await loggedInClient(app);
+      const hooks = await Promise.all([0, 1, 2].map(() => receiver(t)));
+      for (const hook of hooks)
+        assert.equal((await client.call('POST', '/api/webhook', { url: hook.url })).status, 'ok');
+      await app.services.webhooks.idle();
+      const statements: string[] = [];
+      const stop = observeQueries((query) => {
+        if (/webhook/.test(query.sql)) statements.push(query.sql);
+      });
+      try {
+        for (let n = 0; n < 20; n++) app.services.hub.emit({ users: [user.uuid] }, 'object_new', { n });
+        await until(
+          () => hooks.every((hook) => hook.delivered.length === 20),
+          'twenty events at each receiver',
+        );
+        await app.services.webhooks.idle();
+      } finally {
+        stop();
+      }
+      const count = (pattern: RegExp) => statements.filter((sql) => pattern.test(sql)).length;
+      assert.equal(count(/^insert into "webhook_event"/i), 1, statements.join('\n'));
+      assert.equal(count(/^update "webhook" set "next_seq"/i), 3, statements.join('\n'));
+      for (const hook of hooks)
+        assert.deepEqual(
+          hook.delivered.map((d) => d.json.n),
+          Array.from({ length: 20 }, (_, n) => n),
+        );
     });
 
     test('each status; bad input and strangers change nothing; partners have their own', async (t) => {
