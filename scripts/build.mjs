@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { spawnSync } from 'node:child_process';
 // `npm run build` (also run by `npm install` as `prepare`, and by `npm start` when a source is
 // newer than the build): transpiles src/ to plain JavaScript in dist/ with esbuild, file by file
 // (no bundle, so the layout and the worker entry points stay as in src/), with source maps, and
@@ -25,7 +26,9 @@ function sources(dir) {
   });
 }
 
-const all = sources(src);
+// The SDK's generated types (written below) are no source of the build.
+const schema = path.join(src, 'sdk', 'schema.d.ts');
+const all = sources(src).filter((file) => file !== schema);
 const newest = Math.max(...all.map((file) => fs.statSync(file).mtimeMs));
 
 if (process.argv.includes('--if-stale') && fs.existsSync(stamp) && fs.statSync(stamp).mtimeMs >= newest)
@@ -35,7 +38,11 @@ const aside = `${dist}.new-${process.pid}`;
 fs.rmSync(aside, { recursive: true, force: true });
 await build({
   entryPoints: all.filter(
-    (file) => file.endsWith('.ts') && !file.endsWith('.test.ts') && !file.startsWith(web + path.sep),
+    (file) =>
+      file.endsWith('.ts') &&
+      !file.endsWith('.test.ts') &&
+      !file.endsWith('.d.ts') &&
+      !file.startsWith(web + path.sep),
   ),
   outdir: aside,
   outbase: src,
@@ -70,3 +77,21 @@ try {
   fs.rmSync(aside, { recursive: true, force: true });
 }
 fs.rmSync(old, { recursive: true, force: true });
+
+// The SDK's types from the document the server publishes (src/sdk/generate.ts; docs/decisions.md
+// "The SDK"). openapi-typescript is a devDependency: an install without them builds no types.
+let generator = true;
+try {
+  import.meta.resolve('openapi-typescript');
+} catch {
+  generator = false;
+}
+if (generator) {
+  const result = spawnSync(process.execPath, [path.join(dist, 'sdk', 'generate.js'), schema], {
+    stdio: 'inherit',
+  });
+  if (result.status !== 0) {
+    console.error('build: the SDK types were not generated');
+    process.exit(1);
+  }
+} else console.warn('build: openapi-typescript is not installed: no SDK types (src/sdk/schema.d.ts)');

@@ -234,7 +234,8 @@ problems.push(...systemClockReadings());
 const MAX_LINES = 600;
 for (const file of fs.readdirSync(path.join(root, 'src'), { recursive: true })) {
   const rel = path.join('src', String(file));
-  if (!rel.endsWith('.ts') || isTestCode(rel)) continue;
+  // Declarations are generated (the SDK's schema.d.ts), not written.
+  if (!rel.endsWith('.ts') || rel.endsWith('.d.ts') || isTestCode(rel)) continue;
   const count = fs.readFileSync(path.join(root, rel), 'utf8').trimEnd().split('\n').length;
   if (count > MAX_LINES) problems.push(`${rel}: ${count} lines (at most ${MAX_LINES}: split it)`);
 }

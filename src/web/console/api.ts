@@ -4,7 +4,7 @@
  * cookie (the page sends no credentials) and never in a URL except as the did/dkey pair that
  * spec "Authentication" 5 defines for downloads, which <audio> and <img> need.
  */
-import { base64url, md5 } from './md5.js';
+import { base64url, md5 } from '../../sdk/md5.js';
 
 export interface Session {
   sid: string;

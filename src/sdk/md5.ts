@@ -1,6 +1,6 @@
 /**
- * MD5 (RFC 1321) of a UTF-8 string: the console's did/dkey download URLs need it (spec
- * "Authentication" 5) and the browser's Web Crypto has no MD5. Not used for secrecy.
+ * MD5 (RFC 1321) of a UTF-8 string: did/dkey download URLs need it (spec
+ * "Authentication" 5) and a browser's Web Crypto has no MD5 (the SDK and the console share it). Not used for secrecy.
  */
 
 const SHIFTS = [7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21];
