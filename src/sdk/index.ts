@@ -39,8 +39,9 @@ export interface ZentraleEvent {
 export interface ZentraleOptions {
   /** The server, e.g. `https://zentrale.example.com`; '' in a page the server serves. */
   baseUrl: string;
-  /** A session id to go on with (a remembered login). */
+  /** A session id to go on with (a remembered login), and its download id. */
   sid?: string;
+  did?: string;
   /** The fetch to use (default: the global one). */
   fetch?: ClientOptions['fetch'];
 }
@@ -80,7 +81,7 @@ export function ok<T extends { status: string; message?: string }>(answer: {
 
 export function createZentrale(options: ZentraleOptions): Zentrale {
   let sid = options.sid;
-  let did: string | undefined;
+  let did = options.did;
   const api = createClient<paths>({
     baseUrl: options.baseUrl,
     // The session travels as a Bearer header, never as a cookie.
