@@ -12,17 +12,22 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { build } from '../../../test/helper.js';
 import { isApiStatus } from '../errors.js';
 import { openapiPath, operationIdOf } from './document.js';
+import { EXAMPLES } from './examples.js';
 
 const run = promisify(execFile);
 
+type Media = { schema: Record<string, unknown>; example?: unknown };
 type Operation = Record<string, unknown> & {
   operationId?: string;
+  tags?: string[];
   security?: Record<string, string[]>[];
-  responses: Record<string, { content?: Record<string, { schema: Record<string, unknown> }> }>;
-  requestBody?: { content: Record<string, unknown> };
+  responses: Record<string, { content?: Record<string, Media> }>;
+  requestBody?: { content: Record<string, Media> };
 };
 interface Document {
   servers?: { url: string }[];
@@ -207,6 +212,60 @@ test('binary transfers have their media types; shared shapes are named component
   assert.deepEqual((login.responses['200']!.content!['application/json'] as { example?: unknown }).example, {
     status: 'ok',
   });
+});
+
+test('every area (tag) has an example; each request and answer is valid against its operation', async (t) => {
+  const { published, internal } = await documents(t);
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats.default(ajv, ['email', 'uuid', 'date']);
+  const used = new Set<string>();
+  for (const document of [published, internal]) {
+    // The operation's schema with the document's components beside it, so that its $refs resolve.
+    const check = (schema: Record<string, unknown>, value: unknown, where: string) => {
+      const validate = ajv.compile({ ...schema, components: document.components });
+      assert.ok(validate(value), `${where}: ${ajv.errorsText(validate.errors)}`);
+    };
+    const withExample = new Set<string>();
+    const tags = new Set<string>();
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        for (const tag of operation.tags ?? []) tags.add(tag);
+        const key = `${method.toUpperCase()} ${path}`;
+        const example = EXAMPLES[key];
+        const request = operation.requestBody?.content['application/json'];
+        const answer = operation.responses['200']?.content?.['application/json'];
+        if (example === undefined) {
+          assert.equal(request?.example, undefined, key);
+          assert.equal(answer?.example, undefined, key);
+          continue;
+        }
+        used.add(key);
+        for (const tag of operation.tags ?? []) withExample.add(tag);
+        assert.ok(answer, `${key}: no JSON answer for the example`);
+        assert.deepEqual(answer.example, example.answer, key);
+        // The success branch: an example is a successful call.
+        check((answer.schema.oneOf as Record<string, unknown>[])[0]!, answer.example, `${key} answer`);
+        if (example.request !== undefined) {
+          assert.ok(request, `${key}: no JSON request body for the example`);
+          assert.deepEqual(request.example, example.request, key);
+          check(request.schema, request.example, `${key} request`);
+        } else {
+          // Without a request example the call must need no body fields.
+          assert.equal(request?.schema.required, undefined, `${key}: the request body has required fields`);
+        }
+      }
+    }
+    assert.deepEqual(
+      [...tags].filter((tag) => !withExample.has(tag)),
+      [],
+      'areas without an example',
+    );
+  }
+  // No example for an operation that does not exist (a renamed path).
+  assert.deepEqual(
+    Object.keys(EXAMPLES).filter((key) => !used.has(key)),
+    [],
+  );
 });
 
 test('the operationId rule', () => {
