@@ -102,7 +102,8 @@ const INSERT_ROWS = 500;
  */
 export async function append(trx: Db, logs: ReadonlyMap<string, readonly LoggedEvent[]>): Promise<void> {
   const rows: WebhookEventTable[] = [];
-  for (const [webhook, events] of logs) {
+  // Rows locked in one order (by UUID) by every node: two batches never wait on each other crosswise.
+  for (const [webhook, events] of [...logs].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
     if (events.length === 0) continue;
     const row = await trx
       .updateTable('webhook')
