@@ -168,6 +168,10 @@ async function runDialect(dialect: Dialect, postgres?: { url: string }): Promise
         () => inject(app, 'GET', `/api/tag/${tagAll}/object?type=contact`, sidA),
       ],
       [
+        'GET /api/tag/{uuid}/object (a tag shared with the reader)',
+        () => inject(app, 'GET', `/api/tag/${shared}/object`, sidB),
+      ],
+      [
         'POST /api/contact (create)',
         () => inject(app, 'POST', '/api/contact', sidA, { firstname: 'Ada', lastname: 'Lovelace' }),
       ],

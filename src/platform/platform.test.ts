@@ -7,10 +7,12 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
-import { build, buildUser, Client, loggedInClient } from '../../test/helper.js';
+import { build, buildUser, Client, loggedInClient, testEnv } from '../../test/helper.js';
+import { buildApp } from '../app.js';
 import { checkDownloadKey } from './access.js';
 import { ConfigError, loadConfig } from './config.js';
 import { newUuid } from './ids.js';
+import { createLogger, requestLoggers } from './server.js';
 
 /** A concrete URL for a route pattern (path parameters become a fresh UUID). */
 function concrete(url: string): string {
@@ -302,5 +304,29 @@ describe('sessions and users across a login', () => {
     const app = await build(t);
     const { client } = await loggedInClient(app);
     assert.equal((await client.call('GET', '/api/session')).auth, true);
+  });
+});
+
+describe('request loggers', () => {
+  test('at level silent a request logs through the process logger; at any other level through a child with its id', async (t) => {
+    const parent = createLogger(loadConfig(await testEnv(t)));
+    const silent = requestLoggers('silent').childLoggerFactory;
+    assert.ok(silent);
+    assert.equal(silent(parent), parent);
+    assert.equal(requestLoggers('info').childLoggerFactory, undefined);
+
+    // At debug (request lines on) every line of a request still names it.
+    const lines: Record<string, unknown>[] = [];
+    const destination = { write: (line: string) => void lines.push(JSON.parse(line)) };
+    const config = loadConfig(await testEnv(t, 'sqlite', { LOG_LEVEL: 'debug' }));
+    const app = await buildApp(config, createLogger(config, destination));
+    t.after(() => app.close());
+    await app.server.inject({ method: 'GET', url: '/api/session' });
+    const requestLines = lines.filter(
+      (line) => line.msg === 'incoming request' || line.msg === 'request completed',
+    );
+    assert.equal(requestLines.length, 2);
+    assert.equal(typeof requestLines[0]?.request, 'string');
+    assert.equal(requestLines[0]?.request, requestLines[1]?.request);
   });
 });

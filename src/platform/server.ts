@@ -93,6 +93,17 @@ function loggerOptions(config: Config) {
   };
 }
 
+/**
+ * At level silent no request can log: a request's logger is then the process logger itself, not
+ * a pino child made per request (1.5 % of a GET's CPU, docs/benchmarks.md "The object path:
+ * reads"). At any other level each request's lines carry its id (Fastify's default child).
+ */
+export function requestLoggers(logLevel: string): {
+  childLoggerFactory?: (logger: FastifyBaseLogger) => FastifyBaseLogger;
+} {
+  return logLevel === 'silent' ? { childLoggerFactory: (logger) => logger } : {};
+}
+
 export async function createServer(
   config: Config,
   resolver: SessionResolver,
@@ -107,6 +118,7 @@ export async function createServer(
       requestIdLogLabel: 'request',
       disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
     }),
+    ...requestLoggers(config.logLevel),
     // Long path parameters reach the route, whose own schema answers wrong-syntax or wrong-*.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     forceCloseConnections: false,
