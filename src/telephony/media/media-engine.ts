@@ -65,11 +65,6 @@ export class MediaEngine {
     return () => this.clock.remove(member);
   }
 
-  /** `endpoint` sends right after `member` ticks (a room's member after the room's mix). */
-  tickAfter(endpoint: MediaEndpoint, member: Tickable): void {
-    this.clock.follow(endpoint, member);
-  }
-
   private bind(port: number): Promise<dgram.Socket | undefined> {
     return new Promise((resolve) => {
       const socket = dgram.createSocket('udp4');

@@ -40,15 +40,10 @@ export class MediaRoom {
   private readonly offClock: () => void;
   private readonly recorders = new Set<Recorder>();
   private closed = false;
-  /** The mix on the engine's clock: each member's endpoint ticks after it (its frame is ready). */
-  private readonly ticker = { tick: () => this.mixer.mix() };
 
-  constructor(
-    private readonly engine: MediaEngine,
-    events: MixerEvents = {},
-  ) {
+  constructor(engine: MediaEngine, events: MixerEvents = {}) {
     this.mixer = new Mixer(events);
-    this.offClock = engine.onClock(this.ticker);
+    this.offClock = engine.onClock({ tick: () => this.mixer.mix() });
   }
 
   /** Joins an endpoint under `id` (its number in the events); what it played before stops. */
@@ -56,7 +51,6 @@ export class MediaRoom {
     if (this.closed || endpoint.isClosed) return;
     this.leave(id);
     this.mixer.add(id, settings);
-    this.engine.tickAfter(endpoint, this.ticker);
     const offAudio = endpoint.onAudio((samples) => this.mixer.push(id, samples));
     void endpoint.play(new MemberSource(this.mixer, id));
     this.members.set(id, {
