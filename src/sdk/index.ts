@@ -41,6 +41,8 @@ export interface ZentraleOptions {
   baseUrl: string;
   /** A session id to go on with (a remembered login). */
   sid?: string;
+  /** That session's download id (did), for downloadUrl without a new login. */
+  did?: string;
   /** The fetch to use (default: the global one). */
   fetch?: ClientOptions['fetch'];
 }
@@ -80,7 +82,7 @@ export function ok<T extends { status: string; message?: string }>(answer: {
 
 export function createZentrale(options: ZentraleOptions): Zentrale {
   let sid = options.sid;
-  let did: string | undefined;
+  let did = options.did;
   const api = createClient<paths>({
     baseUrl: options.baseUrl,
     // The session travels as a Bearer header, never as a cookie.

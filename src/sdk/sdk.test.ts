@@ -85,6 +85,12 @@ for (const dialect of DIALECTS) {
       assert.equal(url.searchParams.get('did'), session.did);
       assert.match(url.searchParams.get('dkey') ?? '', /^[A-Za-z0-9_-]{22}$/);
       assert.ok(!url.href.includes(session.sid));
+      // A remembered session (sid and did, as the console keeps them) makes the same URLs.
+      const remembered = createZentrale({ baseUrl, sid: session.sid, did: session.did });
+      assert.equal(
+        remembered.downloadUrl(`/api/contact/${created.uuid}`, created.uuid, { inline: true }),
+        url.href,
+      );
 
       await zentrale.logout();
       assert.equal(zentrale.sid, undefined);
