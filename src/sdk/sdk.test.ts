@@ -100,3 +100,19 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+test('sdk: logout forgets the session even when the server cannot be reached', async () => {
+  const unreachable = async (): Promise<Response> => {
+    throw new TypeError('fetch failed');
+  };
+  const zentrale = createZentrale({
+    baseUrl: 'http://127.0.0.1:9',
+    sid: 'a-sid',
+    did: 'a-did',
+    fetch: unreachable,
+  });
+  assert.equal(zentrale.sid, 'a-sid');
+  await assert.rejects(zentrale.logout(), TypeError);
+  assert.equal(zentrale.sid, undefined);
+  assert.equal(zentrale.did, undefined);
+});
