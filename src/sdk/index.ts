@@ -41,6 +41,7 @@ export interface ZentraleOptions {
   baseUrl: string;
   /** A session id to go on with (a remembered login), and its download id. */
   sid?: string;
+  /** That session's download id (did), for downloadUrl without a new login. */
   did?: string;
   /** The fetch to use (default: the global one). */
   fetch?: ClientOptions['fetch'];
@@ -55,7 +56,7 @@ export interface Zentrale {
   readonly did: string | undefined;
   /** POST /api/session with a username (or e-mail) and password; the sid is used from then on. */
   login(username: string, password: string): Promise<{ sid: string; did: string }>;
-  /** DELETE /api/session; the SDK forgets the sid. */
+  /** DELETE /api/session; the SDK forgets the sid (also when the call fails). */
   logout(): Promise<void>;
   /** A download URL of `path` for `object` with did and dkey instead of the session (e.g. for `<img>`). */
   downloadUrl(path: string, object: string, options?: { inline?: boolean }): string;
@@ -116,9 +117,13 @@ export function createZentrale(options: ZentraleOptions): Zentrale {
       return { sid: answer.sid, did: answer.did };
     },
     async logout() {
-      if (sid !== undefined) await api.DELETE('/api/session');
-      sid = undefined;
-      did = undefined;
+      // The sid is forgotten even when the server cannot be reached.
+      try {
+        if (sid !== undefined) await api.DELETE('/api/session');
+      } finally {
+        sid = undefined;
+        did = undefined;
+      }
     },
     downloadUrl(path, object, { inline = false } = {}) {
       if (sid === undefined || did === undefined) throw new ZentraleError('no-session', 'log in first');

@@ -85,6 +85,12 @@ for (const dialect of DIALECTS) {
       assert.equal(url.searchParams.get('did'), session.did);
       assert.match(url.searchParams.get('dkey') ?? '', /^[A-Za-z0-9_-]{22}$/);
       assert.ok(!url.href.includes(session.sid));
+      // A remembered session (sid and did, as the console keeps them) makes the same URLs.
+      const remembered = createZentrale({ baseUrl, sid: session.sid, did: session.did });
+      assert.equal(
+        remembered.downloadUrl(`/api/contact/${created.uuid}`, created.uuid, { inline: true }),
+        url.href,
+      );
 
       await zentrale.logout();
       assert.equal(zentrale.sid, undefined);
@@ -94,3 +100,19 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+test('sdk: logout forgets the session even when the server cannot be reached', async () => {
+  const unreachable = async (): Promise<Response> => {
+    throw new TypeError('fetch failed');
+  };
+  const zentrale = createZentrale({
+    baseUrl: 'http://127.0.0.1:9',
+    sid: 'a-sid',
+    did: 'a-did',
+    fetch: unreachable,
+  });
+  assert.equal(zentrale.sid, 'a-sid');
+  await assert.rejects(zentrale.logout(), TypeError);
+  assert.equal(zentrale.sid, undefined);
+  assert.equal(zentrale.did, undefined);
+});
