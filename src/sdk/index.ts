@@ -39,7 +39,7 @@ export interface ZentraleEvent {
 export interface ZentraleOptions {
   /** The server, e.g. `https://zentrale.example.com`; '' in a page the server serves. */
   baseUrl: string;
-  /** A session id to go on with (a remembered login), and its download id. */
+  /** A session id to go on with (a remembered login). */
   sid?: string;
   /** That session's download id (did), for downloadUrl without a new login. */
   did?: string;
@@ -62,8 +62,9 @@ export interface Zentrale {
   downloadUrl(path: string, object: string, options?: { inline?: boolean }): string;
   /**
    * The session's events, one at a time, for as long as the caller iterates (or until `signal`
-   * aborts): each GET /api/event waits up to `timeout` seconds and the next asks from the id
-   * after the last one received, so a reconnect loses nothing the server still holds.
+   * aborts): the first GET /api/event asks from `next` (default 0: every event the session still
+   * holds), each waits up to `timeout` seconds and the next asks from the id after the last one
+   * received, so a reconnect loses nothing the server still holds.
    */
   events(options?: { next?: number; timeout?: number; signal?: AbortSignal }): AsyncIterable<ZentraleEvent>;
 }
