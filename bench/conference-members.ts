@@ -14,9 +14,12 @@ import { decodeG711, encodeG711 } from '../src/telephony/media/g711.js';
 import { writeRtpHeader } from '../src/telephony/media/rtp.js';
 
 const FRAME = 160;
-/** Send phases within a 20 ms frame, SUB_MS apart. */
-const PHASES = 5;
-const SUB_MS = 20 / PHASES;
+/**
+ * When in the 20 ms each member sends: 'fixed', five phases 4 ms apart by member index (the
+ * runs before 2026-12-05 20:00 UTC; every room then has the same five, so all rooms' arrivals
+ * coincide); 'random', a phase of its own for each member, at 1 ms steps, as phones' clocks are.
+ */
+export type SendPhases = 'fixed' | 'random';
 /** Ticks (20 ms) per burst cycle: each member bursts once a second. */
 const CYCLE = 50;
 /**
@@ -146,7 +149,14 @@ async function run(
   groups: number[][],
   seconds: number,
   warmup: number,
+  sendPhases: SendPhases,
 ) {
+  const PHASES = sendPhases === 'fixed' ? 5 : 20;
+  const SUB_MS = 20 / PHASES;
+  const byPhase: number[][] = Array.from({ length: PHASES }, () => []);
+  members.forEach((_, i) => {
+    byPhase[sendPhases === 'fixed' ? i % PHASES : Math.floor(Math.random() * PHASES)]!.push(i);
+  });
   groups.forEach((group, g) => {
     group.forEach((index, position) => {
       const member = members[index]!;
@@ -159,8 +169,7 @@ async function run(
     members[i]!.target = target;
   });
   const started = performance.now();
-  // Members send at PHASES offsets within the 20 ms (by index), as peers of real calls do: a
-  // frame's wait for the mixer's next tick then spreads over 0..20 ms as it would.
+  // Members send at PHASES offsets within the 20 ms (sendPhases), as peers of real calls do.
   let sub = 0;
   const cpuBefore = process.cpuUsage();
   let sent = 0;
@@ -174,7 +183,7 @@ async function run(
         const phase = sub % PHASES;
         if (sub === Math.round((warmup * 1000) / SUB_MS)) measuring = true;
         if (now - (started + sub * SUB_MS) > 20) late++;
-        for (let i = phase; i < members.length; i += PHASES) {
+        for (const i of byPhase[phase]!) {
           const member = members[i]!;
           if (!member.target) continue;
           const burst = tick % CYCLE === member.slot;
@@ -228,6 +237,7 @@ process.on('message', (message: { op: string; [key: string]: unknown }) => {
           message.groups as number[][],
           message.seconds as number,
           message.warmup as number,
+          message.phases as SendPhases,
         ),
       );
     else if (message.op === 'reset') {

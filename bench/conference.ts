@@ -14,6 +14,7 @@
  * scheduling). Runs: one room of `size` (the cost of a room), then `rooms` rooms (the load).
  *
  * Options: --rooms 50 --size 10 --seconds 20 --warmup 2 --member-procs 2 --skip mixer|relay|one|many
+ *   --phases random|fixed (when each member sends in the 20 ms: bench/conference-members.ts)
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import fs from 'node:fs';
@@ -39,6 +40,7 @@ const { values } = parseArgs({
     warmup: { type: 'string', default: '2' },
     'member-procs': { type: 'string', default: '2' },
     skip: { type: 'string', multiple: true, default: [] },
+    phases: { type: 'string', default: 'random' },
   },
 });
 const ROOMS = Number(values.rooms);
@@ -47,6 +49,8 @@ const SECONDS = Number(values.seconds);
 const WARMUP = Number(values.warmup);
 const PROCS = Number(values['member-procs']);
 const skip = new Set(values.skip);
+if (values.phases !== 'random' && values.phases !== 'fixed') throw new Error('--phases random|fixed');
+const PHASES = values.phases;
 
 interface MemberFigures {
   received: number;
@@ -91,7 +95,7 @@ class Members {
   }
 
   run(targets: { address: string; port: number }[], groups: number[][]): Promise<RunFigures> {
-    return this.ask({ op: 'run', targets, groups, seconds: SECONDS, warmup: WARMUP });
+    return this.ask({ op: 'run', targets, groups, seconds: SECONDS, warmup: WARMUP, phases: PHASES });
   }
 
   reset(): Promise<unknown> {
@@ -274,7 +278,7 @@ try {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}; ` +
-      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes; 20 ms PCMU frames.`,
+      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes; 20 ms PCMU frames; send phases ${PHASES}.`,
   );
   console.log('');
   console.log(

@@ -38,6 +38,28 @@ export class MediaClock {
     return this.members.size;
   }
 
+  /** The phase of the next tick in the 20 ms (of `performance.now()`), or undefined when stopped. */
+  get phase(): number | undefined {
+    return this.timer ? this.next % FRAME_MS : undefined;
+  }
+
+  /**
+   * Moves the ticks to `phase` ms into each 20 ms of `performance.now()`: the next tick moves by
+   * at most half a frame either way (never into the past), so one frame is shorter or longer.
+   */
+  align(phase: number): void {
+    if (!this.timer) return;
+    const base = this.next - (this.next % FRAME_MS);
+    let next = base + phase;
+    if (next - this.next > FRAME_MS / 2) next -= FRAME_MS;
+    else if (this.next - next > FRAME_MS / 2) next += FRAME_MS;
+    const now = performance.now();
+    if (next <= now) next += FRAME_MS;
+    this.next = next;
+    clearTimeout(this.timer);
+    this.schedule();
+  }
+
   private schedule(): void {
     this.timer = setTimeout(() => this.run(), Math.max(0, this.next - performance.now()));
   }

@@ -4,7 +4,7 @@
  * makes one and passes it where needed.
  */
 import dgram from 'node:dgram';
-import { MediaClock, type Tickable } from './clock.js';
+import { MediaClock } from './clock.js';
 import { MediaEndpoint } from './media-endpoint.js';
 
 export interface MediaEngineOptions {
@@ -21,6 +21,7 @@ export class MediaEngine {
   readonly portMax: number;
   private readonly clock = new MediaClock();
   private readonly endpoints = new Map<number, MediaEndpoint>();
+  private readonly lent = new Set<MediaEndpoint>();
   private nextPort: number;
 
   constructor(options: MediaEngineOptions = {}) {
@@ -49,6 +50,7 @@ export class MediaEngine {
       if (!socket) continue;
       const endpoint = new MediaEndpoint(socket, this.address, port, (done) => {
         this.clock.remove(done);
+        this.lent.delete(done);
         this.endpoints.delete(port);
         socket.close();
       });
@@ -59,10 +61,21 @@ export class MediaEngine {
     throw new Error('no free RTP port');
   }
 
-  /** Runs `member` on the engine's 20 ms clock (a conference mixer); returns the off switch. */
-  onClock(member: Tickable): () => void {
-    this.clock.add(member);
-    return () => this.clock.remove(member);
+  /**
+   * Takes an endpoint off the engine's clock so that another ticks it (a conference room sends
+   * each member's frame right after its mix, at the room's own phase); returns the function that
+   * gives it back, or undefined when the endpoint is closed or already lent.
+   */
+  lend(endpoint: MediaEndpoint): (() => void) | undefined {
+    if (endpoint.isClosed || this.endpoints.get(endpoint.port) !== endpoint || this.lent.has(endpoint)) {
+      return undefined;
+    }
+    this.lent.add(endpoint);
+    this.clock.remove(endpoint);
+    return () => {
+      if (!this.lent.delete(endpoint)) return;
+      if (!endpoint.isClosed) this.clock.add(endpoint);
+    };
   }
 
   private bind(port: number): Promise<dgram.Socket | undefined> {

@@ -1,13 +1,18 @@
 /**
- * A conference room in the media worker (docs/decisions.md "Conferences"): a Mixer (mixer.ts) run on the
- * engine's 20 ms clock, its members' endpoints feeding it what their peers send and playing
- * what each should hear. Tones and announcements to the whole room are mixed in; a recording
- * takes the room's mix.
+ * A conference room in the media worker (docs/decisions.md "Conferences"): a Mixer (mixer.ts) on a
+ * 20 ms clock of the room's own, its members' endpoints feeding it what their peers send and
+ * playing what each should hear. Each tick mixes and then sends every member its frame, so no
+ * frame waits a tick between the mix and its send; the clock moves to just after the members'
+ * arrivals (room-phase.ts). Tones and announcements to the whole room are mixed in; a
+ * recording takes the room's mix.
  */
+import { performance } from 'node:perf_hooks';
+import { MediaClock } from './clock.js';
 import type { MediaEndpoint, PlayResult } from './media-endpoint.js';
 import type { MediaEngine } from './media-engine.js';
 import { DEFAULT_MEMBER, type MemberSettings, Mixer, type MixerEvents } from './mixer.js';
 import { Recorder } from './recorder.js';
+import { phaseDistance, phaseOf, roomPhase } from './room-phase.js';
 import { type AudioSource, FRAME_SAMPLES } from './sources.js';
 
 /** What a member's endpoint plays: its share of the mix, frame by frame, until it leaves. */
@@ -31,19 +36,63 @@ class MemberSource implements AudioSource {
 
 interface Joined {
   readonly endpoint: MediaEndpoint;
+  /** Gives the endpoint back to the engine's clock; undefined when another room ticks it. */
+  readonly giveBack: (() => void) | undefined;
+  /** Phases (ms in the 20 ms) of the frames that arrived in this alignment window. */
+  arrivals: number[];
   readonly off: () => void;
 }
+
+/** Ticks between two looks at the members' arrivals (one second). */
+export const ALIGN_FRAMES = 50;
+/** The clock moves only for a gain of more than this (each move makes one frame shorter or longer). */
+const ALIGN_STEP_MS = 1.5;
 
 export class MediaRoom {
   readonly mixer: Mixer;
   private readonly members = new Map<number, Joined>();
-  private readonly offClock: () => void;
+  private readonly clock = new MediaClock();
   private readonly recorders = new Set<Recorder>();
+  private ticks = 0;
   private closed = false;
 
-  constructor(engine: MediaEngine, events: MixerEvents = {}) {
+  constructor(
+    private readonly engine: MediaEngine,
+    events: MixerEvents = {},
+  ) {
     this.mixer = new Mixer(events);
-    this.offClock = engine.onClock({ tick: () => this.mixer.mix() });
+    this.clock.add(this);
+  }
+
+  /** The phase the room mixes at (ms in each 20 ms of `performance.now()`); undefined once closed. */
+  get phase(): number | undefined {
+    return this.clock.phase;
+  }
+
+  /** @internal one 20 ms frame: the mix, then each member's frame sent. */
+  tick(): void {
+    this.mixer.mix();
+    for (const member of this.members.values()) {
+      if (!member.giveBack || member.endpoint.isClosed) continue;
+      try {
+        member.endpoint.tick();
+      } catch {
+        // One endpoint's failure must not stop the others' audio (as on the engine's clock).
+      }
+    }
+    if (++this.ticks % ALIGN_FRAMES === 0) this.align();
+  }
+
+  /** Moves the clock to just after the members' arrivals, and forgets them for the next window. */
+  private align(): void {
+    const joined = [...this.members.values()];
+    const phase = roomPhase(joined.map((member) => member.arrivals));
+    for (const member of joined) member.arrivals = [];
+    const current = this.clock.phase;
+    if (phase === undefined || current === undefined) return;
+    if (Math.abs(phaseDistance(current, phase)) <= ALIGN_STEP_MS) return;
+    this.clock.align(phase);
+    this.mixer.realigned();
   }
 
   /** Joins an endpoint under `id` (its number in the events); what it played before stops. */
@@ -51,10 +100,18 @@ export class MediaRoom {
     if (this.closed || endpoint.isClosed) return;
     this.leave(id);
     this.mixer.add(id, settings);
-    const offAudio = endpoint.onAudio((samples) => this.mixer.push(id, samples));
+    const offAudio = endpoint.onAudio((samples) => {
+      const member = this.members.get(id);
+      if (member && member.arrivals.length < ALIGN_FRAMES * 4) {
+        member.arrivals.push(phaseOf(performance.now()));
+      }
+      this.mixer.push(id, samples);
+    });
     void endpoint.play(new MemberSource(this.mixer, id));
     this.members.set(id, {
       endpoint,
+      giveBack: this.engine.lend(endpoint),
+      arrivals: [],
       off: () => {
         offAudio();
         endpoint.stop();
@@ -68,6 +125,7 @@ export class MediaRoom {
     this.members.delete(id);
     this.mixer.remove(id);
     member.off();
+    member.giveBack?.();
   }
 
   update(id: number, settings: Partial<MemberSettings>): void {
@@ -113,7 +171,7 @@ export class MediaRoom {
     for (const id of [...this.members.keys()]) this.leave(id);
     for (const source of this.mixer.sources) source.end();
     this.mixer.sources.clear();
-    this.offClock();
+    this.clock.remove(this);
     for (const recorder of [...this.recorders]) recorder.stop('closed');
   }
 }

@@ -6,6 +6,7 @@ import {
   HANGOVER_FRAMES,
   HANGUNDER_FRAMES,
   Mixer,
+  REALIGN_WINDOW_FRAMES,
   TALK_REPORT_FRAMES,
   TRIM_WINDOW_FRAMES,
   volumeFactor,
@@ -219,17 +220,22 @@ test('members who add nothing share one encoded frame per law; a talker gets non
   assert.notEqual(mixer.encoded(3, 0), mixer.encoded(2, 0));
 });
 
-test("a frame that stood in a member's queue for a whole window is dropped (its delay goes); a queue that ran dry keeps every frame", () => {
+/** Member 1 talks, member 2 listens; frame k of member 1 is the constant 200 + k, so `heard` says which frame each mix took. */
+function numberedFrames() {
   const mixer = new Mixer();
   mixer.add(1);
   mixer.add(2);
-  // Frame k of member 1 is the constant 200 + k: member 2 (silent) hears which frame the mix took.
   const frame = (k: number) => constant(200 + k);
   const heard: number[] = [];
   const mix = () => {
     mixer.mix();
     heard.push(mixer.output(2)![0]! - 200);
   };
+  return { mixer, frame, heard, mix };
+}
+
+test("a frame that stood in a member's queue for a whole window is dropped (its delay goes); a queue that ran dry keeps every frame", () => {
+  const { mixer, frame, heard, mix } = numberedFrames();
   // Start-up left one frame more than the mix takes: every frame is heard one mix late.
   mixer.push(1, frame(0));
   let k = 1;
@@ -266,4 +272,30 @@ test("a frame that stood in a member's queue for a whole window is dropped (its 
     Array.from({ length: spoken.length }, (_, i) => first + i),
   );
   assert.equal(spoken.length, TRIM_WINDOW_FRAMES - 1);
+});
+
+test('after the room clock moved, a frame the move left standing is dropped within REALIGN_WINDOW_FRAMES', () => {
+  const { mixer, frame, heard, mix } = numberedFrames();
+  // Steady: each frame arrives just before the mix and is heard at once (past the hangunder).
+  let k = 1;
+  for (; k <= 20; k++) {
+    mixer.push(1, frame(k));
+    mix();
+  }
+  assert.equal(heard.at(-1), 20);
+  // The clock moved later: one frame period held two arrivals, so one frame stands from now on.
+  mixer.realigned();
+  mixer.push(1, frame(k++));
+  mixer.push(1, frame(k++));
+  mix();
+  assert.equal(heard.at(-1), 21);
+  for (let i = 0; i < REALIGN_WINDOW_FRAMES; i++) {
+    mixer.push(1, frame(k++));
+    mix();
+  }
+  // The shortened window ended with a frame standing throughout: it was dropped, so the
+  // newest frame is heard at once again (without realigned(), a whole second late).
+  mixer.push(1, frame(k));
+  mix();
+  assert.equal(heard.at(-1), k);
 });

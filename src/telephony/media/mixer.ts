@@ -43,6 +43,8 @@ export const TALK_REPORT_FRAMES = 10;
  * does not add 20 ms to everything the member says for the rest of the call.
  */
 export const TRIM_WINDOW_FRAMES = 50;
+/** After the room's clock moved, the queues are looked at over this many frames, not a whole window. */
+export const REALIGN_WINDOW_FRAMES = 5;
 /** Audio queued from a member beyond this is dropped, oldest first (bounds the delay). */
 const MAX_QUEUED = FRAME_SAMPLES * 4;
 
@@ -131,6 +133,12 @@ class Member {
     this.watched = 0;
   }
 
+  /** The room's clock moved: a frame the move left standing goes after REALIGN_WINDOW_FRAMES. */
+  watchSoon(): void {
+    this.standing = MAX_QUEUED;
+    this.watched = Math.max(this.watched, TRIM_WINDOW_FRAMES - REALIGN_WINDOW_FRAMES);
+  }
+
   /** Energy talk detection: smoothed 0.2 old / 0.8 new, hangunder and hangover in frames. */
   detect(level: number): void {
     this.energy = this.energy * 0.2 + level * 0.8;
@@ -192,6 +200,11 @@ export class Mixer {
 
   talking(id: number): boolean {
     return this.members.get(id)?.talking ?? false;
+  }
+
+  /** The room's clock moved (room-phase.ts): one frame was shorter or longer. */
+  realigned(): void {
+    for (const member of this.members.values()) member.watchSoon();
   }
 
   /** Audio a member sent (decoded 8 kHz samples); copied. */
