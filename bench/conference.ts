@@ -154,7 +154,9 @@ async function measure(
     expected,
     bursts: delays.length,
     p50: percentile(delays, 50),
+    p90: percentile(delays, 90),
     p99: percentile(delays, 99),
+    under20: delays.length === 0 ? Number.NaN : delays.filter((d) => d < 20).length / delays.length,
     max: delays.at(-1) ?? Number.NaN,
     lateTicks: figures.reduce((sum, f) => sum + f.lateTicks, 0),
     peerCpu: figures.reduce((sum, f) => sum + f.cpuSeconds, 0) / (SECONDS + WARMUP),
@@ -244,7 +246,7 @@ async function relayRun(procs: Members[], rooms: number, size: number, ng: NgCli
 function line(name: string, f: Awaited<ReturnType<typeof mixerRun>>): string {
   return (
     `| ${name} | ${f.corePercent.toFixed(2)} % | ${f.loss.toFixed(3)} % (${f.received} of ${f.expected}) | ` +
-    `${f.p50.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
+    `${f.p50.toFixed(1)} / ${f.p90.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${(f.under20 * 100).toFixed(1)} % | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
   );
 }
 
@@ -282,9 +284,9 @@ try {
   );
   console.log('');
   console.log(
-    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p99 / max (bursts) | late ticks of the peers | peers CPU |',
+    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | late ticks of the peers | peers CPU |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
   const pid = rtpengine.pid!;
   if (!skip.has('one')) {
     // One room: its members all in the first process.

@@ -12,7 +12,7 @@ import type { MediaEndpoint, PlayResult } from './media-endpoint.js';
 import type { MediaEngine } from './media-engine.js';
 import { DEFAULT_MEMBER, type MemberSettings, Mixer, type MixerEvents } from './mixer.js';
 import { Recorder } from './recorder.js';
-import { phaseDistance, phaseOf, roomPhase } from './room-phase.js';
+import { bestPhase, frameDue, LATE_WAIT_MS, lateEdges, longestWait, phaseOf } from './room-phase.js';
 import { type AudioSource, FRAME_SAMPLES } from './sources.js';
 
 /** What a member's endpoint plays: its share of the mix, frame by frame, until it leaves. */
@@ -40,13 +40,15 @@ interface Joined {
   readonly giveBack: (() => void) | undefined;
   /** Phases (ms in the 20 ms) of the frames that arrived in this alignment window. */
   arrivals: number[];
+  /** When its last frame arrived (`performance.now()`). */
+  lastArrival: number;
   readonly off: () => void;
 }
 
 /** Ticks between two looks at the members' arrivals (one second). */
 export const ALIGN_FRAMES = 50;
-/** The clock moves only for a gain of more than this (each move makes one frame shorter or longer). */
-const ALIGN_STEP_MS = 1.5;
+/** The clock moves only when that shortens the longest wait by more than this (each move makes one frame shorter or longer). */
+const ALIGN_GAIN_MS = 2;
 
 export class MediaRoom {
   readonly mixer: Mixer;
@@ -54,6 +56,8 @@ export class MediaRoom {
   private readonly clock = new MediaClock();
   private readonly recorders = new Set<Recorder>();
   private ticks = 0;
+  private deadline = 0;
+  private waiting: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(
@@ -69,8 +73,39 @@ export class MediaRoom {
     return this.clock.phase;
   }
 
-  /** @internal one 20 ms frame: the mix, then each member's frame sent. */
+  /** @internal one 20 ms frame: the mix, then each member's frame sent (once the frames due are in). */
   tick(): void {
+    // A clock catching up after a stall ticks again at once: the frame still waiting goes first.
+    if (this.waiting) {
+      clearTimeout(this.waiting);
+      this.waiting = undefined;
+      this.mixNow();
+    }
+    this.deadline = performance.now() + LATE_WAIT_MS;
+    this.mixWhenIn();
+  }
+
+  /**
+   * Mixes now, unless a member's frame is due within LATE_WAIT_MS of the tick and not in yet: a
+   * frame its jitter made late by a millisecond or two would otherwise miss the mix and stand a
+   * whole frame in the queue (20 ms more for all the member says, until the queue is trimmed).
+   */
+  private mixWhenIn(): void {
+    this.waiting = undefined;
+    if (this.closed) return;
+    const now = performance.now();
+    const members = [...this.members].map(([id, member]) => ({
+      lastArrival: member.lastArrival,
+      queued: this.mixer.hasFrame(id),
+    }));
+    if (now < this.deadline && frameDue(now, this.deadline, members)) {
+      this.waiting = setTimeout(() => this.mixWhenIn(), 1);
+      return;
+    }
+    this.mixNow();
+  }
+
+  private mixNow(): void {
     this.mixer.mix();
     for (const member of this.members.values()) {
       if (!member.giveBack || member.endpoint.isClosed) continue;
@@ -83,15 +118,19 @@ export class MediaRoom {
     if (++this.ticks % ALIGN_FRAMES === 0) this.align();
   }
 
-  /** Moves the clock to just after the members' arrivals, and forgets them for the next window. */
+  /**
+   * Moves the clock to just after the members' arrivals when that shortens the longest wait by
+   * more than ALIGN_GAIN_MS, and forgets the arrivals for the next window.
+   */
   private align(): void {
     const joined = [...this.members.values()];
-    const phase = roomPhase(joined.map((member) => member.arrivals));
+    const edges = lateEdges(joined.map((member) => member.arrivals));
     for (const member of joined) member.arrivals = [];
+    const best = bestPhase(edges);
     const current = this.clock.phase;
-    if (phase === undefined || current === undefined) return;
-    if (Math.abs(phaseDistance(current, phase)) <= ALIGN_STEP_MS) return;
-    this.clock.align(phase);
+    if (best === undefined || current === undefined) return;
+    if (longestWait(edges, current) - longestWait(edges, best) <= ALIGN_GAIN_MS) return;
+    this.clock.align(best);
     this.mixer.realigned();
   }
 
@@ -102,8 +141,9 @@ export class MediaRoom {
     this.mixer.add(id, settings);
     const offAudio = endpoint.onAudio((samples) => {
       const member = this.members.get(id);
-      if (member && member.arrivals.length < ALIGN_FRAMES * 4) {
-        member.arrivals.push(phaseOf(performance.now()));
+      if (member) {
+        member.lastArrival = performance.now();
+        if (member.arrivals.length < ALIGN_FRAMES * 4) member.arrivals.push(phaseOf(member.lastArrival));
       }
       this.mixer.push(id, samples);
     });
@@ -112,6 +152,7 @@ export class MediaRoom {
       endpoint,
       giveBack: this.engine.lend(endpoint),
       arrivals: [],
+      lastArrival: Number.NEGATIVE_INFINITY,
       off: () => {
         offAudio();
         endpoint.stop();
@@ -172,6 +213,7 @@ export class MediaRoom {
     for (const source of this.mixer.sources) source.end();
     this.mixer.sources.clear();
     this.clock.remove(this);
+    clearTimeout(this.waiting);
     for (const recorder of [...this.recorders]) recorder.stop('closed');
   }
 }

@@ -261,9 +261,10 @@ test("a frame that stood in a member's queue for a whole window is dropped (its 
   // nothing is dropped at its end: every frame is heard, in order.
   const start = heard.length;
   const first = k;
+  const late = Math.floor(TRIM_WINDOW_FRAMES / 2);
   for (let tick = 0; tick < TRIM_WINDOW_FRAMES; tick++) {
-    if (tick !== 10) mixer.push(1, frame(k++));
-    if (tick === 11) mixer.push(1, frame(k++));
+    if (tick !== late) mixer.push(1, frame(k++));
+    if (tick === late + 1) mixer.push(1, frame(k++));
     mix();
   }
   const spoken = heard.slice(start).filter((value) => value > 0);

@@ -37,12 +37,14 @@ export const ENERGY_THRESHOLD = 100;
 /** Talk changes are reported at most this often per member (10 frames = 200 ms). */
 export const TALK_REPORT_FRAMES = 10;
 /**
- * Frames over which a member's queue is watched: when it never fell below one whole frame after
- * the mix took its frame, that frame was only delay (the jitter never needed it), and the
- * oldest frame's worth is dropped. So a queue that start-up or a burst of packets left standing
- * does not add 20 ms to everything the member says for the rest of the call.
+ * Frames over which a member's queue is watched (200 ms): when it never fell below one whole
+ * frame after the mix took its frame, that frame was only delay (the jitter never needed it),
+ * and the oldest frame's worth is dropped. So a queue that start-up, a late frame or a burst of
+ * packets left standing does not add 20 ms to what the member says for long. (A whole second
+ * before the room waited for late frames, media-room.ts: then a frame standing was more often
+ * the jitter buffer a member needed.)
  */
-export const TRIM_WINDOW_FRAMES = 50;
+export const TRIM_WINDOW_FRAMES = 10;
 /** After the room's clock moved, the queues are looked at over this many frames, not a whole window. */
 export const REALIGN_WINDOW_FRAMES = 5;
 /** Audio queued from a member beyond this is dropped, oldest first (bounds the delay). */
@@ -86,6 +88,10 @@ class Member {
 
   constructor(settings: MemberSettings) {
     this.settings = settings;
+  }
+
+  get queuedSamples(): number {
+    return this.queued;
   }
 
   push(samples: Int16Array): void {
@@ -205,6 +211,11 @@ export class Mixer {
   /** The room's clock moved (room-phase.ts): one frame was shorter or longer. */
   realigned(): void {
     for (const member of this.members.values()) member.watchSoon();
+  }
+
+  /** Whether a whole frame of the member's audio is queued for the next mix. */
+  hasFrame(id: number): boolean {
+    return (this.members.get(id)?.queuedSamples ?? 0) >= FRAME_SAMPLES;
   }
 
   /** Audio a member sent (decoded 8 kHz samples); copied. */

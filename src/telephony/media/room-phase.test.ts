@@ -6,7 +6,18 @@ import { until } from '../../../test/helper.js';
 import { encodeG711 } from './g711.js';
 import { MediaEngine } from './media-engine.js';
 import { ALIGN_FRAMES, MediaRoom } from './media-room.js';
-import { lateEdge, MIN_ARRIVALS, PHASE_MARGIN_MS, phaseDistance, phaseOf, roomPhase } from './room-phase.js';
+import {
+  frameDue,
+  LATE_WAIT_MS,
+  lateEdge,
+  longestWait,
+  MIN_ARRIVALS,
+  PHASE_MARGIN_MS,
+  phaseDistance,
+  phaseOf,
+  roomPhase,
+  STEADY_MS,
+} from './room-phase.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';
 
 /** `count` arrivals around `phase`, spread evenly over ±`jitter` ms. */
@@ -53,6 +64,36 @@ test('the room ticks after the latest arrival before the largest gap', () => {
   near(roomPhase([arrivals(4), arrivals(15, 0, 3)]), 4 + PHASE_MARGIN_MS);
   assert.equal(roomPhase([arrivals(4, 0, 3)]), undefined);
   assert.equal(roomPhase([]), undefined);
+});
+
+test('the longest wait: from each late edge to the tick, round the circle', () => {
+  assert.equal(longestWait([2, 3, 12], 13), 11);
+  // A tick just before a member's frames makes it wait nearly a whole frame.
+  assert.equal(longestWait([2, 3, 12], 11), 19);
+  assert.equal(longestWait([], 5), 0);
+});
+
+test('the room waits after its tick only for a frame due by the deadline and not queued', () => {
+  const now = 1000;
+  const deadline = now + LATE_WAIT_MS;
+  // Its last frame came 19 ms ago: the next is due in 1 ms, within the wait.
+  assert.equal(frameDue(now, deadline, [{ lastArrival: now - 19, queued: false }]), true);
+  // Overdue (jitter): still waited for, until the deadline.
+  assert.equal(frameDue(now, deadline, [{ lastArrival: now - 22, queued: false }]), true);
+  // Already queued, or due only after the deadline (its phase is later in the 20 ms): no wait.
+  assert.equal(frameDue(now, deadline, [{ lastArrival: now - 19, queued: true }]), false);
+  assert.equal(frameDue(now, deadline, [{ lastArrival: now - 10, queued: false }]), false);
+  // Not sending steadily (on hold, or never sent): no wait.
+  assert.equal(frameDue(now, deadline, [{ lastArrival: now - STEADY_MS - 1, queued: false }]), false);
+  assert.equal(frameDue(now, deadline, [{ lastArrival: Number.NEGATIVE_INFINITY, queued: false }]), false);
+  // One member due among others is enough.
+  assert.equal(
+    frameDue(now, deadline, [
+      { lastArrival: now - 5, queued: false },
+      { lastArrival: now - 18, queued: false },
+    ]),
+    true,
+  );
 });
 
 test('a room moves its clock to just after its members arrive, and a member who leaves goes on sending', async (t) => {

@@ -46,16 +46,26 @@ export function lateEdge(phases: readonly number[]): number | undefined {
   return phaseOf(mean + Math.max(0, late));
 }
 
-/**
- * The phase the room should tick at: PHASE_MARGIN_MS after the late edge that ends the largest
- * gap-free run, i.e. before the largest gap between members' late edges. Undefined when no
- * member sends steadily enough to say.
- */
-export function roomPhase(members: readonly (readonly number[])[]): number | undefined {
-  const edges = members
+/** The members' late edges (those who sent at least MIN_ARRIVALS), in order. */
+export function lateEdges(members: readonly (readonly number[])[]): number[] {
+  return members
     .map(lateEdge)
     .filter((edge): edge is number => edge !== undefined)
     .sort((a, b) => a - b);
+}
+
+/** The longest a frame at one of the late `edges` waits for a tick at `phase`. */
+export function longestWait(edges: readonly number[], phase: number): number {
+  let longest = 0;
+  for (const edge of edges) longest = Math.max(longest, phaseOf(phase - edge));
+  return longest;
+}
+
+/**
+ * The phase the room should tick at: PHASE_MARGIN_MS after the late edge that comes before the
+ * largest gap between the sorted late `edges`. Undefined without edges.
+ */
+export function bestPhase(edges: readonly number[]): number | undefined {
   if (edges.length === 0) return undefined;
   let before = edges[edges.length - 1]!;
   let largest = -1;
@@ -69,4 +79,31 @@ export function roomPhase(members: readonly (readonly number[])[]): number | und
     }
   }
   return phaseOf(before + PHASE_MARGIN_MS);
+}
+
+/** bestPhase of the members' arrivals (phases in the 20 ms, one list per member). */
+export function roomPhase(members: readonly (readonly number[])[]): number | undefined {
+  return bestPhase(lateEdges(members));
+}
+
+/** How long after its tick the room waits for a frame due and not in yet. */
+export const LATE_WAIT_MS = 4;
+/** A member whose last frame is older than this does not send steadily (hold, silence suppression): not waited for. */
+export const STEADY_MS = 60;
+
+/**
+ * Whether the room should wait before mixing: a member who sends steadily has its next frame
+ * due by `deadline` (its last arrival plus a frame) and none queued. Late by a millisecond or
+ * two of jitter, that frame would otherwise miss the mix and stand a whole frame in the queue.
+ */
+export function frameDue(
+  now: number,
+  deadline: number,
+  members: Iterable<{ readonly lastArrival: number; readonly queued: boolean }>,
+): boolean {
+  for (const member of members) {
+    if (member.queued || now - member.lastArrival > STEADY_MS) continue;
+    if (member.lastArrival + FRAME_MS <= deadline) return true;
+  }
+  return false;
 }
