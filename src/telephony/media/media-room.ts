@@ -94,15 +94,18 @@ export class MediaRoom {
     this.waiting = undefined;
     if (this.closed) return;
     const now = performance.now();
-    const members = [...this.members].map(([id, member]) => ({
-      lastArrival: member.lastArrival,
-      queued: this.mixer.hasFrame(id),
-    }));
-    if (now < this.deadline && frameDue(now, this.deadline, members)) {
+    if (now < this.deadline && this.anyFrameDue(now)) {
       this.waiting = setTimeout(() => this.mixWhenIn(), 1);
       return;
     }
     this.mixNow();
+  }
+
+  private anyFrameDue(now: number): boolean {
+    for (const [id, member] of this.members) {
+      if (frameDue(now, this.deadline, member.lastArrival, this.mixer.hasFrame(id))) return true;
+    }
+    return false;
   }
 
   private mixNow(): void {

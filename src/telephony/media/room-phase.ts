@@ -92,18 +92,10 @@ export const LATE_WAIT_MS = 4;
 export const STEADY_MS = 60;
 
 /**
- * Whether the room should wait before mixing: a member who sends steadily has its next frame
- * due by `deadline` (its last arrival plus a frame) and none queued. Late by a millisecond or
- * two of jitter, that frame would otherwise miss the mix and stand a whole frame in the queue.
+ * Whether the room should wait before mixing for this member: it sends steadily and its next
+ * frame is due by `deadline` (its last arrival plus a frame), none queued. Late by a millisecond
+ * or two of jitter, that frame would otherwise miss the mix and stand a whole frame in the queue.
  */
-export function frameDue(
-  now: number,
-  deadline: number,
-  members: Iterable<{ readonly lastArrival: number; readonly queued: boolean }>,
-): boolean {
-  for (const member of members) {
-    if (member.queued || now - member.lastArrival > STEADY_MS) continue;
-    if (member.lastArrival + FRAME_MS <= deadline) return true;
-  }
-  return false;
+export function frameDue(now: number, deadline: number, lastArrival: number, queued: boolean): boolean {
+  return !queued && now - lastArrival <= STEADY_MS && lastArrival + FRAME_MS <= deadline;
 }
