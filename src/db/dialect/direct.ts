@@ -4,8 +4,9 @@
  * Prepared queries (platform/database/prepared.ts) take it for their reads; between the compiled
  * statement and better-sqlite3, Kysely's connection provider, mutex, logging wrapper and result
  * plugins were a tenth of a GET's CPU (docs/benchmarks.md "The object path: reads, second round").
- * The function answers undefined when it cannot run the read now (the connection is held, a
- * transaction is open, the statement writes): the caller then goes through Kysely as before.
+ * The function answers undefined when it cannot run the statement now (the connection is held,
+ * a transaction is open) or it returns no rows (a write without RETURNING): the caller then goes
+ * through Kysely as before.
  */
 import type { CompiledQuery } from 'kysely';
 

@@ -146,8 +146,9 @@ interface ConnectionUse {
  * run it (the kept statement, `all` with the compiled parameters), reported to the observers as
  * Kysely's log reports it. Only while Kysely does not hold the connection and no transaction is
  * open: then Kysely would take the free connection for this one statement alone, and nothing
- * can run between (better-sqlite3 answers synchronously). Otherwise, for a write, and on
- * SQLITE_BUSY (whose wait the driver's patient retry does), it answers undefined: through Kysely.
+ * can run between (better-sqlite3 answers synchronously). Otherwise, for a statement without
+ * rows (which Kysely runs with `run`, for its counts), and on SQLITE_BUSY (whose wait the
+ * driver's patient retry does), it answers undefined: through Kysely.
  */
 function directRead(database: SQLite.Database, use: ConnectionUse) {
   return (query: CompiledQuery): unknown[] | undefined => {
