@@ -16,6 +16,11 @@ export function observeQueries(observer: QueryObserver): () => void {
   return () => observers.delete(observer);
 }
 
+/** Whether anyone observes: a statement run beside Kysely (direct.ts) then reports itself. */
+export function observed(): boolean {
+  return observers.size > 0;
+}
+
 /** The `log` option of each dialect's Kysely. */
 export function logToObservers(event: LogEvent): void {
   if (observers.size === 0 || event.level !== 'query') return;

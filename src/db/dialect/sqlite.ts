@@ -23,8 +23,9 @@ import {
   SqliteDriver,
   type UnknownRow,
 } from 'kysely';
+import { registerDirectRead } from './direct.js';
 import type { DialectHandle } from './handle.js';
-import { logToObservers } from './observe.js';
+import { logToObservers, observed } from './observe.js';
 
 /**
  * SQLite has no row locks: a transaction holds the one connection, so writes are serial
@@ -98,15 +99,22 @@ class ImmediateSqliteDriver extends SqliteDriver {
   constructor(
     settings: SqliteDialectConfig,
     private readonly database: SQLite.Database,
+    private readonly use: ConnectionUse,
   ) {
     super(settings);
   }
 
   override async acquireConnection(): Promise<DatabaseConnection> {
     const connection = await super.acquireConnection();
+    this.use.held += 1;
     if (this.wrapped?.connection !== connection)
       this.wrapped = { connection, patient: patient(connection, this.database) };
     return this.wrapped.patient;
+  }
+
+  override async releaseConnection(): Promise<void> {
+    this.use.held -= 1;
+    await super.releaseConnection();
   }
 
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
@@ -118,13 +126,46 @@ class ImmediateSqliteDialect extends SqliteDialect {
   constructor(
     private readonly settings: SqliteDialectConfig,
     private readonly database: SQLite.Database,
+    private readonly use: ConnectionUse,
   ) {
     super(settings);
   }
 
   override createDriver(): Driver {
-    return new ImmediateSqliteDriver(this.settings, this.database);
+    return new ImmediateSqliteDriver(this.settings, this.database, this.use);
   }
+}
+
+/** Whether Kysely holds the one connection (a query, a transaction, a stream on it). */
+interface ConnectionUse {
+  held: number;
+}
+
+/**
+ * A read run at once on the connection, beside Kysely's driver (direct.ts), as the driver would
+ * run it (the kept statement, `all` with the compiled parameters), reported to the observers as
+ * Kysely's log reports it. Only while Kysely does not hold the connection and no transaction is
+ * open: then Kysely would take the free connection for this one statement alone, and nothing
+ * can run between (better-sqlite3 answers synchronously). Otherwise, for a statement without
+ * rows (which Kysely runs with `run`, for its counts), and on SQLITE_BUSY (whose wait the
+ * driver's patient retry does), it answers undefined: through Kysely.
+ */
+function directRead(database: SQLite.Database, use: ConnectionUse) {
+  return (query: CompiledQuery): unknown[] | undefined => {
+    if (use.held > 0 || database.inTransaction) return undefined;
+    const statement = database.prepare(query.sql);
+    if (!statement.reader) return undefined;
+    const start = observed() ? performance.now() : 0;
+    let rows: unknown[];
+    try {
+      rows = statement.all(query.parameters);
+    } catch (error) {
+      if (isBusy(error)) return undefined;
+      throw error;
+    }
+    if (start > 0) logToObservers({ level: 'query', query, queryDurationMillis: performance.now() - start });
+    return rows;
+  };
 }
 
 /** Distinct SQL texts whose prepared statements are kept (least recently used dropped first). */
@@ -232,11 +273,13 @@ export function openSqlite<T>(file: string, checkpoints: CheckpointOptions = {})
   const checkpointer = file === ':memory:' ? undefined : checkpointThread(file, checkpoints);
   if (checkpointer) database.pragma(`wal_autocheckpoint = ${MAIN_AUTOCHECKPOINT_PAGES}`);
   keepStatements(database);
+  const use: ConnectionUse = { held: 0 };
   const db = new Kysely<T>({
-    dialect: new ImmediateSqliteDialect({ database }, database),
+    dialect: new ImmediateSqliteDialect({ database }, database, use),
     plugins: [dropRowLocks],
     log: logToObservers,
   });
+  registerDirectRead(db.getExecutor(), directRead(database, use));
   return {
     db,
     dialect: 'sqlite',

@@ -81,6 +81,39 @@ for (const dialect of DIALECTS) {
       assert.equal(Number((await rename.run(db, { id: 99, name: 'none' })).numAffectedRows), 0);
     });
 
+    test("a read on the database handle never sees an open write's rows", async (t) => {
+      const app = await build(t, { dialect });
+      const { db } = app.database;
+      await probeTable(db);
+      // SQLite's reads may run beside Kysely's driver (db/dialect/direct.ts), on the connection an
+      // open write holds: they must wait for it as Kysely's would, and see only what committed.
+      let renamed!: () => void;
+      const wrote = new Promise<void>((resolve) => {
+        renamed = resolve;
+      });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const write = app.services.writer.write(async ({ trx }) => {
+        await rename.run(trx, { id: 3, name: 'three' });
+        renamed();
+        await held;
+      });
+      await wrote;
+      const seen: string[] = [];
+      const read = byIds.first(db, { ids: [3], above: 0 }).then((row) => seen.push(`read ${row?.name}`));
+      for (let i = 0; i < 20; i++) await new Promise((resolve) => setImmediate(resolve));
+      seen.push('commit');
+      release();
+      await write;
+      await read;
+      // SQLite's read waits for the commit. PostgreSQL's runs on a connection of its own and sees
+      // what committed when it ran: the old name, or the new one if it ran after the commit.
+      if (dialect === 'sqlite') assert.deepEqual(seen, ['commit', 'read three']);
+      else assert.ok(seen.includes('read n3') || seen.includes('read three'), seen.join(', '));
+    });
+
     test('refuse a shape that changes or inlines an argument', async (t) => {
       const app = await build(t, { dialect });
       const { db } = app.database;

@@ -16,6 +16,7 @@
  * the text, is refused at its first run.
  */
 import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
+import { directReadOf } from '../../db/dialect/direct.js';
 import type { Db } from './database.js';
 
 /** Argument layouts kept per query and dialect; beyond, a run compiles afresh (still correct). */
@@ -147,12 +148,17 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
     } as CompiledQuery<O>;
   }
 
+  /** The rows of a read: at once where the dialect can (db/dialect/direct.ts), else through Kysely. */
+  async function rowsOf(db: Db, args: A): Promise<O[]> {
+    const query = compiledFor(db, args);
+    const rows = directReadOf(db.getExecutor())?.(query);
+    return (rows as O[] | undefined) ?? (await db.executeQuery(query)).rows;
+  }
+
   return {
-    async all(db, args) {
-      return (await db.executeQuery(compiledFor(db, args))).rows;
-    },
+    all: rowsOf,
     async first(db, args) {
-      return (await db.executeQuery(compiledFor(db, args))).rows[0];
+      return (await rowsOf(db, args))[0];
     },
     run(db, args) {
       return db.executeQuery(compiledFor(db, args));

@@ -457,11 +457,18 @@ export function listVisibleTags(
   return visibleTags.all(db, { objects, users });
 }
 
-/** Compiled once per list lengths: every object answer (GET, listings, events) runs it. */
+/**
+ * Compiled once per list lengths: every object answer (GET, listings, events) runs it. A CROSS
+ * JOIN, as findObjectForViewer's tags' branch: SQLite keeps the written order, from the objects'
+ * tags to each one's policy by its key (tag, user), not from every policy of the users (one per
+ * tag a user owns or was shared: a reader holding 1,000 tags paid for all of them on a listing).
+ * PostgreSQL plans it as the inner join it is (docs/query-plans.md).
+ */
 const visibleTags = preparedQuery((db, a: { objects: readonly string[]; users: readonly string[] }) =>
   db
     .selectFrom('object_tag as ot')
-    .innerJoin('tag_policy as tp', 'tp.tag', 'ot.tag')
+    .crossJoin('tag_policy as tp')
+    .whereRef('tp.tag', '=', 'ot.tag')
     .select(['ot.object', 'ot.tag', 'tp.user_uuid'])
     .where('ot.object', 'in', a.objects)
     .where('tp.user_uuid', 'in', a.users)
