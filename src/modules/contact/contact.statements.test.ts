@@ -156,11 +156,18 @@ for (const dialect of DIALECTS) {
       const update = async (lastname: string) => {
         await app.services.events.idle();
         const before = await eventRows(app);
-        const statements = await statementsOf(app, async () => {
+        const { statements, roundTrips } = await traced(app, async () => {
           const answer = await a.client.call('POST', `/api/contact/${uuid}`, { firstname: 'Ada', lastname });
           assert.equal(answer.status, 'ok');
         });
         const after = await eventRows(app);
+        // PostgreSQL: a round trip for each statement and for the two COMMITs (the write's and the
+        // event batch's), none for the BEGINs.
+        assert.equal(
+          roundTrips.length,
+          dialect === 'postgres' ? statements.length + 2 : 0,
+          roundTrips.join('\n'),
+        );
         return { statements, bodies: after.bodies - before.bodies, entries: after.entries - before.entries };
       };
       // One session of each user: each event body stored once, one entry per receiving session.
