@@ -6,6 +6,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { sql } from 'kysely';
 import { createPostgresDatabase, until } from '../../../test/helper.js';
+import type { Db } from '../../platform/database/database.js';
+import { Writer } from '../../platform/database/unit-of-work.js';
+import { observeRoundTrips } from './observe.js';
 import { openPostgres } from './postgres.js';
 
 test('postgres: a parametrised statement run twice is prepared once on its connection', async (t) => {
@@ -27,6 +30,44 @@ test('postgres: a parametrised statement run twice is prepared once on its conne
     ).rows.map((row) => row.statement);
   });
   assert.deepEqual(prepared, ['select $1::int + 1 as n']);
+});
+
+test("postgres: a transaction's BEGIN rides on its first statement's round trip", async (t) => {
+  const handle = openPostgres<Record<string, never>>(await createPostgresDatabase());
+  t.after(() => handle.close());
+  await sql`create table pipelined (n int primary key)`.execute(handle.db);
+  const trips: string[] = [];
+  const stop = observeRoundTrips((text) => trips.push(text));
+  t.after(stop);
+  // Transactions as every write opens them: through the unit of work.
+  const writer = new Writer(handle.db as unknown as Db, { emit: () => {} }, { error: () => {} });
+  const sum = await writer.write(async ({ trx }) => {
+    await sql`insert into pipelined values (${1}::int)`.execute(trx);
+    return (await sql<{ n: number }>`select sum(n)::int as n from pipelined`.execute(trx)).rows[0]?.n;
+  });
+  assert.equal(sum, 1);
+  // BEGIN and the insert in one round trip; the select; COMMIT.
+  assert.deepEqual(trips, ['begin', 'select sum(n)::int as n from pipelined', 'commit']);
+  // A first statement that fails fails the transaction with its own error, and nothing is kept.
+  await assert.rejects(
+    writer.write(async ({ trx }) => {
+      await sql`insert into pipelined values (${2}::int), (${1}::int)`.execute(trx);
+    }),
+    /duplicate key/,
+  );
+  // A transaction that fails before its first statement rolls back (the ROLLBACK rides with BEGIN).
+  await assert.rejects(
+    writer.write(async () => {
+      throw new Error('before any statement');
+    }),
+    /before any statement/,
+  );
+  const rows = (await sql<{ n: number }>`select n from pipelined order by n`.execute(handle.db)).rows;
+  assert.deepEqual(rows, [{ n: 1 }]);
+  // Every connection is back in the pool outside any transaction.
+  const open = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and state like ${'idle in transaction%'}`.execute(handle.db);
+  assert.equal(open.rows[0]?.n, 0);
 });
 
 test('postgres: an idle connection the server ends does not end the process; the next query opens another', async (t) => {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { DialectHandle, MessageBus } from './handle.js';
-import { logToObservers } from './observe.js';
+import { logToObservers, reportRoundTrip } from './observe.js';
 
 // int8 (bigint) columns hold seconds and counters that fit a JS number.
 pg.types.setTypeParser(20, (value) => Number(value));
@@ -70,17 +70,34 @@ function createBus(connectionString: string): MessageBus {
 /** Named statements kept per connection; beyond, a statement is parsed and planned each time. */
 const NAMED_PER_CONNECTION = 256;
 
+/** How Kysely opens a transaction (its driver's beginTransaction). */
+const BEGIN = /^(begin|start transaction\b)/i;
+
+/** What a BEGIN answers, handed to Kysely before the server has answered it. */
+const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
+
 /**
  * A connection that has PostgreSQL parse each parametrised statement once (a named prepared
  * statement, by the hash of its text) instead of on every run: parsing and planning were a
  * good part of PostgreSQL's CPU on the object path (docs/benchmarks.md). Statements
  * without parameters (transaction control, DDL) go unnamed as before.
+ *
+ * A transaction's BEGIN costs no round trip of its own: the connection answers it at once and
+ * writes it just ahead of the transaction's first statement (pipeline mode, which writes a query
+ * while another is in flight), and that statement's answer waits for the BEGIN's. BEGIN fails
+ * only on a broken connection (the statement behind it fails too) or inside an aborted
+ * transaction, whose statements all fail: the statement never runs outside the transaction.
+ * Kysely runs one statement at a time on a connection, so nothing else is ever pipelined.
  */
 class NamingClient extends pg.Client {
   private readonly named = new Map<string, string>();
+  /** The BEGIN written ahead, until the transaction's first statement is sent behind it. */
+  #begun: Promise<unknown> | undefined;
+  /** Statements sent and not yet answered: one sent while there are none opens a round trip. */
+  #inFlight = 0;
 
   constructor(config?: pg.ClientConfig) {
-    super(config);
+    super({ ...config, pipeline: true });
     // The server may end a connection while the pool has lent it out between two queries (a
     // restart, pg_terminate_backend): pg emits 'error' with no query to fail, and without a
     // listener that ends the process. The connection is then not queryable, so the pool drops
@@ -91,15 +108,45 @@ class NamingClient extends pg.Client {
   // biome-ignore lint/suspicious/noExplicitAny: pg's query overloads; only (text, values) is changed.
   override query(...args: any[]): any {
     const [text, values] = args;
-    if (typeof text === 'string' && Array.isArray(values) && values.length > 0 && args.length === 2) {
-      let name = this.named.get(text);
+    if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values))
+      return (super.query as (...a: unknown[]) => unknown)(...args);
+    if (values.length === 0 && this.#begun === undefined && BEGIN.test(text)) {
+      const begun = this.#send(text, values);
+      // Its failure is the next statement's (below).
+      begun.catch(() => {});
+      this.#begun = begun;
+      return Promise.resolve(BEGUN);
+    }
+    const result = this.#send(text, values);
+    const begun = this.#begun;
+    if (begun === undefined) return result;
+    this.#begun = undefined;
+    return begun.then(
+      () => result,
+      (error: unknown) => {
+        result.catch(() => {});
+        throw error;
+      },
+    );
+  }
+
+  /** Sends one statement, named when it has parameters; reports the round trip it opens. */
+  #send(text: string, values: unknown[]): Promise<unknown> {
+    if (this.#inFlight === 0) reportRoundTrip(text);
+    this.#inFlight += 1;
+    let name: string | undefined;
+    if (values.length > 0) {
+      name = this.named.get(text);
       if (name === undefined && this.named.size < NAMED_PER_CONNECTION) {
         name = `z${createHash('sha1').update(text).digest('base64url')}`;
         this.named.set(text, name);
       }
-      if (name !== undefined) return super.query({ name, text, values });
     }
-    return (super.query as (...a: unknown[]) => unknown)(...args);
+    const sent: Promise<unknown> =
+      name === undefined ? super.query(text, values) : super.query({ name, text, values });
+    return sent.finally(() => {
+      this.#inFlight -= 1;
+    });
   }
 }
 

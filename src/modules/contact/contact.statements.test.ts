@@ -8,7 +8,7 @@ import { describe, test } from 'node:test';
 import { build, Client, DIALECTS, loggedInClient } from '../../../test/helper.js';
 import { linkUsers, newEvents } from '../../../test/object-store.js';
 import type { App } from '../../app.js';
-import { observeQueries } from '../../db/dialect/observe.js';
+import { observeQueries, observeRoundTrips } from '../../db/dialect/observe.js';
 
 /** The rule engine's and ipquality's timers poll on their own clocks, whatever the request does. */
 const BACKGROUND = /from "rule"|from "rule_action"|from "ipquality"/;
@@ -16,18 +16,34 @@ const CONTROL = /^\s*(begin|commit|rollback|savepoint|release)\b/i;
 
 /** The statements (transaction control left out) of `action` and of the event batch it stored. */
 async function statementsOf(app: App, action: () => Promise<unknown>): Promise<string[]> {
+  return (await traced(app, action)).statements;
+}
+
+/**
+ * The statements of `action` and its event batch, and the round trips to the database server
+ * they took (PostgreSQL; none on SQLite), each by the statement that opened it.
+ */
+async function traced(
+  app: App,
+  action: () => Promise<unknown>,
+): Promise<{ statements: string[]; roundTrips: string[] }> {
   await app.services.events.idle();
-  const seen: string[] = [];
-  const stop = observeQueries((query) => {
-    if (!BACKGROUND.test(query.sql) && !CONTROL.test(query.sql)) seen.push(query.sql);
+  const statements: string[] = [];
+  const roundTrips: string[] = [];
+  const stopQueries = observeQueries((query) => {
+    if (!BACKGROUND.test(query.sql) && !CONTROL.test(query.sql)) statements.push(query.sql);
+  });
+  const stopTrips = observeRoundTrips((text) => {
+    if (!BACKGROUND.test(text)) roundTrips.push(text);
   });
   try {
     await action();
     await app.services.events.idle();
   } finally {
-    stop();
+    stopQueries();
+    stopTrips();
   }
-  return seen;
+  return { statements, roundTrips };
 }
 
 async function eventRows(app: App): Promise<{ bodies: number; entries: number }> {
@@ -94,6 +110,32 @@ for (const dialect of DIALECTS) {
         ],
         second.join('\n'),
       );
+      // PostgreSQL: a round trip for each statement and the COMMIT, but none for either BEGIN (it
+      // rides with its transaction's first statement): the write's 6 statements in 7 round trips
+      // (8 before), the event batch's 2 inserts in 3 (4 before).
+      const { roundTrips } = await traced(app, () =>
+        client.call('POST', '/api/contact', { firstname: 'Ida', lastname: 'King' }),
+      );
+      const label = (text: string) =>
+        text.replace(/ \(.*| values .*| where .*/s, '').replace(/^select .*? from /s, 'select from ');
+      assert.deepEqual(
+        roundTrips.map(label),
+        dialect === 'postgres'
+          ? [
+              'begin',
+              'insert into "object_tag"',
+              'select from "object_tag" as "ot" inner join "tag" as "t" on "t"."uuid" = "ot"."tag" inner join "tag_policy" as "tp" on "tp"."tag" = "ot"."tag"',
+              'select from "user_feature_pack" inner join "feature_pack" on "feature_pack"."name" = "user_feature_pack"."pack"',
+              'insert into "user_usage"',
+              'insert into "user_object_count"',
+              'commit',
+              'begin',
+              'insert into "session_event"',
+              'commit',
+            ]
+          : [],
+        roundTrips.join('\n'),
+      );
       // The object_new event still names the tags the owner sees on it: its tag_all.
       const events = await newEvents(client, 'object_new');
       const tags = await app.services.tags.getUserTags(user.uuid);
@@ -114,11 +156,18 @@ for (const dialect of DIALECTS) {
       const update = async (lastname: string) => {
         await app.services.events.idle();
         const before = await eventRows(app);
-        const statements = await statementsOf(app, async () => {
+        const { statements, roundTrips } = await traced(app, async () => {
           const answer = await a.client.call('POST', `/api/contact/${uuid}`, { firstname: 'Ada', lastname });
           assert.equal(answer.status, 'ok');
         });
         const after = await eventRows(app);
+        // PostgreSQL: a round trip for each statement and for the two COMMITs (the write's and the
+        // event batch's), none for the BEGINs.
+        assert.equal(
+          roundTrips.length,
+          dialect === 'postgres' ? statements.length + 2 : 0,
+          roundTrips.join('\n'),
+        );
         return { statements, bodies: after.bodies - before.bodies, entries: after.entries - before.entries };
       };
       // One session of each user: each event body stored once, one entry per receiving session.

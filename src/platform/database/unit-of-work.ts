@@ -12,7 +12,8 @@
  *
  * A write of one statement (`Writer.writeStatement`) is a unit of work too, without BEGIN and
  * COMMIT around it: one statement is atomic by itself, and on PostgreSQL the two extra round
- * trips made it about half as dear again (a session row, a throttle counter, a captcha).
+ * trips made it about half as dear again (a session row, a throttle counter, a captcha). BEGIN
+ * now rides with the first statement (src/db/dialect/postgres.ts); COMMIT's round trip is left.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import {
