@@ -131,12 +131,13 @@ test('a room moves its clock to just after its members arrive, and a member who 
   timer = setTimeout(send, first - performance.now());
   t.after(() => clearTimeout(timer));
   // Within a few alignment windows the room ticks just after the arrivals (it started 10 ms
-  // before them); the timers' lateness and the margin put it a little after the send phase.
+  // before them, the farthest a phase can be); the timers' lateness and the margin put it a
+  // little after the send phase (under load, several ms).
   await until(
     () => {
       const phase = room.phase;
       return (
-        phase !== undefined && phaseDistance(sendPhase, phase) >= 0 && phaseDistance(sendPhase, phase) <= 8
+        phase !== undefined && phaseDistance(sendPhase, phase) >= 0 && phaseDistance(sendPhase, phase) < 9.5
       );
     },
     'the room ticks after the arrivals',
