@@ -17,6 +17,9 @@ export class MediaClock {
   private readonly members = new Set<Tickable>();
   private timer: NodeJS.Timeout | undefined;
   private next = 0;
+  private running = false;
+  /** A phase asked for by `align` during a run, applied before the run schedules. */
+  private wanted: number | undefined;
 
   add(member: Tickable): void {
     this.members.add(member);
@@ -46,18 +49,26 @@ export class MediaClock {
   /**
    * Moves the ticks to `phase` ms into each 20 ms of `performance.now()`: the next tick moves by
    * at most half a frame either way (never into the past), so one frame is shorter or longer.
+   * Called from a tick, it takes effect when that tick's run schedules the next (one timer).
    */
   align(phase: number): void {
-    if (!this.timer) return;
-    const base = this.next - (this.next % FRAME_MS);
-    let next = base + phase;
+    if (!this.timer && !this.running) return;
+    this.wanted = phase;
+    if (this.running) return;
+    clearTimeout(this.timer);
+    this.applyPhase();
+    this.schedule();
+  }
+
+  private applyPhase(): void {
+    const phase = this.wanted;
+    this.wanted = undefined;
+    if (phase === undefined) return;
+    let next = this.next - (this.next % FRAME_MS) + phase;
     if (next - this.next > FRAME_MS / 2) next -= FRAME_MS;
     else if (this.next - next > FRAME_MS / 2) next += FRAME_MS;
-    const now = performance.now();
-    if (next <= now) next += FRAME_MS;
+    if (next <= performance.now()) next += FRAME_MS;
     this.next = next;
-    clearTimeout(this.timer);
-    this.schedule();
   }
 
   private schedule(): void {
@@ -66,6 +77,7 @@ export class MediaClock {
 
   private run(): void {
     const now = performance.now();
+    this.running = true;
     let frames = 0;
     while (this.next <= now && frames < MAX_CATCH_UP) {
       for (const member of this.members) {
@@ -79,6 +91,8 @@ export class MediaClock {
       frames++;
     }
     if (this.next <= now) this.next = now + FRAME_MS;
+    this.applyPhase();
+    this.running = false;
     if (this.members.size > 0) this.schedule();
     else this.timer = undefined;
   }
