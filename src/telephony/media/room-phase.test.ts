@@ -7,15 +7,16 @@ import { encodeG711 } from './g711.js';
 import { MediaEngine } from './media-engine.js';
 import { ALIGN_FRAMES, MediaRoom } from './media-room.js';
 import {
+  bestPhase,
   frameDue,
   LATE_WAIT_MS,
   lateEdge,
+  lateEdges,
   longestWait,
   MIN_ARRIVALS,
   PHASE_MARGIN_MS,
   phaseDistance,
   phaseOf,
-  roomPhase,
   STEADY_MS,
 } from './room-phase.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';
@@ -43,6 +44,9 @@ test("a member's late edge is its mean phase plus its jitter, across the wrap", 
   assert.ok(phaseDistance(0, wrapped) > 0.3 && phaseDistance(0, wrapped) <= 0.5, `${wrapped}`);
   assert.equal(lateEdge(arrivals(5, 0, MIN_ARRIVALS - 1)), undefined);
 });
+
+/** The phase a room picks for its members' arrivals, as media-room.ts does. */
+const roomPhase = (members: readonly (readonly number[])[]) => bestPhase(lateEdges(members));
 
 /** Equal within floating point (the circular mean is computed with sin and cos). */
 function near(actual: number | undefined, expected: number): void {

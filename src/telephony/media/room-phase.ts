@@ -81,11 +81,6 @@ export function bestPhase(edges: readonly number[]): number | undefined {
   return phaseOf(before + PHASE_MARGIN_MS);
 }
 
-/** bestPhase of the members' arrivals (phases in the 20 ms, one list per member). */
-export function roomPhase(members: readonly (readonly number[])[]): number | undefined {
-  return bestPhase(lateEdges(members));
-}
-
 /** How long after its tick the room waits for a frame due and not in yet. */
 export const LATE_WAIT_MS = 4;
 /** A member whose last frame is older than this does not send steadily (hold, silence suppression): not waited for. */
