@@ -154,8 +154,11 @@ async function run(
   const PHASES = sendPhases === 'fixed' ? 5 : 20;
   const SUB_MS = 20 / PHASES;
   const byPhase: number[][] = Array.from({ length: PHASES }, () => []);
-  members.forEach((_, i) => {
-    byPhase[sendPhases === 'fixed' ? i % PHASES : Math.floor(Math.random() * PHASES)]!.push(i);
+  const phaseOf = members.map((_, i) =>
+    sendPhases === 'fixed' ? i % PHASES : Math.floor(Math.random() * PHASES),
+  );
+  phaseOf.forEach((phase, i) => {
+    byPhase[phase]!.push(i);
   });
   groups.forEach((group, g) => {
     group.forEach((index, position) => {
@@ -169,6 +172,8 @@ async function run(
     members[i]!.target = target;
   });
   const started = performance.now();
+  // When in the 20 ms of the machine's clock (epoch ms, the same in every process) each member sends.
+  const sendPhase = phaseOf.map((phase) => (performance.timeOrigin + started + phase * SUB_MS) % 20);
   // Members send at PHASES offsets within the 20 ms (sendPhases), as peers of real calls do.
   let sub = 0;
   const cpuBefore = process.cpuUsage();
@@ -218,7 +223,8 @@ async function run(
     sent,
     lateTicks: late,
     cpuSeconds: (cpu.user + cpu.system) / 1e6,
-    members: members.map((member) => ({
+    members: members.map((member, i) => ({
+      sendPhase: sendPhase[i]!,
       received: member.received,
       expected:
         member.firstSeq === undefined ? 0 : member.wraps * 0x10000 + member.lastSeq - member.firstSeq + 1,

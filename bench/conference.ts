@@ -11,7 +11,10 @@
  * Figures: CPU of the media worker thread (and of rtpengine) as % of one core; loss from the
  * RTP sequence numbers each member received; delay from a member's loud frame leaving it to
  * another member hearing it (so the mixer's delay plus two loopback hops and the peers' own
- * scheduling). Runs: one room of `size` (the cost of a room), then `rooms` rooms (the load).
+ * scheduling); the mixing delay, the mixer's own (the worker's histogram, mixing-delay.ts: from a
+ * frame's arrival in the worker to its mix), beside its bound for the run's send phases (each
+ * room ticking once a frame at room-phase.ts's phase, every frame exactly on its phase). Runs:
+ * one room of `size` (the cost of a room), then `rooms` rooms (the load).
  *
  * Options: --rooms 50 --size 10 --seconds 20 --warmup 2 --member-procs 2 --skip mixer|relay|one|many
  *   --phases random|fixed (when each member sends in the 20 ms: bench/conference-members.ts)
@@ -26,6 +29,8 @@ import pino from 'pino';
 import { freeUdpPort } from '../src/platform/ports.js';
 import { RELAY_FLAGS } from '../src/telephony/calls/relayed-pair.js';
 import { DEFAULT_MEMBER } from '../src/telephony/media/mixer.js';
+import { delayQuantile } from '../src/telephony/media/mixing-delay.js';
+import { bestPhase, phaseOf } from '../src/telephony/media/room-phase.js';
 import { WorkerMediaEngine } from '../src/telephony/media/worker-engine.js';
 import { WorkerRoom } from '../src/telephony/media/worker-room.js';
 import { NgClient } from '../src/telephony/rtpengine/ng-client.js';
@@ -53,6 +58,8 @@ if (values.phases !== 'random' && values.phases !== 'fixed') throw new Error('--
 const PHASES = values.phases;
 
 interface MemberFigures {
+  /** When in the 20 ms (of the machine's clock) it sends. */
+  sendPhase: number;
   received: number;
   expected: number;
   delays: number[];
@@ -126,21 +133,43 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] ?? Number.NaN;
 }
 
+/**
+ * What a room ticking once a frame at room-phase.ts's phase makes its members' frames wait when
+ * they arrive exactly at their send phases (no jitter, no processing): per room, the tick after
+ * the largest gap between the phases; a wait per member, each frame of each member counted alike.
+ */
+function oneTickBound(groups: number[][], members: MemberFigures[]): number[] {
+  const waits: number[] = [];
+  for (const group of groups) {
+    const phases = group.map((index) => members[index]!.sendPhase).sort((a, b) => a - b);
+    const tick = bestPhase(phases);
+    if (tick !== undefined) for (const phase of phases) waits.push(phaseOf(tick - phase));
+  }
+  return waits;
+}
+
 /** Members split over the processes by whole groups; the run's figures over all of them. */
 async function measure(
   procs: Members[],
   groupsPerProc: number[][][],
   targetsPerProc: { address: string; port: number }[][],
   cpu: () => number,
+  engine?: WorkerMediaEngine,
 ) {
   const runs = procs.map((proc, i) => proc.run(targetsPerProc[i]!, groupsPerProc[i]!));
   await new Promise((resolve) => setTimeout(resolve, WARMUP * 1000));
   const before = cpu();
+  // The mixer's own delay counts from here (the call takes what the warm-up counted).
+  await engine?.mixingDelays();
   const started = performance.now();
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
   const used = cpu() - before;
   const seconds = (performance.now() - started) / 1000;
+  const mixing = (await engine?.mixingDelays()) ?? [];
   const figures = await Promise.all(runs);
+  const bound = engine
+    ? figures.flatMap((f, p) => oneTickBound(groupsPerProc[p]!, f.members)).sort((a, b) => a - b)
+    : [];
   await Promise.all(procs.map((proc) => proc.reset()));
   // Members without a part in this run received nothing and expected nothing.
   const active = figures.flatMap((figure) => figure.members);
@@ -158,6 +187,10 @@ async function measure(
     p99: percentile(delays, 99),
     under20: delays.length === 0 ? Number.NaN : delays.filter((d) => d < 20).length / delays.length,
     max: delays.at(-1) ?? Number.NaN,
+    mixingP50: delayQuantile(mixing, 0.5),
+    mixingP99: delayQuantile(mixing, 0.99),
+    boundP50: percentile(bound, 50),
+    boundP99: percentile(bound, 99),
     lateTicks: figures.reduce((sum, f) => sum + f.lateTicks, 0),
     peerCpu: figures.reduce((sum, f) => sum + f.cpuSeconds, 0) / (SECONDS + WARMUP),
   };
@@ -194,7 +227,7 @@ async function mixerRun(procs: Members[], rooms: number, size: number) {
       targets.push(list);
     }
     const thread = mediaThread();
-    const figures = await measure(procs, groups, targets, () => cpuSeconds(process.pid, thread));
+    const figures = await measure(procs, groups, targets, () => cpuSeconds(process.pid, thread), engine);
     for (const room of workerRooms) room.close();
     return figures;
   } finally {
@@ -244,9 +277,13 @@ async function relayRun(procs: Members[], rooms: number, size: number, ng: NgCli
 }
 
 function line(name: string, f: Awaited<ReturnType<typeof mixerRun>>): string {
+  const mixing =
+    f.mixingP50 === undefined
+      ? '—'
+      : `${f.mixingP50.toFixed(2)} / ${f.mixingP99!.toFixed(2)} ms (bound ${f.boundP50.toFixed(1)} / ${f.boundP99.toFixed(1)})`;
   return (
     `| ${name} | ${f.corePercent.toFixed(2)} % | ${f.loss.toFixed(3)} % (${f.received} of ${f.expected}) | ` +
-    `${f.p50.toFixed(1)} / ${f.p90.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${(f.under20 * 100).toFixed(1)} % | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
+    `${f.p50.toFixed(1)} / ${f.p90.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${(f.under20 * 100).toFixed(1)} % | ${mixing} | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
   );
 }
 
@@ -284,9 +321,9 @@ try {
   );
   console.log('');
   console.log(
-    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | late ticks of the peers | peers CPU |',
+    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | mixing delay p50 / p99 (one-tick bound) | late ticks of the peers | peers CPU |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
   const pid = rtpengine.pid!;
   if (!skip.has('one')) {
     // One room: its members all in the first process.

@@ -76,29 +76,20 @@ export class MediaRoom {
   /** @internal one 20 ms frame: the mix, then each member's frame sent (once the frames due are in). */
   tick(): void {
     // A clock catching up after a stall ticks again at once: the frame still waiting goes first.
-    if (this.waiting) {
-      clearTimeout(this.waiting);
-      this.waiting = undefined;
-      this.mixNow();
-    }
-    this.deadline = performance.now() + LATE_WAIT_MS;
-    this.mixWhenIn();
+    if (this.waiting) this.mixNow();
+    const now = performance.now();
+    this.deadline = now + LATE_WAIT_MS;
+    // A member's frame due within LATE_WAIT_MS of the tick and not in yet: a frame its jitter made
+    // late by a millisecond or two would otherwise miss the mix and stand a whole frame in the
+    // queue (20 ms more for all the member says, until the queue is trimmed). The mix then runs
+    // from the arrival of the last frame due (join's onAudio), or at the deadline.
+    if (this.anyFrameDue(now)) this.waiting = setTimeout(() => this.mixNow(), LATE_WAIT_MS);
+    else this.mixNow();
   }
 
-  /**
-   * Mixes now, unless a member's frame is due within LATE_WAIT_MS of the tick and not in yet: a
-   * frame its jitter made late by a millisecond or two would otherwise miss the mix and stand a
-   * whole frame in the queue (20 ms more for all the member says, until the queue is trimmed).
-   */
-  private mixWhenIn(): void {
-    this.waiting = undefined;
-    if (this.closed) return;
-    const now = performance.now();
-    if (now < this.deadline && this.anyFrameDue(now)) {
-      this.waiting = setTimeout(() => this.mixWhenIn(), 1);
-      return;
-    }
-    this.mixNow();
+  /** A frame arrived: while the room waits, it mixes once no other frame is due. */
+  private arrived(): void {
+    if (this.waiting && !this.anyFrameDue(performance.now())) this.mixNow();
   }
 
   private anyFrameDue(now: number): boolean {
@@ -109,6 +100,9 @@ export class MediaRoom {
   }
 
   private mixNow(): void {
+    clearTimeout(this.waiting);
+    this.waiting = undefined;
+    if (this.closed) return;
     this.mixer.mix();
     for (const member of this.members.values()) {
       if (!member.giveBack || member.endpoint.isClosed) continue;
@@ -143,12 +137,14 @@ export class MediaRoom {
     this.leave(id);
     this.mixer.add(id, settings);
     const offAudio = endpoint.onAudio((samples) => {
+      const at = performance.now();
       const member = this.members.get(id);
       if (member) {
-        member.lastArrival = performance.now();
-        if (member.arrivals.length < ALIGN_FRAMES * 4) member.arrivals.push(phaseOf(member.lastArrival));
+        member.lastArrival = at;
+        if (member.arrivals.length < ALIGN_FRAMES * 4) member.arrivals.push(phaseOf(at));
       }
-      this.mixer.push(id, samples);
+      this.mixer.push(id, samples, at);
+      this.arrived();
     });
     void endpoint.play(new MemberSource(this.mixer, id));
     this.members.set(id, {

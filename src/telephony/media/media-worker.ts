@@ -9,6 +9,7 @@ import type { FaxHandle } from '../fax/fax-link.js';
 import type { MediaEndpoint } from './media-endpoint.js';
 import { MediaEngine, type MediaEngineOptions } from './media-engine.js';
 import type { MediaRoom } from './media-room.js';
+import { MixingDelays } from './mixing-delay.js';
 import type { Recorder } from './recorder.js';
 import { answerPlay, answerRecording, isRoomCommand, leaveRooms, roomCommand } from './room-commands.js';
 import type { WorkerCommand, WorkerEvent } from './worker-engine.js';
@@ -21,6 +22,7 @@ const recorders = new Map<number, Recorder>();
 const faxes = new Map<number, FaxHandle>();
 const links = new Map<number, () => void>();
 const rooms = new Map<number, MediaRoom>();
+const delays = new MixingDelays();
 
 const post = (event: WorkerEvent, transfer?: ArrayBuffer[]) => port.postMessage(event, transfer);
 
@@ -40,7 +42,7 @@ async function create(id: number): Promise<void> {
 
 function handle(command: WorkerCommand): void {
   if (isRoomCommand(command)) {
-    roomCommand({ engine, endpoints, recorders, rooms, post }, command);
+    roomCommand({ engine, endpoints, recorders, rooms, delays, post }, command);
     return;
   }
   switch (command.op) {
@@ -65,6 +67,9 @@ function handle(command: WorkerCommand): void {
     case 'disconnect':
       links.get(command.id)?.();
       links.delete(command.id);
+      return;
+    case 'mixing-delays':
+      post({ ev: 'mixing-delays', id: command.id, counts: delays.take() });
       return;
   }
   const endpoint = endpoints.get(command.endpoint);

@@ -300,3 +300,28 @@ test('after the room clock moved, a frame the move left standing is dropped with
   mix();
   assert.equal(heard.at(-1), k);
 });
+
+test("each frame's mixing delay runs from the arrival of the packet that completed it to its mix", () => {
+  const delays: number[] = [];
+  const mixer = new Mixer({ delay: (ms) => delays.push(ms) });
+  mixer.add(1);
+  const half = constant(100).subarray(0, FRAME_SAMPLES / 2);
+  // Two 10 ms packets make one frame: its delay counts from the second.
+  mixer.push(1, half, 0);
+  mixer.push(1, half, 10);
+  mixer.mix(15);
+  assert.deepEqual(delays, [5]);
+  // Two frames queued: the second waits a frame longer.
+  mixer.push(1, constant(100), 20);
+  mixer.push(1, constant(100), 22);
+  mixer.mix(25);
+  mixer.mix(45);
+  assert.deepEqual(delays.slice(1), [5, 23]);
+  // Nothing queued: nothing counted.
+  mixer.mix(65);
+  assert.equal(delays.length, 3);
+  // Six frames overflow the queue (four frames): the two oldest go, and the frame mixed is the third (102).
+  for (let i = 0; i < 6; i++) mixer.push(1, constant(100), 100 + i);
+  mixer.mix(110);
+  assert.deepEqual(delays.slice(3), [8]);
+});

@@ -9,6 +9,7 @@
  * every 200 ms per member, the floor goes to the loudest talker. No sockets here: the media
  * worker feeds it (media-room.ts).
  */
+import { performance } from 'node:perf_hooks';
 import { encodeG711, type G711Type } from './g711.js';
 import { FRAME_SAMPLES } from './sources.js';
 
@@ -65,6 +66,8 @@ export interface MixerEvents {
   talk?(member: number, talk: boolean): void;
   /** The loudest talker, or null when no one talks. */
   floor?(member: number | null): void;
+  /** A member's frame went into this mix `ms` after the packet that completed it arrived (mixing-delay.ts). */
+  delay?(ms: number): void;
 }
 
 class Member {
@@ -85,6 +88,15 @@ class Member {
   /** The least the queue held after a take in this trim window, and the window's frames so far. */
   private standing = MAX_QUEUED;
   private watched = 0;
+  /**
+   * When each queued packet arrived, oldest first, by the sample count just past it (`pushed`
+   * then): the mixing delay of a frame is from its last sample's arrival to its mix.
+   */
+  private readonly arrivedEnds: number[] = [];
+  private readonly arrivedAt: number[] = [];
+  /** Samples ever pushed, and ever removed from the head of the queue (taken or dropped). */
+  private pushed = 0;
+  private removed = 0;
 
   constructor(settings: MemberSettings) {
     this.settings = settings;
@@ -94,10 +106,14 @@ class Member {
     return this.queued;
   }
 
-  push(samples: Int16Array): void {
+  push(samples: Int16Array, at: number): void {
     const n = samples.length;
+    this.pushed += n;
+    this.arrivedEnds.push(this.pushed);
+    this.arrivedAt.push(at);
     if (n >= MAX_QUEUED) {
       this.queue.set(samples.subarray(n - MAX_QUEUED));
+      this.removeHead(this.queued + n - MAX_QUEUED);
       this.queued = MAX_QUEUED;
       return;
     }
@@ -105,9 +121,28 @@ class Member {
       const drop = this.queued + n - MAX_QUEUED;
       this.queue.copyWithin(0, drop, this.queued);
       this.queued -= drop;
+      this.removeHead(drop);
     }
     this.queue.set(samples, this.queued);
     this.queued += n;
+  }
+
+  /** When the packet holding the next frame's last sample arrived, or undefined with no whole frame queued. */
+  get frameArrivedAt(): number | undefined {
+    if (this.queued < FRAME_SAMPLES) return undefined;
+    const last = this.removed + FRAME_SAMPLES - 1;
+    for (let i = 0; i < this.arrivedEnds.length; i++)
+      if (this.arrivedEnds[i]! > last) return this.arrivedAt[i];
+    return undefined;
+  }
+
+  /** `n` samples left the head of the queue: the packets wholly gone are forgotten. */
+  private removeHead(n: number): void {
+    this.removed += n;
+    while (this.arrivedEnds.length > 0 && this.arrivedEnds[0]! <= this.removed) {
+      this.arrivedEnds.shift();
+      this.arrivedAt.shift();
+    }
   }
 
   /** Takes one frame of input (silence where none came), detects talk, scales it. */
@@ -122,6 +157,7 @@ class Member {
     }
     this.queue.copyWithin(0, n, this.queued);
     this.queued -= n;
+    this.removeHead(n);
     this.trim();
     this.detect(sum / FRAME_SAMPLES);
     this.contributes = this.talking && !this.settings.mute;
@@ -134,6 +170,7 @@ class Member {
     if (this.standing >= FRAME_SAMPLES) {
       this.queue.copyWithin(0, FRAME_SAMPLES, this.queued);
       this.queued -= FRAME_SAMPLES;
+      this.removeHead(FRAME_SAMPLES);
     }
     this.standing = MAX_QUEUED;
     this.watched = 0;
@@ -218,9 +255,9 @@ export class Mixer {
     return (this.members.get(id)?.queuedSamples ?? 0) >= FRAME_SAMPLES;
   }
 
-  /** Audio a member sent (decoded 8 kHz samples); copied. */
-  push(id: number, samples: Int16Array): void {
-    this.members.get(id)?.push(samples);
+  /** Audio a member sent (decoded 8 kHz samples), arrived at `at` (`performance.now()`); copied. */
+  push(id: number, samples: Int16Array, at = performance.now()): void {
+    this.members.get(id)?.push(samples, at);
   }
 
   /** What `id` hears this frame (valid until the next `mix`). */
@@ -246,11 +283,16 @@ export class Mixer {
     return frame;
   }
 
-  /** One 20 ms frame: every member's input taken, the room summed, each member's output made. */
-  mix(): void {
+  /** One 20 ms frame, mixed at `now` (`performance.now()`): every member's input taken, the room summed, each member's output made. */
+  mix(now = performance.now()): void {
     const sum = this.sum;
+    const delay = this.events.delay;
     sum.fill(0);
     for (const member of this.members.values()) {
+      if (delay) {
+        const arrived = member.frameArrivedAt;
+        if (arrived !== undefined) delay(now - arrived);
+      }
       member.take();
       if (!member.contributes) continue;
       const input = member.input;

@@ -5,6 +5,7 @@
 import type { MediaEndpoint, PlayResult } from './media-endpoint.js';
 import type { MediaEngine } from './media-engine.js';
 import { MediaRoom } from './media-room.js';
+import type { MixingDelays } from './mixing-delay.js';
 import type { Recorder } from './recorder.js';
 import type { RoomCommand } from './room-protocol.js';
 import { type AudioSource, type SourceSpec, sourceFromSpec } from './sources.js';
@@ -15,6 +16,8 @@ export interface RoomContext {
   readonly endpoints: ReadonlyMap<number, MediaEndpoint>;
   readonly recorders: Map<number, Recorder>;
   readonly rooms: Map<number, MediaRoom>;
+  /** Every room's mixing delay, for the worker's `mixing-delays`. */
+  readonly delays: MixingDelays;
   post(event: WorkerEvent, transfer?: ArrayBuffer[]): void;
 }
 
@@ -31,6 +34,7 @@ export function roomCommand(ctx: RoomContext, command: RoomCommand): void {
       new MediaRoom(ctx.engine, {
         talk: (endpoint, talk) => post({ ev: 'room-talk', room, endpoint, talk }),
         floor: (endpoint) => post({ ev: 'room-floor', room, endpoint }),
+        delay: (ms) => ctx.delays.record(ms),
       }),
     );
     return;

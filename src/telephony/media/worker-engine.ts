@@ -64,6 +64,7 @@ export type WorkerCommand =
     }
   | { readonly op: 'fax-stop'; readonly endpoint: number; readonly id: number }
   | { readonly op: 'close'; readonly endpoint: number }
+  | { readonly op: 'mixing-delays'; readonly id: number }
   | RoomCommand;
 
 /** Worker -> main thread. */
@@ -75,6 +76,7 @@ export type WorkerEvent =
   | { readonly ev: 'recorded'; readonly id: number; readonly recording?: Recording }
   | { readonly ev: 'faxed'; readonly id: number; readonly result?: FaxResult }
   | { readonly ev: 'fax-page'; readonly id: number; readonly pages: number }
+  | { readonly ev: 'mixing-delays'; readonly id: number; readonly counts: number[] }
   | {
       readonly ev: 'dtmf';
       readonly endpoint: number;
@@ -213,6 +215,15 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
       this.pending.set(id, { resolve });
       this.send(make(id));
     });
+  }
+
+  /**
+   * The conference mixer's own delay since the last call (mixing-delay.ts): counts per
+   * DELAY_BUCKET_MS of every member's frame in every room; empty when the worker is gone.
+   */
+  async mixingDelays(): Promise<number[]> {
+    const event = await this.request((id) => ({ op: 'mixing-delays', id }));
+    return event?.ev === 'mixing-delays' ? event.counts : [];
   }
 
   /** @internal a recording in the worker (of an endpoint, or of a room with `endpoint` 0). */
