@@ -234,7 +234,7 @@ function numberedFrames() {
   return { mixer, frame, heard, mix };
 }
 
-test("a frame that stood in a member's queue for a whole window is dropped (its delay goes); a queue that ran dry keeps every frame", () => {
+test("a frame that stood in a member's queue for a whole window is dropped (its delay goes); a one-off late frame goes, frames that come in bunches stay", () => {
   const { mixer, frame, heard, mix } = numberedFrames();
   // Start-up left one frame more than the mix takes: every frame is heard one mix late.
   mixer.push(1, frame(0));
@@ -257,22 +257,41 @@ test("a frame that stood in a member's queue for a whole window is dropped (its 
     Array.from({ length: TRIM_WINDOW_FRAMES }, (_, i) => TRIM_WINDOW_FRAMES + 1 + i),
   );
 
-  // Jitter: a frame comes late, with the next one. The queue ran dry once in this window, so
-  // nothing is dropped at its end: every frame is heard, in order.
-  const start = heard.length;
-  const first = k;
+  // Jitter, once: a frame comes after its mix, with the next one. The mix went without it, and
+  // the next mix drops it: the frame after is heard at once, no frame stands behind.
+  let start = heard.length;
   const late = Math.floor(TRIM_WINDOW_FRAMES / 2);
+  let lateFrame = 0;
   for (let tick = 0; tick < TRIM_WINDOW_FRAMES; tick++) {
-    if (tick !== late) mixer.push(1, frame(k++));
-    if (tick === late + 1) mixer.push(1, frame(k++));
+    if (tick === late + 1) mixer.push(1, frame(lateFrame));
+    if (tick === late) lateFrame = k++;
+    else mixer.push(1, frame(k++));
     mix();
   }
-  const spoken = heard.slice(start).filter((value) => value > 0);
+  let spoken = heard.slice(start);
+  assert.equal(spoken[late], -200, 'the mix without the late frame: silence');
+  assert.ok(!spoken.includes(lateFrame), 'the late frame was dropped');
+  assert.deepEqual(
+    spoken.slice(late + 1),
+    Array.from({ length: TRIM_WINDOW_FRAMES - late - 1 }, (_, i) => lateFrame + 1 + i),
+  );
+
+  // Frames in bunches of two every other mix: after the first bunch, the queue keeps a frame (the
+  // member's jitter buffer) and every frame is heard, in order (dropping each late one would lose half).
+  start = heard.length;
+  for (let tick = 0; tick < TRIM_WINDOW_FRAMES * 2; tick++) {
+    if (tick % 2 === 1) {
+      mixer.push(1, frame(k++));
+      mixer.push(1, frame(k++));
+    }
+    mix();
+  }
+  spoken = heard.slice(start).filter((value) => value > 0);
   assert.deepEqual(
     spoken,
-    Array.from({ length: spoken.length }, (_, i) => first + i),
+    Array.from({ length: spoken.length }, (_, i) => spoken[0]! + i),
   );
-  assert.equal(spoken.length, TRIM_WINDOW_FRAMES - 1);
+  assert.ok(spoken.length >= TRIM_WINDOW_FRAMES * 2 - 3, String(spoken));
 });
 
 test('after the room clock moved, a frame the move left standing is dropped within REALIGN_WINDOW_FRAMES', () => {
@@ -317,11 +336,11 @@ test("each frame's mixing delay runs from the arrival of the packet that complet
   mixer.mix(25);
   mixer.mix(45);
   assert.deepEqual(delays.slice(1), [5, 23]);
-  // Nothing queued: nothing counted.
-  mixer.mix(65);
-  assert.equal(delays.length, 3);
   // Six frames overflow the queue (four frames): the two oldest go, and the frame mixed is the third (102).
   for (let i = 0; i < 6; i++) mixer.push(1, constant(100), 100 + i);
   mixer.mix(110);
   assert.deepEqual(delays.slice(3), [8]);
+  // Nothing queued: nothing counted.
+  for (let i = 0; i < 4; i++) mixer.mix(130 + i * 20);
+  assert.equal(delays.length, 7);
 });

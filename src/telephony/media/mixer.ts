@@ -97,6 +97,9 @@ class Member {
   /** Samples ever pushed, and ever removed from the head of the queue (taken or dropped). */
   private pushed = 0;
   private removed = 0;
+  /** Takes after the last that found less than a frame (a short take), and takes from the short one before to it. */
+  private sinceShort = Number.POSITIVE_INFINITY;
+  private shortGap = Number.POSITIVE_INFINITY;
 
   constructor(settings: MemberSettings) {
     this.settings = settings;
@@ -145,8 +148,16 @@ class Member {
     }
   }
 
-  /** Takes one frame of input (silence where none came), detects talk, scales it. */
-  take(): void {
+  /**
+   * Takes one frame of input (silence where none came), detects talk, scales it; tells `delay`
+   * how long the frame waited (from the arrival of the packet that completed it to `now`).
+   */
+  take(now: number, delay: ((ms: number) => void) | undefined): void {
+    this.dropLate();
+    if (delay) {
+      const arrived = this.frameArrivedAt;
+      if (arrived !== undefined) delay(now - arrived);
+    }
     const n = Math.min(FRAME_SAMPLES, this.queued);
     const factor = volumeFactor(this.settings.volumeIn);
     let sum = 0;
@@ -158,9 +169,28 @@ class Member {
     this.queue.copyWithin(0, n, this.queued);
     this.queued -= n;
     this.removeHead(n);
+    if (n < FRAME_SAMPLES) {
+      this.shortGap = this.sinceShort + 1;
+      this.sinceShort = 0;
+    } else this.sinceShort++;
     this.trim();
     this.detect(sum / FRAME_SAMPLES);
     this.contributes = this.talking && !this.settings.mute;
+  }
+
+  /**
+   * The frame of the last mix came late (the mix went without it) and the next one is in too:
+   * the late one goes, as a phone's jitter buffer drops a packet past its playout, rather than
+   * making everything the member says wait a frame longer until `trim`. Only for a one-off: a
+   * member short again within TRIM_WINDOW_FRAMES (packets that come in bunches) keeps the frame
+   * queued, its jitter buffer, as before.
+   */
+  private dropLate(): void {
+    if (this.sinceShort !== 0 || this.shortGap <= TRIM_WINDOW_FRAMES || this.queued < 2 * FRAME_SAMPLES)
+      return;
+    this.queue.copyWithin(0, FRAME_SAMPLES, this.queued);
+    this.queued -= FRAME_SAMPLES;
+    this.removeHead(FRAME_SAMPLES);
   }
 
   /** Drops a frame that stood in the queue for a whole window (TRIM_WINDOW_FRAMES). */
@@ -289,11 +319,7 @@ export class Mixer {
     const delay = this.events.delay;
     sum.fill(0);
     for (const member of this.members.values()) {
-      if (delay) {
-        const arrived = member.frameArrivedAt;
-        if (arrived !== undefined) delay(now - arrived);
-      }
-      member.take();
+      member.take(now, delay);
       if (!member.contributes) continue;
       const input = member.input;
       for (let i = 0; i < FRAME_SAMPLES; i++) sum[i]! += input[i]!;
