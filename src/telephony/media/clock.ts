@@ -9,6 +9,17 @@ import { performance } from 'node:perf_hooks';
 export const FRAME_MS = 20;
 const MAX_CATCH_UP = 10;
 
+/** `value` on the 20 ms circle, in [0, 20). */
+export function phaseOf(value: number): number {
+  const phase = value % FRAME_MS;
+  return phase < 0 ? phase + FRAME_MS : phase;
+}
+
+/** The signed distance from phase `from` to phase `to`, in [−10, 10). */
+export function phaseDistance(from: number, to: number): number {
+  return phaseOf(to - from + FRAME_MS / 2) - FRAME_MS / 2;
+}
+
 export interface Tickable {
   tick(): void;
 }
@@ -64,9 +75,7 @@ export class MediaClock {
     const phase = this.wanted;
     this.wanted = undefined;
     if (phase === undefined) return;
-    let next = this.next - (this.next % FRAME_MS) + phase;
-    if (next - this.next > FRAME_MS / 2) next -= FRAME_MS;
-    else if (this.next - next > FRAME_MS / 2) next += FRAME_MS;
+    let next = this.next + phaseDistance(this.next, phase);
     if (next <= performance.now()) next += FRAME_MS;
     this.next = next;
   }

@@ -7,12 +7,12 @@
  * recording takes the room's mix.
  */
 import { performance } from 'node:perf_hooks';
-import { MediaClock } from './clock.js';
+import { MediaClock, phaseOf } from './clock.js';
 import type { MediaEndpoint, PlayResult } from './media-endpoint.js';
 import type { MediaEngine } from './media-engine.js';
 import { DEFAULT_MEMBER, type MemberSettings, Mixer, type MixerEvents } from './mixer.js';
 import { Recorder } from './recorder.js';
-import { bestPhase, frameDue, LATE_WAIT_MS, lateEdges, longestWait, phaseOf } from './room-phase.js';
+import { bestPhase, frameDue, LATE_WAIT_MS, lateEdges, longestWait } from './room-phase.js';
 import { type AudioSource, FRAME_SAMPLES } from './sources.js';
 
 /** What a member's endpoint plays: its share of the mix, frame by frame, until it leaves. */

@@ -3,6 +3,7 @@ import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import { test } from 'node:test';
 import { until } from '../../../test/helper.js';
+import { phaseDistance, phaseOf } from './clock.js';
 import { encodeG711 } from './g711.js';
 import { MediaEngine } from './media-engine.js';
 import { ALIGN_FRAMES, MediaRoom } from './media-room.js';
@@ -15,8 +16,6 @@ import {
   longestWait,
   MIN_ARRIVALS,
   PHASE_MARGIN_MS,
-  phaseDistance,
-  phaseOf,
   STEADY_MS,
 } from './room-phase.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';

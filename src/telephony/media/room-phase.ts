@@ -7,7 +7,7 @@
  * in the room is 20 ms less that gap (FreeSWITCH and Asterisk tick at a fixed phase). Pure:
  * media-room.ts measures the arrivals and moves its clock.
  */
-import { FRAME_MS } from './clock.js';
+import { FRAME_MS, phaseDistance, phaseOf } from './clock.js';
 
 /** Arrivals of one member in the window that decide the phase; fewer and it is left out. */
 export const MIN_ARRIVALS = 25;
@@ -15,17 +15,6 @@ export const MIN_ARRIVALS = 25;
 export const PHASE_MARGIN_MS = 1;
 /** The share of a member's arrivals the room waits for: the rest are late, and wait a frame. */
 const LATE_QUANTILE = 0.95;
-
-/** `value` on the 20 ms circle, in [0, 20). */
-export function phaseOf(value: number): number {
-  const phase = value % FRAME_MS;
-  return phase < 0 ? phase + FRAME_MS : phase;
-}
-
-/** The signed distance from phase `from` to phase `to`, in [−10, 10). */
-export function phaseDistance(from: number, to: number): number {
-  return phaseOf(to - from + FRAME_MS / 2) - FRAME_MS / 2;
-}
 
 /**
  * The late edge of one member's arrivals: their circular mean moved on by the deviation that
