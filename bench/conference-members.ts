@@ -144,18 +144,32 @@ async function open(count: number): Promise<number[]> {
   return ports;
 }
 
+/** A repeatable random sequence in [0, 1) (mulberry32). */
+function seeded(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
 async function run(
   targets: { address: string; port: number }[],
   groups: number[][],
   seconds: number,
   warmup: number,
   sendPhases: SendPhases,
+  seed: number | undefined,
 ) {
+  const random = seed === undefined ? Math.random : seeded(seed);
   const PHASES = sendPhases === 'fixed' ? 5 : 20;
   const SUB_MS = 20 / PHASES;
   const byPhase: number[][] = Array.from({ length: PHASES }, () => []);
   const phaseOf = members.map((_, i) =>
-    sendPhases === 'fixed' ? i % PHASES : Math.floor(Math.random() * PHASES),
+    sendPhases === 'fixed' ? i % PHASES : Math.floor(random() * PHASES),
   );
   phaseOf.forEach((phase, i) => {
     byPhase[phase]!.push(i);
@@ -244,6 +258,7 @@ process.on('message', (message: { op: string; [key: string]: unknown }) => {
           message.seconds as number,
           message.warmup as number,
           message.phases as SendPhases,
+          message.seed as number | undefined,
         ),
       );
     else if (message.op === 'reset') {

@@ -18,6 +18,7 @@
  *
  * Options: --rooms 50 --size 10 --seconds 20 --warmup 2 --member-procs 2 --skip mixer|relay|one|many
  *   --phases random|fixed (when each member sends in the 20 ms: bench/conference-members.ts)
+ *   --seed N (the random phases drawn from N: runs of two versions compare on the same phases)
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import fs from 'node:fs';
@@ -47,6 +48,7 @@ const { values } = parseArgs({
     'member-procs': { type: 'string', default: '2' },
     skip: { type: 'string', multiple: true, default: [] },
     phases: { type: 'string', default: 'random' },
+    seed: { type: 'string' },
   },
 });
 const ROOMS = Number(values.rooms);
@@ -57,6 +59,7 @@ const PROCS = Number(values['member-procs']);
 const skip = new Set(values.skip);
 if (values.phases !== 'random' && values.phases !== 'fixed') throw new Error('--phases random|fixed');
 const PHASES = values.phases;
+const SEED = values.seed === undefined ? undefined : Number(values.seed);
 
 interface MemberFigures {
   /** When in the 20 ms (of the machine's clock) it sends. */
@@ -78,7 +81,7 @@ class Members {
   private waiting: ((message: unknown) => void) | undefined;
   ports: number[] = [];
 
-  constructor() {
+  constructor(private readonly index: number) {
     this.child = fork(path.join(import.meta.dirname, 'conference-members.ts'), [], {
       execArgv: ['--import', 'tsx'],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
@@ -103,7 +106,15 @@ class Members {
   }
 
   run(targets: { address: string; port: number }[], groups: number[][]): Promise<RunFigures> {
-    return this.ask({ op: 'run', targets, groups, seconds: SECONDS, warmup: WARMUP, phases: PHASES });
+    return this.ask({
+      op: 'run',
+      targets,
+      groups,
+      seconds: SECONDS,
+      warmup: WARMUP,
+      phases: PHASES,
+      seed: SEED === undefined ? undefined : SEED + this.index,
+    });
   }
 
   reset(): Promise<unknown> {
@@ -305,7 +316,7 @@ const rtpengine = new EngineSupervisor(
   ),
   pino({ level: 'silent' }),
 );
-const procs = Array.from({ length: PROCS }, () => new Members());
+const procs = Array.from({ length: PROCS }, (_, i) => new Members(i));
 try {
   await rtpengine.start();
   const total = ROOMS * SIZE;
