@@ -12,6 +12,7 @@ import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
 import { decodeG711, encodeG711 } from '../src/telephony/media/g711.js';
 import { writeRtpHeader } from '../src/telephony/media/rtp.js';
+import { seeded } from '../test/seeded.js';
 
 const FRAME = 160;
 /**
@@ -142,18 +143,6 @@ async function open(count: number): Promise<number[]> {
     ports.push(socket.address().port);
   }
   return ports;
-}
-
-/** A repeatable random sequence in [0, 1) (mulberry32). */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 async function run(

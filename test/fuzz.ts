@@ -15,6 +15,7 @@ import { sql } from 'kysely';
 import type { App } from '../src/app.js';
 import { isApiStatus } from '../src/platform/errors.js';
 import { Client, loggedInClient } from './helper.js';
+import { seeded } from './seeded.js';
 
 type Schema = Record<string, unknown> & {
   type?: string | string[];
@@ -56,18 +57,6 @@ export interface FuzzResult {
   /** Answers by status (`http-404` for binary downloads refused, `binary` for ones served). */
   byStatus: Record<string, number>;
   defects: Defect[];
-}
-
-/** mulberry32: a small seeded generator, so that each run sends the same requests. */
-export function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** The operations of the app's OpenAPI documents (the public and the internal one). */
