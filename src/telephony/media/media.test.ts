@@ -6,10 +6,13 @@ import { DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711 } from './g711.js';
 import { dominantFrequencies, goertzelPower } from './goertzel.js';
 import { MediaEngine } from './media-engine.js';
+import { DEFAULT_MEMBER } from './mixer.js';
+import { delayQuantile } from './mixing-delay.js';
 import { Recorder } from './recorder.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';
 import { MixSource, PcmSource, ToneSource } from './sources.js';
 import { WorkerMediaEngine } from './worker-engine.js';
+import { WorkerRoom } from './worker-room.js';
 
 test('G.711 µ-law and A-law round trips stay within the quantisation step', () => {
   for (const type of [0, 8] as const) {
@@ -226,4 +229,35 @@ test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both wa
   assert.equal(await w1.tone(1000), 'closed');
   w2.close();
   assert.equal(worker.endpointCount, 0);
+});
+
+test("the media worker counts each room member's mixing delay, and starts afresh when asked", async (t) => {
+  const base = 36000 + Math.floor(Math.random() * 400) * 2;
+  const worker = new WorkerMediaEngine({ portMin: base, portMax: base + 20 });
+  const local = new MediaEngine({ portMin: base + 40, portMax: base + 60 });
+  t.after(async () => {
+    local.close();
+    await worker.close();
+  });
+  const room = new WorkerRoom(worker);
+  for (let i = 0; i < 2; i++) {
+    const member = await worker.createEndpoint();
+    const peer = await local.createEndpoint();
+    member.setRemote({ address: '127.0.0.1', port: peer.port, payloadType: 0 });
+    peer.setRemote({ address: '127.0.0.1', port: member.port, payloadType: 0 });
+    room.join(member, DEFAULT_MEMBER);
+    void peer.tone(500 + i * 300, { durationMs: 5000 });
+  }
+  let counted: number[] = [];
+  const total = (counts: number[]) => counts.reduce((sum, count) => sum + count, 0);
+  await until(async () => {
+    const counts = await worker.mixingDelays();
+    counted = counted.length === 0 ? counts : counted.map((count, i) => count + counts[i]!);
+    return total(counted) >= 20;
+  }, 'frames of both members mixed and counted');
+  // Each take starts afresh: right after one, the next holds at most the frames mixed meanwhile.
+  const again = await worker.mixingDelays();
+  assert.ok(total(again) < total(counted), `${total(again)} after ${total(counted)}`);
+  assert.ok(delayQuantile(counted, 0.5)! > 0);
+  room.close();
 });
