@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { DialectHandle, MessageBus } from './handle.js';
+import { COMMIT_BEHIND, type DialectHandle, type MessageBus } from './handle.js';
 import { logToObservers, reportRoundTrip } from './observe.js';
 
 // int8 (bigint) columns hold seconds and counters that fit a JS number.
@@ -76,6 +76,10 @@ const BEGIN = /^(begin|start transaction\b)/i;
 /** What a BEGIN answers, handed to Kysely before the server has answered it. */
 const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
 
+/** How Kysely ends a transaction (its driver's commitTransaction and rollbackTransaction). */
+const END = /^(commit|rollback)\b/i;
+const ROLLED_BACK = { command: 'ROLLBACK', rowCount: null, rows: [], fields: [] };
+
 /**
  * A connection that has PostgreSQL parse each parametrised statement once (a named prepared
  * statement, by the hash of its text) instead of on every run: parsing and planning were a
@@ -87,12 +91,17 @@ const BEGUN = { command: 'BEGIN', rowCount: null, rows: [], fields: [] };
  * while another is in flight), and that statement's answer waits for the BEGIN's. BEGIN fails
  * only on a broken connection (the statement behind it fails too) or inside an aborted
  * transaction, whose statements all fail: the statement never runs outside the transaction.
+ * A statement marked COMMIT_BEHIND (handle.ts) has its transaction's COMMIT written right behind
+ * it; Kysely's own COMMIT then waits for that one's answer instead of a round trip of its own (a
+ * ROLLBACK too: the COMMIT of a transaction a failed statement aborted rolls it back).
  * Kysely runs one statement at a time on a connection, so nothing else is ever pipelined.
  */
 class NamingClient extends pg.Client {
   private readonly named = new Map<string, string>();
   /** The BEGIN written ahead, until the transaction's first statement is sent behind it. */
   #begun: Promise<unknown> | undefined;
+  /** The COMMIT written behind a COMMIT_BEHIND statement, until Kysely ends the transaction. */
+  #committed: Promise<unknown> | undefined;
   /** Statements sent and not yet answered: one sent while there are none opens a round trip. */
   #inFlight = 0;
 
@@ -110,7 +119,19 @@ class NamingClient extends pg.Client {
     const [text, values] = args;
     if (args.length !== 2 || typeof text !== 'string' || !Array.isArray(values))
       return (super.query as (...a: unknown[]) => unknown)(...args);
+    const committed = this.#committed;
+    if (committed !== undefined && values.length === 0 && END.test(text)) {
+      this.#committed = undefined;
+      return /^c/i.test(text)
+        ? committed
+        : committed.then(
+            () => ROLLED_BACK,
+            () => ROLLED_BACK,
+          );
+    }
     if (values.length === 0 && this.#begun === undefined && BEGIN.test(text)) {
+      // A COMMIT behind no transaction must not answer the next one's.
+      this.#committed = undefined;
       const begun = this.#send(text, values);
       // Its failure is the next statement's (below).
       begun.catch(() => {});
@@ -118,6 +139,12 @@ class NamingClient extends pg.Client {
       return Promise.resolve(BEGUN);
     }
     const result = this.#send(text, values);
+    if (text.endsWith(COMMIT_BEHIND)) {
+      const commit = this.#send('commit', []);
+      // Its failure is Kysely's COMMIT's (above).
+      commit.catch(() => {});
+      this.#committed = commit;
+    }
     const begun = this.#begun;
     if (begun === undefined) return result;
     this.#begun = undefined;

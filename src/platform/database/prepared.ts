@@ -17,6 +17,7 @@
  */
 import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
 import { directReadOf } from '../../db/dialect/direct.js';
+import { COMMIT_BEHIND } from '../../db/dialect/handle.js';
 import type { Db } from './database.js';
 
 /** Argument layouts kept per query and dialect; beyond, a run compiles afresh (still correct). */
@@ -45,8 +46,11 @@ export interface PreparedQuery<A extends object, O> {
   all(db: Db, args: A): Promise<O[]>;
   /** The first row, or undefined. */
   first(db: Db, args: A): Promise<O | undefined>;
-  /** The driver's result (writes: numAffectedRows, insertId). */
-  run(db: Db, args: A): Promise<QueryResult<O>>;
+  /**
+   * The driver's result (writes: numAffectedRows, insertId). `commitBehind`: the statement is
+   * its transaction's last and the COMMIT may follow it at once (COMMIT_BEHIND, db/dialect/handle.ts).
+   */
+  run(db: Db, args: A, commitBehind?: boolean): Promise<QueryResult<O>>;
 }
 
 /** The layout part of one argument (see the module comment). */
@@ -160,8 +164,9 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
     async first(db, args) {
       return (await rowsOf(db, args))[0];
     },
-    run(db, args) {
-      return db.executeQuery(compiledFor(db, args));
+    run(db, args, commitBehind = false) {
+      const query = compiledFor(db, args);
+      return db.executeQuery(commitBehind ? { ...query, sql: query.sql + COMMIT_BEHIND } : query);
     },
   };
 }

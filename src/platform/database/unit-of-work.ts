@@ -30,6 +30,14 @@ import type { Db } from './database.js';
 /** Work to run after the commit; a failure is logged, never thrown into the caller. */
 export type AfterCommitHook = () => void | Promise<void>;
 
+/**
+ * Work that closes a write, inside its transaction, after the write's own function: `last` is
+ * true for the last one when its transaction's COMMIT may follow its one statement at once
+ * (PreparedQuery.run's commitBehind): it then runs exactly one statement, which fails whenever
+ * the write must not commit.
+ */
+export type ClosingWork = (last: boolean) => Promise<unknown>;
+
 /** Where a unit of work's events go after the commit (the EventHub). */
 export interface EventSink {
   emit(target: EventTarget, event: string, payload: Record<string, unknown>): void;
@@ -38,6 +46,7 @@ export interface EventSink {
 /** One write in progress: its transaction and what waits for its commit. */
 export class UnitOfWork {
   readonly #hooks: AfterCommitHook[] = [];
+  readonly #closing: ClosingWork[] = [];
 
   constructor(
     readonly trx: Db,
@@ -48,6 +57,20 @@ export class UnitOfWork {
   emit(users: Iterable<string>, name: string, payload: Record<string, unknown>): void {
     const list = [...new Set(users)];
     if (list.length > 0) this.afterCommit(() => this.events.emit({ users: list }, name, payload));
+  }
+
+  /**
+   * Registers `work` to run after the write's own function, in order, as the last statements of
+   * its transaction: the owner's counters, whose row locks then last the shortest (PostgreSQL).
+   */
+  atClose(work: ClosingWork): void {
+    this.#closing.push(work);
+  }
+
+  /** Called by the Writer once the write's function has returned; `commitBehind` as ClosingWork's `last`. */
+  async close(commitBehind: boolean): Promise<void> {
+    const closing = this.#closing.splice(0);
+    for (const [i, work] of closing.entries()) await work(commitBehind && i === closing.length - 1);
   }
 
   /** Registers `hook` to run after the outermost commit (in order; skipped on rollback). */
@@ -201,6 +224,7 @@ export class Writer {
       await sql`savepoint write`.execute(trx);
       try {
         const result = await item.fn(w);
+        await w.close(false);
         await sql`release write`.execute(trx);
         return { item, ok: true, result, w };
       } catch (error) {
@@ -218,7 +242,10 @@ export class Writer {
       try {
         committed = await this.db.transaction().execute(async (trx) => {
           const w = new UnitOfWork(trx, this.events);
-          return { result: await fn(w), w };
+          const result = await fn(w);
+          // Last in the transaction: Kysely's COMMIT follows at once.
+          await w.close(true);
+          return { result, w };
         });
       } catch (error) {
         if (attempt < this.attempts && this.retryable(error)) continue;
@@ -239,6 +266,7 @@ export class Writer {
   async writeStatement<T>(fn: (w: UnitOfWork) => Promise<T>): Promise<T> {
     const w = new UnitOfWork(this.db.withPlugin(oneStatement()), this.events);
     const result = await fn(w);
+    await w.close(false);
     await w.runHooks(this.log);
     return result;
   }

@@ -86,9 +86,10 @@ export async function createObject(
   // Who may read it and which tags each sees, from the one read of its tags and policies.
   const { levels, tags: onIt } = await accessOf(w.trx, row);
   await emitPerViewer(w, readersOf(levels), row, 'object_new', {}, visibleOn(onIt));
-  // The owner's counters last: on PostgreSQL their rows stay locked until the commit, and every
-  // write of the owner waits for that lock (a quota-exceeded here still rolls all of it back).
-  await chargeNewObject(w, ctx.volumeQuota, row, input.checkQuota === false);
+  // The owner's counters close the write: on PostgreSQL their rows stay locked until the commit,
+  // and every write of the owner waits for that lock; the COMMIT rides behind them (a
+  // quota-exceeded there still rolls all of it back).
+  w.atClose((last) => chargeNewObject(w, ctx.volumeQuota, row, input.checkQuota === false, last));
   return row;
 }
 

@@ -37,17 +37,19 @@ export async function chargeVolume(
 
 /**
  * A new object: its bytes on the owner's volume (within the quota unless `unchecked`, as
- * chargeVolume) and one more of its type, together.
+ * chargeVolume) and one more of its type, together; `commitBehind` as ClosingWork's `last`.
  */
 export async function chargeNewObject(
   w: UnitOfWork,
   quota: VolumeQuota,
   object: { owner: string; type: string; volume: number },
   unchecked: boolean,
+  commitBehind = false,
 ): Promise<void> {
   const limit = unchecked ? null : await quota(w.trx, object.owner);
   if (limit !== null && object.volume > limit) throw exceeded();
-  if (!(await usage.addNewObject(w.trx, object.owner, object.type, object.volume, limit))) throw exceeded();
+  const { owner, type, volume } = object;
+  if (!(await usage.addNewObject(w.trx, owner, type, volume, limit, commitBehind))) throw exceeded();
 }
 
 function exceeded(): ApiError {

@@ -55,7 +55,8 @@ const addVolumeQuery = preparedQuery((db, a: { user: string; delta: number; limi
 /**
  * A new object of `type` with `bytes` on its owner's counters: the volume (with `limit`, only
  * while the sum stays within it) and the count of the type. False when the limit refused it;
- * then neither counter changed. On PostgreSQL one statement, so that the row locks it takes are
+ * then neither counter changed. `commitBehind`: PreparedQuery.run's (PostgreSQL; a refusal
+ * fails the statement, so the COMMIT behind it rolls back). On PostgreSQL one statement, so that the row locks it takes are
  * held for one round trip fewer; SQLite has no INSERT in a WITH, and there two statements cost
  * no round trip.
  */
@@ -65,6 +66,7 @@ export async function addNewObject(
   type: string,
   bytes: number,
   limit: number | null,
+  commitBehind = false,
 ): Promise<boolean> {
   if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
     if (!(await addVolume(db, user, bytes, limit))) return false;
@@ -72,7 +74,7 @@ export async function addNewObject(
     return true;
   }
   try {
-    await addNewObjectQuery.run(db, { user, type, bytes, limit });
+    await addNewObjectQuery.run(db, { user, type, bytes, limit }, commitBehind);
     return true;
   } catch (error) {
     if ((error as { code?: unknown }).code === DIVISION_BY_ZERO) return false;
