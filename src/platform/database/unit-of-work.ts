@@ -17,13 +17,14 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import {
+  CompiledQuery,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
   type QueryResult,
-  sql,
   type UnknownRow,
 } from 'kysely';
+import { directRunOf, runDirectlyIn } from '../../db/dialect/direct.js';
 import type { EventTarget } from '../events/event-hub.js';
 import type { Db } from './database.js';
 
@@ -144,6 +145,16 @@ function oneStatement(): KyselyPlugin {
   };
 }
 
+/** A group commit's savepoint around each of its writes. */
+const SAVEPOINT = CompiledQuery.raw('savepoint write');
+const RELEASE = CompiledQuery.raw('release write');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to write');
+
+/** Runs a savepoint statement, at once where the dialect can (db/dialect/direct.ts). */
+async function control(trx: Db, query: CompiledQuery): Promise<unknown> {
+  return directRunOf(trx.getExecutor())?.(query) ?? (await trx.executeQuery(query));
+}
+
 /** Opens units of work on the one database handle. */
 export class Writer {
   private readonly attempts: number;
@@ -191,7 +202,12 @@ export class Writer {
         const outcomes: Outcome[] = [];
         try {
           await this.db.transaction().execute(async (trx) => {
-            for (const item of group) outcomes.push(await this.#inSavepoint(trx, item));
+            const end = runDirectlyIn(this.db.getExecutor(), trx.getExecutor());
+            try {
+              for (const item of group) outcomes.push(await this.#inSavepoint(trx, item));
+            } finally {
+              end();
+            }
           });
         } catch (error) {
           // The transaction itself failed (its BEGIN, a savepoint or the COMMIT): nothing of
@@ -221,15 +237,15 @@ export class Writer {
   async #inSavepoint(trx: Db, item: Queued): Promise<Outcome> {
     for (let attempt = 1; ; attempt++) {
       const w = new UnitOfWork(trx, this.events);
-      await sql`savepoint write`.execute(trx);
+      await control(trx, SAVEPOINT);
       try {
         const result = await item.fn(w);
         await w.close(false);
-        await sql`release write`.execute(trx);
+        await control(trx, RELEASE);
         return { item, ok: true, result, w };
       } catch (error) {
-        await sql`rollback to write`.execute(trx);
-        await sql`release write`.execute(trx);
+        await control(trx, ROLLBACK_TO);
+        await control(trx, RELEASE);
         if (attempt < this.attempts && this.retryable(error)) continue;
         return { item, ok: false, error };
       }
