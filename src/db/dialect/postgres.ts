@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
+import { allowWritesInWith } from './capabilities.js';
 import { COMMIT_BEHIND, type DialectHandle, type MessageBus } from './handle.js';
 import { logToObservers, reportRoundTrip } from './observe.js';
 
@@ -210,6 +211,7 @@ export function openPostgres<T>(connectionString: string): DialectHandle<T> {
   // which would end the process; the pool drops that connection and the next query opens one.
   pool.on('error', () => {});
   const db = new Kysely<T>({ dialect: new PostgresDialect({ pool }), log: logToObservers });
+  allowWritesInWith(db.getExecutor().adapter);
   const bus = createBus(connectionString);
   return {
     db,

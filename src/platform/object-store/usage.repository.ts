@@ -3,7 +3,8 @@
  * user's objects take and their number per type. One query per function; every function takes
  * `db` or a transaction first.
  */
-import { PostgresAdapter, sql } from 'kysely';
+import { sql } from 'kysely';
+import { canWriteInWith } from '../../db/dialect/capabilities.js';
 import type { Db } from '../database/database.js';
 import { preparedQuery } from '../database/prepared.js';
 
@@ -68,7 +69,7 @@ export async function addNewObject(
   limit: number | null,
   commitBehind = false,
 ): Promise<boolean> {
-  if (!(db.getExecutor().adapter instanceof PostgresAdapter)) {
+  if (!canWriteInWith(db)) {
     if (!(await addVolume(db, user, bytes, limit))) return false;
     await addObjectCount(db, user, type, 1);
     return true;
