@@ -66,7 +66,6 @@ function noFeatures(): FeatureFlags {
   };
 }
 
-// Stored JSON is read leniently: a key a later version added counts as 0 / off.
 /** Pack texts parsed, kept by their text: every write's quota check parses the user's packs. */
 const PARSED_KEPT = 256;
 const parsedQuotas = new Map<string, Quota>();
@@ -83,6 +82,7 @@ function parsedOnce<T extends object>(kept: Map<string, T>, text: string, parse:
   return { ...parsed };
 }
 
+// Stored JSON is read leniently: a key a later version added counts as 0 / off.
 function parseQuota(text: string): Quota {
   return parsedOnce(parsedQuotas, text, (json) => {
     const stored = JSON.parse(json) as Partial<Record<string, unknown>>;
