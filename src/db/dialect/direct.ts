@@ -8,7 +8,7 @@
  * a transaction is open) or it returns no rows (a write without RETURNING): the caller then goes
  * through Kysely as before.
  */
-import type { CompiledQuery } from 'kysely';
+import type { CompiledQuery, QueryResult } from 'kysely';
 
 export type DirectRead = (query: CompiledQuery) => unknown[] | undefined;
 
@@ -22,4 +22,36 @@ export function registerDirectRead(executor: object, read: DirectRead): void {
 /** The direct read of this query executor, if its dialect has one. */
 export function directReadOf(executor: object): DirectRead | undefined {
   return reads.get(executor);
+}
+
+/**
+ * A statement run at once inside a write's transaction, which holds the one connection (SQLite):
+ * better-sqlite3 runs it synchronously to its end, so nothing else on the connection can come
+ * between. Answers undefined when no transaction is open (Kysely then runs it).
+ */
+export type DirectRun = (query: CompiledQuery) => QueryResult<unknown> | undefined;
+
+/** By a database's root executor: the run its writes' transactions may use. */
+const transactionRuns = new WeakMap<object, DirectRun>();
+/** By a transaction's executor, while the Writer's transaction is open. */
+const runs = new WeakMap<object, DirectRun>();
+
+export function registerTransactionRun(executor: object, run: DirectRun): void {
+  transactionRuns.set(executor, run);
+}
+
+/**
+ * Lets the statements of a write's transaction run at once where the database's dialect can
+ * (the Writer's, for the transaction it opened, until it ends); returns the end.
+ */
+export function runDirectlyIn(database: object, transaction: object): () => void {
+  const run = transactionRuns.get(database);
+  if (!run) return () => {};
+  runs.set(transaction, run);
+  return () => runs.delete(transaction);
+}
+
+/** The direct run of this (transaction's) query executor, if its dialect has one. */
+export function directRunOf(executor: object): DirectRun | undefined {
+  return runs.get(executor);
 }

@@ -18,3 +18,12 @@ export interface DialectHandle<T> {
   readonly bus: MessageBus | undefined;
   close(): Promise<void>;
 }
+
+/**
+ * Ends the text of a transaction's last statement when its COMMIT may be sent right behind it,
+ * before its answer (PostgreSQL pipelines it: the statement's row locks are then held for one
+ * round trip, not two). A statement so marked must fail whenever the transaction must not
+ * commit: its COMMIT is on the wire before anyone reads its answer, and only a failed statement
+ * turns it into a rollback. Other dialects ignore it (a comment).
+ */
+export const COMMIT_BEHIND = '\n-- commit behind';

@@ -7,7 +7,9 @@ import { test } from 'node:test';
 import { sql } from 'kysely';
 import { createPostgresDatabase, until } from '../../../test/helper.js';
 import type { Db } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 import { Writer } from '../../platform/database/unit-of-work.js';
+import { COMMIT_BEHIND } from './handle.js';
 import { observeRoundTrips } from './observe.js';
 import { openPostgres } from './postgres.js';
 
@@ -65,6 +67,45 @@ test("postgres: a transaction's BEGIN rides on its first statement's round trip"
   const rows = (await sql<{ n: number }>`select n from pipelined order by n`.execute(handle.db)).rows;
   assert.deepEqual(rows, [{ n: 1 }]);
   // Every connection is back in the pool outside any transaction.
+  const open = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+    where datname = current_database() and state like ${'idle in transaction%'}`.execute(handle.db);
+  assert.equal(open.rows[0]?.n, 0);
+});
+
+test("postgres: a write's closing statement carries its COMMIT; one that fails rolls the write back", async (t) => {
+  const handle = openPostgres<Record<string, never>>(await createPostgresDatabase());
+  t.after(() => handle.close());
+  const db = handle.db as unknown as Db;
+  await sql`create table closed (n int primary key)`.execute(handle.db);
+  // As the object store's counters close a write: one statement, marked when it is the last.
+  const insert = preparedQuery((_db, a: { n: number }) => sql`insert into closed values (${a.n}::int)`);
+  const trips: string[] = [];
+  const stop = observeRoundTrips((text) => trips.push(text));
+  t.after(stop);
+  const writer = new Writer(db, { emit: () => {} }, { error: () => {} });
+  await writer.write(async (w) => {
+    await sql`insert into closed values (${1}::int)`.execute(w.trx);
+    w.atClose((last) => insert.run(w.trx, { n: 2 }, last));
+  });
+  // BEGIN with the first insert; the closing insert with the COMMIT behind it.
+  assert.deepEqual(trips.splice(0), ['begin', `insert into closed values ($1::int)${COMMIT_BEHIND}`]);
+  // A closing statement that fails (a duplicate here) turns its COMMIT into a rollback.
+  await assert.rejects(
+    writer.write(async (w) => {
+      await sql`insert into closed values (${3}::int)`.execute(w.trx);
+      w.atClose((last) => insert.run(w.trx, { n: 1 }, last));
+    }),
+    /duplicate key/,
+  );
+  const rows = (await sql<{ n: number }>`select n from closed order by n`.execute(handle.db)).rows;
+  assert.deepEqual(rows, [{ n: 1 }, { n: 2 }]);
+  // The next transactions on the same connections commit as before (the pool has 10).
+  for (let n = 10; n < 30; n += 1)
+    await writer.write(async ({ trx }) => {
+      await sql`insert into closed values (${n}::int)`.execute(trx);
+    });
+  const count = await sql<{ n: number }>`select count(*)::int as n from closed`.execute(handle.db);
+  assert.equal(count.rows[0]?.n, 22);
   const open = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
     where datname = current_database() and state like ${'idle in transaction%'}`.execute(handle.db);
   assert.equal(open.rows[0]?.n, 0);

@@ -12,7 +12,9 @@ import SQLite from 'better-sqlite3';
 import { sql } from 'kysely';
 import { until } from '../../../test/helper.js';
 import type { Tables } from '../../platform/database/database.js';
+import { preparedQuery } from '../../platform/database/prepared.js';
 import { Writer } from '../../platform/database/unit-of-work.js';
+import { directRunOf } from './direct.js';
 import { checkpointThread, openSqlite } from './sqlite.js';
 
 /** A handle on a fresh file with a table `t`, and another connection to that file. */
@@ -118,4 +120,39 @@ test('closing after the checkpoint thread ended on its own (it could not open th
     new Promise((resolve) => setTimeout(resolve, 10_000, 'still waiting')),
   ]);
   assert.equal(stopped, 'stopped');
+});
+
+test("a write's prepared statements run beside Kysely's executor; a failing one fails only its write", async (t) => {
+  const { handle } = await twoConnections(t);
+  const insert = preparedQuery((d, a: { x: number }) =>
+    d.insertInto('t' as never).values({ x: a.x } as never),
+  );
+  const count = preparedQuery((d, _a: { all: boolean }) =>
+    d.selectFrom('t' as never).select(sql<number>`count(*)`.as('n')),
+  );
+  const writer = new Writer(handle.db, { emit: () => undefined }, console, { groupCommit: true });
+  const transactions: object[] = [];
+  const writes = [1, 2, 3].map((x) =>
+    writer.write(async ({ trx }) => {
+      // The group's transaction runs its statements at once, while it is open.
+      transactions.push(trx.getExecutor());
+      assert.ok(directRunOf(trx.getExecutor()));
+      await insert.run(trx, { x });
+      if (x === 2) throw new Error('refused');
+      return (await count.first(trx, { all: true }))?.n;
+    }),
+  );
+  const settled = await Promise.allSettled(writes);
+  assert.deepEqual(
+    settled.map((s) => (s.status === 'fulfilled' ? s.value : 'rejected')),
+    [1, 'rejected', 2],
+  );
+  // Once it has ended, not any more; and the database's own handle never.
+  for (const executor of transactions) assert.equal(directRunOf(executor), undefined);
+  assert.equal(directRunOf(handle.db.getExecutor()), undefined);
+  const rows = await sql<{ x: number }>`select x from t order by x`.execute(handle.db);
+  assert.deepEqual(
+    rows.rows.map((r) => r.x),
+    [1, 3],
+  );
 });

@@ -98,26 +98,39 @@ for (const dialect of DIALECTS) {
       const second = await create('Grace');
       assert.deepEqual(
         second.map((s) =>
-          s.replace(/ values .*| where .*/s, '').replace(/^select .*? from /s, 'select from '),
+          s
+            .replace(/\s+/g, ' ')
+            .replace(/ values .*| where .*/s, '')
+            .replace(/^select .*? from /s, 'select from '),
         ),
         [
           'insert into "object" ("uuid", "type", "owner", "time", "sort_key", "modified", "description", "status", "subtype", "data", "volume", "attached_volume", "trashed")',
           'insert into "object_tag" ("object", "tag", "user_uuid", "sort_key", "time", "type")',
           'select from "object_tag" as "ot" inner join "tag" as "t" on "t"."uuid" = "ot"."tag" inner join "tag_policy" as "tp" on "tp"."tag" = "ot"."tag"',
           'select from "user_feature_pack" inner join "feature_pack" on "feature_pack"."name" = "user_feature_pack"."pack"',
-          'insert into "user_usage" ("user_uuid", "volume")',
-          'insert into "user_object_count" ("user_uuid", "type", "count")',
+          // The owner's two counters: on PostgreSQL in one statement (their row locks held for one
+          // round trip fewer), on SQLite in two (no INSERT in a WITH there).
+          ...(dialect === 'postgres'
+            ? ['with charged as ( insert into user_usage (user_uuid, volume)']
+            : [
+                'insert into "user_usage" ("user_uuid", "volume")',
+                'insert into "user_object_count" ("user_uuid", "type", "count")',
+              ]),
         ],
         second.join('\n'),
       );
-      // PostgreSQL: a round trip for each statement and the COMMIT, but none for either BEGIN (it
-      // rides with its transaction's first statement): the write's 6 statements in 7 round trips
-      // (8 before), the event batch's 2 inserts in 3 (4 before).
+      // PostgreSQL: a round trip for each statement, none for either BEGIN (it rides with its
+      // transaction's first statement) nor for the write's COMMIT (it rides behind the counters,
+      // the write's last statement): the write's 5 statements in 5 round trips (6 in 7 before the
+      // counters shared a statement and the COMMIT their round trip), the event batch's 2 in 3.
       const { roundTrips } = await traced(app, () =>
         client.call('POST', '/api/contact', { firstname: 'Ida', lastname: 'King' }),
       );
       const label = (text: string) =>
-        text.replace(/ \(.*| values .*| where .*/s, '').replace(/^select .*? from /s, 'select from ');
+        text
+          .replace(/\s+/g, ' ')
+          .replace(/ \(.*| values .*| where .*/s, '')
+          .replace(/^select .*? from /s, 'select from ');
       assert.deepEqual(
         roundTrips.map(label),
         dialect === 'postgres'
@@ -126,9 +139,7 @@ for (const dialect of DIALECTS) {
               'insert into "object_tag"',
               'select from "object_tag" as "ot" inner join "tag" as "t" on "t"."uuid" = "ot"."tag" inner join "tag_policy" as "tp" on "tp"."tag" = "ot"."tag"',
               'select from "user_feature_pack" inner join "feature_pack" on "feature_pack"."name" = "user_feature_pack"."pack"',
-              'insert into "user_usage"',
-              'insert into "user_object_count"',
-              'commit',
+              'with charged as',
               'begin',
               'insert into "session_event"',
               'commit',

@@ -66,19 +66,39 @@ function noFeatures(): FeatureFlags {
   };
 }
 
+/** Pack texts parsed, kept by their text: every write's quota check parses the user's packs. */
+const PARSED_KEPT = 256;
+const parsedQuotas = new Map<string, Quota>();
+const parsedFeatures = new Map<string, FeatureFlags>();
+
+/** The parse of `text`, once per text; each caller gets its own copy. */
+function parsedOnce<T extends object>(kept: Map<string, T>, text: string, parse: (text: string) => T): T {
+  let parsed = kept.get(text);
+  if (parsed === undefined) {
+    parsed = parse(text);
+    if (kept.size >= PARSED_KEPT) kept.clear();
+    kept.set(text, parsed);
+  }
+  return { ...parsed };
+}
+
 // Stored JSON is read leniently: a key a later version added counts as 0 / off.
 function parseQuota(text: string): Quota {
-  const stored = JSON.parse(text) as Partial<Record<string, unknown>>;
-  const quota = emptyQuota();
-  for (const key of QUOTA_KEYS) if (typeof stored[key] === 'number') quota[key] = stored[key];
-  return quota;
+  return parsedOnce(parsedQuotas, text, (json) => {
+    const stored = JSON.parse(json) as Partial<Record<string, unknown>>;
+    const quota = emptyQuota();
+    for (const key of QUOTA_KEYS) if (typeof stored[key] === 'number') quota[key] = stored[key];
+    return quota;
+  });
 }
 
 function parseFeatures(text: string): FeatureFlags {
-  const stored = JSON.parse(text) as Partial<Record<string, unknown>>;
-  const feature = noFeatures();
-  for (const flag of FEATURE_FLAGS) feature[flag] = stored[flag] === true;
-  return feature;
+  return parsedOnce(parsedFeatures, text, (json) => {
+    const stored = JSON.parse(json) as Partial<Record<string, unknown>>;
+    const feature = noFeatures();
+    for (const flag of FEATURE_FLAGS) feature[flag] = stored[flag] === true;
+    return feature;
+  });
 }
 
 function toPack(row: repo.FeaturePackTable): FeaturePack {

@@ -16,7 +16,8 @@
  * the text, is refused at its first run.
  */
 import type { Compilable, CompiledQuery, QueryResult, RawBuilder } from 'kysely';
-import { directReadOf } from '../../db/dialect/direct.js';
+import { directReadOf, directRunOf } from '../../db/dialect/direct.js';
+import { COMMIT_BEHIND } from '../../db/dialect/handle.js';
 import type { Db } from './database.js';
 
 /** Argument layouts kept per query and dialect; beyond, a run compiles afresh (still correct). */
@@ -45,8 +46,11 @@ export interface PreparedQuery<A extends object, O> {
   all(db: Db, args: A): Promise<O[]>;
   /** The first row, or undefined. */
   first(db: Db, args: A): Promise<O | undefined>;
-  /** The driver's result (writes: numAffectedRows, insertId). */
-  run(db: Db, args: A): Promise<QueryResult<O>>;
+  /**
+   * The driver's result (writes: numAffectedRows, insertId). `commitBehind`: the statement is
+   * its transaction's last and the COMMIT may follow it at once (COMMIT_BEHIND, db/dialect/handle.ts).
+   */
+  run(db: Db, args: A, commitBehind?: boolean): Promise<QueryResult<O>>;
 }
 
 /** The layout part of one argument (see the module comment). */
@@ -134,8 +138,10 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
       byDialect.set(adapter, layouts);
     }
     const named = args as Args;
+    // In the arguments' own order: a call site builds them alike every time, and another order
+    // only keeps a second entry of the same query.
     let layout = '';
-    for (const name of Object.keys(named).sort()) layout += `${name}:${layoutOf(named[name])};`;
+    for (const name in named) layout += `${name}:${layoutOf(named[name])};`;
     let prepared = layouts.get(layout);
     if (!prepared) {
       prepared = prepare(shape, db, args);
@@ -151,7 +157,8 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
   /** The rows of a read: at once where the dialect can (db/dialect/direct.ts), else through Kysely. */
   async function rowsOf(db: Db, args: A): Promise<O[]> {
     const query = compiledFor(db, args);
-    const rows = directReadOf(db.getExecutor())?.(query);
+    const executor = db.getExecutor();
+    const rows = directReadOf(executor)?.(query) ?? directRunOf(executor)?.(query)?.rows;
     return (rows as O[] | undefined) ?? (await db.executeQuery(query)).rows;
   }
 
@@ -160,8 +167,11 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
     async first(db, args) {
       return (await rowsOf(db, args))[0];
     },
-    run(db, args) {
-      return db.executeQuery(compiledFor(db, args));
+    async run(db, args, commitBehind = false) {
+      const query = compiledFor(db, args);
+      const result = directRunOf(db.getExecutor())?.(query);
+      if (result) return result as QueryResult<O>;
+      return db.executeQuery(commitBehind ? { ...query, sql: query.sql + COMMIT_BEHIND } : query);
     },
   };
 }

@@ -17,18 +17,27 @@
  */
 import type { FastifyBaseLogger } from 'fastify';
 import {
+  CompiledQuery,
   type KyselyPlugin,
   type PluginTransformQueryArgs,
   type PluginTransformResultArgs,
   type QueryResult,
-  sql,
   type UnknownRow,
 } from 'kysely';
+import { directRunOf, runDirectlyIn } from '../../db/dialect/direct.js';
 import type { EventTarget } from '../events/event-hub.js';
 import type { Db } from './database.js';
 
 /** Work to run after the commit; a failure is logged, never thrown into the caller. */
 export type AfterCommitHook = () => void | Promise<void>;
+
+/**
+ * Work that closes a write, inside its transaction, after the write's own function: `last` is
+ * true for the last one when its transaction's COMMIT may follow its one statement at once
+ * (PreparedQuery.run's commitBehind): it then runs exactly one statement, which fails whenever
+ * the write must not commit.
+ */
+export type ClosingWork = (last: boolean) => Promise<unknown>;
 
 /** Where a unit of work's events go after the commit (the EventHub). */
 export interface EventSink {
@@ -38,6 +47,7 @@ export interface EventSink {
 /** One write in progress: its transaction and what waits for its commit. */
 export class UnitOfWork {
   readonly #hooks: AfterCommitHook[] = [];
+  readonly #closing: ClosingWork[] = [];
 
   constructor(
     readonly trx: Db,
@@ -48,6 +58,20 @@ export class UnitOfWork {
   emit(users: Iterable<string>, name: string, payload: Record<string, unknown>): void {
     const list = [...new Set(users)];
     if (list.length > 0) this.afterCommit(() => this.events.emit({ users: list }, name, payload));
+  }
+
+  /**
+   * Registers `work` to run after the write's own function, in order, as the last statements of
+   * its transaction: the owner's counters, whose row locks then last the shortest (PostgreSQL).
+   */
+  atClose(work: ClosingWork): void {
+    this.#closing.push(work);
+  }
+
+  /** Called by the Writer once the write's function has returned; `commitBehind` as ClosingWork's `last`. */
+  async close(commitBehind: boolean): Promise<void> {
+    const closing = this.#closing.splice(0);
+    for (const [i, work] of closing.entries()) await work(commitBehind && i === closing.length - 1);
   }
 
   /** Registers `hook` to run after the outermost commit (in order; skipped on rollback). */
@@ -121,6 +145,16 @@ function oneStatement(): KyselyPlugin {
   };
 }
 
+/** A group commit's savepoint around each of its writes. */
+const SAVEPOINT = CompiledQuery.raw('savepoint write');
+const RELEASE = CompiledQuery.raw('release write');
+const ROLLBACK_TO = CompiledQuery.raw('rollback to write');
+
+/** Runs a savepoint statement, at once where the dialect can (db/dialect/direct.ts). */
+async function control(trx: Db, query: CompiledQuery): Promise<unknown> {
+  return directRunOf(trx.getExecutor())?.(query) ?? (await trx.executeQuery(query));
+}
+
 /** Opens units of work on the one database handle. */
 export class Writer {
   private readonly attempts: number;
@@ -168,7 +202,12 @@ export class Writer {
         const outcomes: Outcome[] = [];
         try {
           await this.db.transaction().execute(async (trx) => {
-            for (const item of group) outcomes.push(await this.#inSavepoint(trx, item));
+            const end = runDirectlyIn(this.db.getExecutor(), trx.getExecutor());
+            try {
+              for (const item of group) outcomes.push(await this.#inSavepoint(trx, item));
+            } finally {
+              end();
+            }
           });
         } catch (error) {
           // The transaction itself failed (its BEGIN, a savepoint or the COMMIT): nothing of
@@ -198,14 +237,15 @@ export class Writer {
   async #inSavepoint(trx: Db, item: Queued): Promise<Outcome> {
     for (let attempt = 1; ; attempt++) {
       const w = new UnitOfWork(trx, this.events);
-      await sql`savepoint write`.execute(trx);
+      await control(trx, SAVEPOINT);
       try {
         const result = await item.fn(w);
-        await sql`release write`.execute(trx);
+        await w.close(false);
+        await control(trx, RELEASE);
         return { item, ok: true, result, w };
       } catch (error) {
-        await sql`rollback to write`.execute(trx);
-        await sql`release write`.execute(trx);
+        await control(trx, ROLLBACK_TO);
+        await control(trx, RELEASE);
         if (attempt < this.attempts && this.retryable(error)) continue;
         return { item, ok: false, error };
       }
@@ -218,7 +258,10 @@ export class Writer {
       try {
         committed = await this.db.transaction().execute(async (trx) => {
           const w = new UnitOfWork(trx, this.events);
-          return { result: await fn(w), w };
+          const result = await fn(w);
+          // Last in the transaction: Kysely's COMMIT follows at once.
+          await w.close(true);
+          return { result, w };
         });
       } catch (error) {
         if (attempt < this.attempts && this.retryable(error)) continue;
@@ -239,6 +282,7 @@ export class Writer {
   async writeStatement<T>(fn: (w: UnitOfWork) => Promise<T>): Promise<T> {
     const w = new UnitOfWork(this.db.withPlugin(oneStatement()), this.events);
     const result = await fn(w);
+    await w.close(false);
     await w.runHooks(this.log);
     return result;
   }

@@ -10,7 +10,7 @@ import { type AccessedObject, accessOf, type ObjectTypeDefinition, readers, read
 import { Level } from './grants.js';
 import * as repo from './object-store.repository.js';
 import { attachTags } from './object-tags.js';
-import { chargeVolume, countObject, releaseObject, rowBytes, type VolumeQuota } from './quota.js';
+import { chargeNewObject, chargeVolume, releaseObject, rowBytes, type VolumeQuota } from './quota.js';
 import type { UserTagsCache } from './tags.js';
 import { unlinkUsers } from './user-links.js';
 import { emitPerViewer, objectPayload, visibleOn } from './views.js';
@@ -86,10 +86,10 @@ export async function createObject(
   // Who may read it and which tags each sees, from the one read of its tags and policies.
   const { levels, tags: onIt } = await accessOf(w.trx, row);
   await emitPerViewer(w, readersOf(levels), row, 'object_new', {}, visibleOn(onIt));
-  // The owner's counters last: on PostgreSQL their rows stay locked until the commit, and every
-  // write of the owner waits for that lock (a quota-exceeded here still rolls all of it back).
-  await chargeVolume(w, ctx.volumeQuota, input.owner, volume, input.checkQuota === false);
-  await countObject(w, input.owner, input.type, 1);
+  // The owner's counters close the write: on PostgreSQL their rows stay locked until the commit,
+  // and every write of the owner waits for that lock; the COMMIT rides behind them (a
+  // quota-exceeded there still rolls all of it back).
+  w.atClose((last) => chargeNewObject(w, ctx.volumeQuota, row, input.checkQuota === false, last));
   return row;
 }
 

@@ -35,6 +35,23 @@ export async function chargeVolume(
   if (!(await usage.addVolume(w.trx, owner, delta, limit))) throw exceeded();
 }
 
+/**
+ * A new object: its bytes on the owner's volume (within the quota unless `unchecked`, as
+ * chargeVolume) and one more of its type, together; `commitBehind` as ClosingWork's `last`.
+ */
+export async function chargeNewObject(
+  w: UnitOfWork,
+  quota: VolumeQuota,
+  object: { owner: string; type: string; volume: number },
+  unchecked: boolean,
+  commitBehind = false,
+): Promise<void> {
+  const limit = unchecked ? null : await quota(w.trx, object.owner);
+  if (limit !== null && object.volume > limit) throw exceeded();
+  const { owner, type, volume } = object;
+  if (!(await usage.addNewObject(w.trx, owner, type, volume, limit, commitBehind))) throw exceeded();
+}
+
 function exceeded(): ApiError {
   return new ApiError('quota-exceeded', 'storage volume quota exceeded');
 }
@@ -68,11 +85,6 @@ export async function checkQuota(
   const used = await usage.readVolume(db, owner);
   const allowed = await quota(db, owner);
   if (used + extraBytes > allowed) throw exceeded();
-}
-
-/** An object is added (1) or purged (-1): the owner's count of its type. */
-export function countObject(w: UnitOfWork, owner: string, type: string, delta: 1 | -1): Promise<unknown> {
-  return usage.addObjectCount(w.trx, owner, type, delta);
 }
 
 /** Before an object is purged: its bytes and its count leave the owner's counters. */

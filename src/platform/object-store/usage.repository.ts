@@ -3,6 +3,8 @@
  * user's objects take and their number per type. One query per function; every function takes
  * `db` or a transaction first.
  */
+import { sql } from 'kysely';
+import { canWriteInWith } from '../../db/dialect/capabilities.js';
 import type { Db } from '../database/database.js';
 import { preparedQuery } from '../database/prepared.js';
 
@@ -49,6 +51,56 @@ const addVolumeQuery = preparedQuery((db, a: { user: string; delta: number; limi
         ? update
         : update.where((eb) => eb(eb('user_usage.volume', '+', eb.ref('excluded.volume')), '<=', a.limit));
     }),
+);
+
+/**
+ * A new object of `type` with `bytes` on its owner's counters: the volume (with `limit`, only
+ * while the sum stays within it) and the count of the type. False when the limit refused it;
+ * then neither counter changed. `commitBehind`: PreparedQuery.run's (PostgreSQL; a refusal
+ * fails the statement, so the COMMIT behind it rolls back). On PostgreSQL one statement, so that the row locks it takes are
+ * held for one round trip fewer; SQLite has no INSERT in a WITH, and there two statements cost
+ * no round trip.
+ */
+export async function addNewObject(
+  db: Db,
+  user: string,
+  type: string,
+  bytes: number,
+  limit: number | null,
+  commitBehind = false,
+): Promise<boolean> {
+  if (!canWriteInWith(db)) {
+    if (!(await addVolume(db, user, bytes, limit))) return false;
+    await addObjectCount(db, user, type, 1);
+    return true;
+  }
+  try {
+    await addNewObjectQuery.run(db, { user, type, bytes, limit }, commitBehind);
+    return true;
+  } catch (error) {
+    if ((error as { code?: unknown }).code === DIVISION_BY_ZERO) return false;
+    throw error;
+  }
+}
+
+/** SQLSTATE 22012: the statement's way of saying that the volume upsert was refused. */
+const DIVISION_BY_ZERO = '22012';
+
+/**
+ * The refused volume upsert returns no row, and the count it divides 1 by is then 0: the
+ * statement fails rather than answering with no row, so that it refuses even when nothing reads
+ * its answer before the COMMIT behind it (and the transaction it aborts keeps nothing).
+ */
+const addNewObjectQuery = preparedQuery(
+  (_db, a: { user: string; type: string; bytes: number; limit: number | null }) => sql`with charged as (
+  insert into user_usage (user_uuid, volume) values (${a.user}, ${a.bytes})
+  on conflict (user_uuid) do update set volume = user_usage.volume + excluded.volume
+  ${a.limit === null ? sql`` : sql`where user_usage.volume + excluded.volume <= ${a.limit}`}
+  returning 1
+)
+insert into user_object_count (user_uuid, type, count)
+values (${a.user}, ${a.type}, 1 / (select count(*)::int from charged))
+on conflict (user_uuid, type) do update set count = user_object_count.count + excluded.count`,
 );
 
 /** Bytes the user's objects take (0 for a user who never stored one). */
