@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { until } from '../../../test/helper.js';
 import { DtmfReceiver, encodeEvent } from './dtmf.js';
 import { decodeG711, encodeG711 } from './g711.js';
@@ -152,7 +152,8 @@ test('a recording of silence is empty; foreign payload types and garbage are ign
   assert.equal(parseRtp(Buffer.from('garbage')), undefined);
 });
 
-test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both ways, recording, relay between two worker endpoints, close', async (t) => {
+/** A media worker and an engine on this thread, on ports of their own, closed after the test. */
+function workerAndLocal(t: TestContext) {
   const base = 36000 + Math.floor(Math.random() * 400) * 2;
   const worker = new WorkerMediaEngine({ portMin: base, portMax: base + 20 });
   const local = new MediaEngine({ portMin: base + 40, portMax: base + 60 });
@@ -160,6 +161,11 @@ test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both wa
     local.close();
     await worker.close();
   });
+  return { worker, local };
+}
+
+test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both ways, recording, relay between two worker endpoints, close', async (t) => {
+  const { worker, local } = workerAndLocal(t);
   const w1 = await worker.createEndpoint();
   const w2 = await worker.createEndpoint();
   const l1 = await local.createEndpoint();
@@ -232,13 +238,7 @@ test('endpoints in the media worker: tone, mix and shared PCM play, DTMF both wa
 });
 
 test("the media worker counts each room member's mixing delay, and starts afresh when asked", async (t) => {
-  const base = 36000 + Math.floor(Math.random() * 400) * 2;
-  const worker = new WorkerMediaEngine({ portMin: base, portMax: base + 20 });
-  const local = new MediaEngine({ portMin: base + 40, portMax: base + 60 });
-  t.after(async () => {
-    local.close();
-    await worker.close();
-  });
+  const { worker, local } = workerAndLocal(t);
   const room = new WorkerRoom(worker);
   for (let i = 0; i < 2; i++) {
     const member = await worker.createEndpoint();

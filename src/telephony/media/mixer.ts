@@ -188,6 +188,11 @@ class Member {
   private dropLate(): void {
     if (this.sinceShort !== 0 || this.shortGap <= TRIM_WINDOW_FRAMES || this.queued < 2 * FRAME_SAMPLES)
       return;
+    this.dropFrame();
+  }
+
+  /** The oldest queued frame goes. */
+  private dropFrame(): void {
     this.queue.copyWithin(0, FRAME_SAMPLES, this.queued);
     this.queued -= FRAME_SAMPLES;
     this.removeHead(FRAME_SAMPLES);
@@ -197,11 +202,7 @@ class Member {
   private trim(): void {
     this.standing = Math.min(this.standing, this.queued);
     if (++this.watched < TRIM_WINDOW_FRAMES) return;
-    if (this.standing >= FRAME_SAMPLES) {
-      this.queue.copyWithin(0, FRAME_SAMPLES, this.queued);
-      this.queued -= FRAME_SAMPLES;
-      this.removeHead(FRAME_SAMPLES);
-    }
+    if (this.standing >= FRAME_SAMPLES) this.dropFrame();
     this.standing = MAX_QUEUED;
     this.watched = 0;
   }
