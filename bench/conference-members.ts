@@ -10,24 +10,10 @@
  */
 import dgram from 'node:dgram';
 import { performance } from 'node:perf_hooks';
-import { decodeG711, encodeG711 } from '../src/telephony/media/g711.js';
+import { decodeG711 } from '../src/telephony/media/g711.js';
 import { writeRtpHeader } from '../src/telephony/media/rtp.js';
 import { seeded } from '../test/seeded.js';
-
-const FRAME = 160;
-/**
- * When in the 20 ms each member sends: 'fixed', five phases 4 ms apart by member index (the
- * runs before 2026-12-05 20:00 UTC; every room then has the same five, so all rooms' arrivals
- * coincide); 'random', a phase of its own for each member, at 1 ms steps, as phones' clocks are.
- */
-export type SendPhases = 'fixed' | 'random';
-/** Ticks (20 ms) per burst cycle: each member bursts once a second. */
-const CYCLE = 50;
-/**
- * A decoded frame whose mean magnitude is above this is a burst (a burst sine: about 5,100; the
- * quiet voices of nine others together well under 1,000).
- */
-const LOUD = 2500;
+import { CYCLE, FRAME, LOUD, loudFrame, phaseIndexes, type SendPhases, voice } from './conference-voices.js';
 
 interface Member {
   socket: dgram.Socket;
@@ -51,36 +37,6 @@ const members: Member[] = [];
 /** Per group: the recent bursts, newest last (member index, send time in ms). */
 const bursts = new Map<number, { member: number; at: number }[]>();
 let measuring = false;
-
-/**
- * Each member talks all the time (a quiet tone of its own, so the mixer's talk detection counts
- * it in: the mixer's worst case, every member with a mix of its own), a second of it looping.
- */
-const QUIET = 400;
-const voices = new Map<number, Uint8Array[]>();
-function voice(position: number): Uint8Array[] {
-  const hz = 300 + 70 * (position % 10);
-  let frames = voices.get(hz);
-  if (!frames) {
-    frames = Array.from({ length: CYCLE }, (_, f) => {
-      const pcm = new Int16Array(FRAME);
-      for (let i = 0; i < FRAME; i++)
-        pcm[i] = Math.round(QUIET * Math.sin((2 * Math.PI * hz * (f * FRAME + i)) / 8000));
-      const out = new Uint8Array(FRAME);
-      encodeG711(pcm, 0, out);
-      return out;
-    });
-    voices.set(hz, frames);
-  }
-  return frames;
-}
-const loudFrame = (() => {
-  const pcm = new Int16Array(FRAME);
-  for (let i = 0; i < FRAME; i++) pcm[i] = Math.round(8000 * Math.sin((2 * Math.PI * 1000 * i) / 8000));
-  const out = new Uint8Array(FRAME);
-  encodeG711(pcm, 0, out);
-  return out;
-})();
 
 function received(index: number, data: Buffer): void {
   const member = members[index]!;
@@ -154,12 +110,9 @@ async function run(
   seed: number | undefined,
 ) {
   const random = seed === undefined ? Math.random : seeded(seed);
-  const PHASES = sendPhases === 'fixed' ? 5 : 20;
+  const { phases: PHASES, indexes: phaseOf } = phaseIndexes(members.length, sendPhases, random);
   const SUB_MS = 20 / PHASES;
   const byPhase: number[][] = Array.from({ length: PHASES }, () => []);
-  const phaseOf = members.map((_, i) =>
-    sendPhases === 'fixed' ? i % PHASES : Math.floor(random() * PHASES),
-  );
   phaseOf.forEach((phase, i) => {
     byPhase[phase]!.push(i);
   });

@@ -19,6 +19,10 @@
  * Options: --rooms 50 --size 10 --seconds 20 --warmup 2 --member-procs 2 --skip mixer|relay|one|many
  *   --phases random|fixed (when each member sends in the 20 ms: bench/conference-members.ts)
  *   --seed N (the random phases drawn from N: runs of two versions compare on the same phases)
+ *   --peers c|node (the members in C, bench/conference-peers.c, the default when a C compiler is
+ *   there; or in Node, bench/conference-members.ts, as before 2026-12-06)
+ *   --nice N (the media worker thread's nice value, WorkerMediaEngineOptions.niceness)
+ *   --histogram (the share of the mixer's delays under 4, 8 .. 100 ms)
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import fs from 'node:fs';
@@ -31,13 +35,22 @@ import { freeUdpPort } from '../src/platform/ports.js';
 import { RELAY_FLAGS } from '../src/telephony/calls/relayed-pair.js';
 import { phaseOf } from '../src/telephony/media/clock.js';
 import { DEFAULT_MEMBER } from '../src/telephony/media/mixer.js';
-import { delayQuantile } from '../src/telephony/media/mixing-delay.js';
+import { DELAY_BUCKET_MS, delayQuantile } from '../src/telephony/media/mixing-delay.js';
 import { bestPhase } from '../src/telephony/media/room-phase.js';
 import { WorkerMediaEngine } from '../src/telephony/media/worker-engine.js';
 import { WorkerRoom } from '../src/telephony/media/worker-room.js';
 import { NgClient } from '../src/telephony/rtpengine/ng-client.js';
 import { rtpengineSpec } from '../src/telephony/rtpengine/rtpengine.js';
 import { EngineSupervisor } from '../src/telephony/supervisor.js';
+import {
+  buildPeers,
+  CPeers,
+  haveCompiler,
+  type PeerFigures,
+  type PeersRun,
+  type RunOptions,
+} from './conference-peers.js';
+import type { SendPhases } from './conference-voices.js';
 
 const { values } = parseArgs({
   options: {
@@ -49,6 +62,9 @@ const { values } = parseArgs({
     skip: { type: 'string', multiple: true, default: [] },
     phases: { type: 'string', default: 'random' },
     seed: { type: 'string' },
+    peers: { type: 'string', default: haveCompiler() ? 'c' : 'node' },
+    nice: { type: 'string' },
+    histogram: { type: 'boolean', default: false },
   },
 });
 const ROOMS = Number(values.rooms);
@@ -58,25 +74,17 @@ const WARMUP = Number(values.warmup);
 const PROCS = Number(values['member-procs']);
 const skip = new Set(values.skip);
 if (values.phases !== 'random' && values.phases !== 'fixed') throw new Error('--phases random|fixed');
-const PHASES = values.phases;
+const PHASES: SendPhases = values.phases;
 const SEED = values.seed === undefined ? undefined : Number(values.seed);
+if (values.peers !== 'c' && values.peers !== 'node') throw new Error('--peers c|node');
+const PEERS = values.peers;
+const NICE = values.nice === undefined ? undefined : Number(values.nice);
 
-interface MemberFigures {
-  /** When in the 20 ms (of the machine's clock) it sends. */
-  sendPhase: number;
-  received: number;
-  expected: number;
-  delays: number[];
-}
-interface RunFigures {
-  sent: number;
-  lateTicks: number;
-  cpuSeconds: number;
-  members: MemberFigures[];
-}
+type MemberFigures = PeerFigures;
+type Peers = NodePeers | CPeers;
 
-/** A process of synthetic members (bench/conference-members.ts). */
-class Members {
+/** A process of synthetic members in Node (bench/conference-members.ts). */
+class NodePeers {
   private readonly child: ChildProcess;
   private waiting: ((message: unknown) => void) | undefined;
   ports: number[] = [];
@@ -105,15 +113,17 @@ class Members {
     return this.ports;
   }
 
-  run(targets: { address: string; port: number }[], groups: number[][]): Promise<RunFigures> {
+  run(
+    targets: { address: string; port: number }[],
+    groups: number[][],
+    options: RunOptions,
+  ): Promise<PeersRun> {
     return this.ask({
       op: 'run',
       targets,
       groups,
-      seconds: SECONDS,
-      warmup: WARMUP,
-      phases: PHASES,
-      seed: SEED === undefined ? undefined : SEED + this.index,
+      ...options,
+      seed: options.seed === undefined ? undefined : options.seed + this.index,
     });
   }
 
@@ -160,15 +170,24 @@ function oneTickBound(groups: number[][], members: MemberFigures[]): number[] {
   return waits;
 }
 
+/** The share of the mixer's delays (mixing-delay.ts counts) under each of a row of bounds, as one line. */
+function histogram(counts: number[]): string {
+  const total = counts.reduce((sum, count) => sum + count, 0);
+  const under = (ms: number) =>
+    counts.slice(0, ms / DELAY_BUCKET_MS).reduce((sum, count) => sum + count, 0) / total;
+  return `mixing delay under ${[4, 8, 12, 16, 18, 20, 22, 25, 30, 40, 60, 100].map((ms) => `${ms} ms: ${(under(ms) * 100).toFixed(1)} %`).join(', ')}`;
+}
+
 /** Members split over the processes by whole groups; the run's figures over all of them. */
 async function measure(
-  procs: Members[],
+  procs: Peers[],
   groupsPerProc: number[][][],
   targetsPerProc: { address: string; port: number }[][],
   cpu: () => number,
   engine?: WorkerMediaEngine,
 ) {
-  const runs = procs.map((proc, i) => proc.run(targetsPerProc[i]!, groupsPerProc[i]!));
+  const options = { seconds: SECONDS, warmup: WARMUP, phases: PHASES, seed: SEED };
+  const runs = procs.map((proc, i) => proc.run(targetsPerProc[i]!, groupsPerProc[i]!, options));
   await new Promise((resolve) => setTimeout(resolve, WARMUP * 1000));
   const before = cpu();
   // The mixer's own delay counts from here (the call takes what the warm-up counted).
@@ -178,6 +197,7 @@ async function measure(
   const used = cpu() - before;
   const seconds = (performance.now() - started) / 1000;
   const mixing = (await engine?.mixingDelays()) ?? [];
+  if (values.histogram && mixing.length > 0) console.log(histogram(mixing));
   const figures = await Promise.all(runs);
   const bound = engine
     ? figures.flatMap((f, p) => oneTickBound(groupsPerProc[p]!, f.members)).sort((a, b) => a - b)
@@ -209,7 +229,7 @@ async function measure(
 }
 
 /** Members 0..rooms*size-1 of the processes: per process, its local groups of `size`. */
-function layout(procs: Members[], rooms: number, size: number) {
+function layout(procs: Peers[], rooms: number, size: number) {
   const perProc = Math.ceil(rooms / procs.length);
   return procs.map((_, p) => {
     const first = p * perProc;
@@ -218,8 +238,11 @@ function layout(procs: Members[], rooms: number, size: number) {
   });
 }
 
-async function mixerRun(procs: Members[], rooms: number, size: number) {
-  const engine = new WorkerMediaEngine({ portMin: 40000, portMax: 41999 });
+async function mixerRun(procs: Peers[], rooms: number, size: number) {
+  const engine = new WorkerMediaEngine({ portMin: 40000, portMax: 41999, niceness: NICE }, (priority) => {
+    if (priority.error)
+      console.log(`(the media worker's nice value ${priority.niceness} was refused: ${priority.error})`);
+  });
   try {
     const groups = layout(procs, rooms, size);
     const targets: { address: string; port: number }[][] = [];
@@ -253,7 +276,7 @@ const sdp = (port: number) =>
 const portOf = (answer: unknown) =>
   Number(/m=audio (\d+)/.exec(String((answer as { sdp?: string }).sdp))![1]);
 
-async function relayRun(procs: Members[], rooms: number, size: number, ng: NgClient, rtpengine: number) {
+async function relayRun(procs: Peers[], rooms: number, size: number, ng: NgClient, rtpengine: number) {
   // The same members in pairs: each pair one call through rtpengine.
   const groups = layout(procs, (rooms * size) / 2, 2);
   const targets: { address: string; port: number }[][] = [];
@@ -316,7 +339,10 @@ const rtpengine = new EngineSupervisor(
   ),
   pino({ level: 'silent' }),
 );
-const procs = Array.from({ length: PROCS }, (_, i) => new Members(i));
+const binary = PEERS === 'c' ? buildPeers(dir) : undefined;
+const procs: Peers[] = Array.from({ length: PROCS }, (_, i) =>
+  binary ? new CPeers(binary, i) : new NodePeers(i),
+);
 try {
   await rtpengine.start();
   const total = ROOMS * SIZE;
@@ -329,7 +355,7 @@ try {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}; ` +
-      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes; 20 ms PCMU frames; send phases ${PHASES}.`,
+      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}.`,
   );
   console.log('');
   console.log(

@@ -4,6 +4,7 @@
  * never reach the main event loop (the API and the SIP UA). The main thread sends commands
  * (protocol in worker-engine.ts); this thread answers with results and DTMF events.
  */
+import os from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import type { FaxHandle } from '../fax/fax-link.js';
 import type { MediaEndpoint } from './media-endpoint.js';
@@ -12,7 +13,7 @@ import type { MediaRoom } from './media-room.js';
 import { MixingDelays } from './mixing-delay.js';
 import type { Recorder } from './recorder.js';
 import { answerPlay, answerRecording, isRoomCommand, leaveRooms, roomCommand } from './room-commands.js';
-import type { WorkerCommand, WorkerEvent } from './worker-engine.js';
+import type { WorkerCommand, WorkerEvent, WorkerMediaEngineOptions } from './worker-engine.js';
 
 const port = parentPort;
 if (!port) throw new Error('media-worker.ts runs as a worker thread');
@@ -135,4 +136,17 @@ port.on('message', (batch: WorkerCommand[]) => {
     }
   }
 });
-post({ ev: 'ready' });
+/**
+ * The nice value asked for (WorkerMediaEngineOptions.niceness), of this thread alone: on Linux,
+ * setpriority of pid 0 is the calling thread's (each thread has its own), so the main thread keeps its.
+ */
+function applyPriority(niceness: number | undefined): WorkerEvent {
+  if (niceness === undefined) return { ev: 'ready' };
+  try {
+    os.setPriority(niceness);
+    return { ev: 'ready', niceness };
+  } catch (error) {
+    return { ev: 'ready', niceness, priorityError: (error as Error).message };
+  }
+}
+post(applyPriority((workerData as WorkerMediaEngineOptions).niceness));

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
+import fs from 'node:fs';
+import os from 'node:os';
 import { type TestContext, test } from 'node:test';
 import { until } from '../../../test/helper.js';
 import { DtmfReceiver, encodeEvent } from './dtmf.js';
@@ -11,7 +13,7 @@ import { delayQuantile } from './mixing-delay.js';
 import { Recorder } from './recorder.js';
 import { parseRtp, writeRtpHeader } from './rtp.js';
 import { MixSource, PcmSource, ToneSource } from './sources.js';
-import { WorkerMediaEngine } from './worker-engine.js';
+import { WorkerMediaEngine, type WorkerPriority } from './worker-engine.js';
 import { WorkerRoom } from './worker-room.js';
 
 test('G.711 µ-law and A-law round trips stay within the quantisation step', () => {
@@ -260,4 +262,28 @@ test("the media worker counts each room member's mixing delay, and starts afresh
   assert.ok(total(again) < total(counted), `${total(again)} after ${total(counted)}`);
   assert.ok(delayQuantile(counted, 0.5)! > 0);
   room.close();
+});
+
+test('the media worker takes the nice value asked for, its thread alone; a refused one is reported and media still runs', async (t) => {
+  const niceOf = (tid: string) =>
+    Number(fs.readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ')[16]);
+  const threadsAt = (nice: number) => fs.readdirSync('/proc/self/task').filter((tid) => niceOf(tid) === nice);
+  assert.deepEqual(threadsAt(3), []);
+  const reported: WorkerPriority[] = [];
+  // 3 needs no privilege (a nice value may always be raised), so this runs as any user.
+  const worker = new WorkerMediaEngine({ niceness: 3 }, (priority) => reported.push(priority));
+  t.after(() => worker.close());
+  await worker.createEndpoint();
+  assert.deepEqual(reported, [{ niceness: 3 }]);
+  // One thread (the worker's) took it; the main thread kept its own.
+  assert.equal(threadsAt(3).length, 1);
+  assert.notEqual(threadsAt(3)[0], String(process.pid));
+  assert.equal(niceOf(String(process.pid)), os.getPriority());
+
+  const refused = new WorkerMediaEngine({ niceness: 25 });
+  t.after(() => refused.close());
+  const endpoint = await refused.createEndpoint();
+  assert.equal(refused.priority?.niceness, 25);
+  assert.match(refused.priority?.error ?? '', /range/);
+  assert.ok(endpoint.port > 0);
 });

@@ -69,7 +69,7 @@ export type WorkerCommand =
 
 /** Worker -> main thread. */
 export type WorkerEvent =
-  | { readonly ev: 'ready' }
+  | { readonly ev: 'ready'; readonly niceness?: number; readonly priorityError?: string }
   | { readonly ev: 'closed-all' }
   | { readonly ev: 'created'; readonly id: number; readonly port?: number; readonly error?: string }
   | { readonly ev: 'result'; readonly id: number; readonly value: PlayResult | 'done' }
@@ -105,13 +105,31 @@ function newWorker(workerData: unknown): Worker {
   return new Worker(bootstrap, { eval: true, workerData, name: 'media-worker' });
 }
 
+export interface WorkerMediaEngineOptions extends MediaEngineOptions {
+  /**
+   * The media worker thread's nice value (−20..19; lower runs first), as rtpengine's --priority
+   * sets its media threads': a room's mix and a call's frames must leave on time while the API,
+   * conversions and other processes share the cores. Raising it needs root or CAP_SYS_NICE;
+   * without, the thread keeps the process's and `priority` says why. Undefined: unchanged.
+   */
+  niceness?: number;
+}
+
+/** What became of the worker thread's priority: the nice value asked for, and the error if refused. */
+export interface WorkerPriority {
+  readonly niceness: number;
+  readonly error?: string;
+}
+
 interface Pending {
   resolve(event: WorkerEvent | undefined): void;
 }
 
 export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
   readonly address: string;
-  private readonly options: Required<MediaEngineOptions>;
+  private readonly options: Required<MediaEngineOptions> & { niceness: number | undefined };
+  /** Set once the worker has started and tried the nice value asked for (undefined: none asked). */
+  priority: WorkerPriority | undefined;
   private worker: Worker | undefined;
   private nextId = 1;
   /** Requests waiting for the worker's answer; settled with undefined if the worker dies. */
@@ -124,11 +142,15 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
   readonly rooms = new Map<number, { receive(event: RoomEvent): void }>();
   private closed = false;
 
-  constructor(options: MediaEngineOptions = {}) {
+  constructor(
+    options: WorkerMediaEngineOptions = {},
+    private readonly onPriority?: (priority: WorkerPriority) => void,
+  ) {
     this.options = {
       address: options.address ?? '127.0.0.1',
       portMin: options.portMin ?? 31000,
       portMax: options.portMax ?? 31999,
+      niceness: options.niceness,
     };
     const { portMin, portMax } = this.options;
     if (portMin < 1024 || portMax > 65534 || portMax <= portMin) {
@@ -177,6 +199,15 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
     }
     if (event.ev === 'room-talk' || event.ev === 'room-floor') {
       this.rooms.get(event.room)?.receive(event);
+      return;
+    }
+    if (event.ev === 'ready') {
+      if (event.niceness === undefined) return;
+      this.priority = {
+        niceness: event.niceness,
+        ...(event.priorityError ? { error: event.priorityError } : {}),
+      };
+      this.onPriority?.(this.priority);
       return;
     }
     if (event.ev === 'fax-page') {
