@@ -67,7 +67,7 @@ export type WorkerCommand =
   | { readonly op: 'mixing-delays'; readonly id: number }
   | RoomCommand;
 
-/** Worker -> main thread. */
+/** Worker -> main thread (in batches: an array of them per message). */
 export type WorkerEvent =
   | { readonly ev: 'ready'; readonly niceness?: number; readonly priorityError?: string }
   | { readonly ev: 'closed-all' }
@@ -168,7 +168,9 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
     const worker = newWorker(this.options);
     // A worker with nothing pending does not keep the process alive (request/receive ref it).
     worker.unref();
-    worker.on('message', (event: WorkerEvent) => this.receive(event));
+    worker.on('message', (events: WorkerEvent[]) => {
+      for (const event of events) this.receive(event);
+    });
     worker.on('error', () => {});
     worker.on('exit', () => {
       if (this.worker === worker) this.lost();
@@ -301,8 +303,8 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
     if (!worker) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, 1000);
-      worker.on('message', (event: WorkerEvent) => {
-        if (event.ev !== 'closed-all') return;
+      worker.on('message', (events: WorkerEvent[]) => {
+        if (!events.some((event) => event.ev === 'closed-all')) return;
         clearTimeout(timer);
         resolve();
       });
