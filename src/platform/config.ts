@@ -66,6 +66,11 @@ export interface Config {
   readonly faxRetrySeconds: number;
   /** FAX_LIBRARY: the spandsp library the fax engine loads (a path); unset: libspandsp.so.2. */
   readonly faxLibrary: string | undefined;
+  /**
+   * MEDIA_NICE: the nice value (−20..19) of the media worker thread, which mixes conferences and
+   * sends every call's frames on a 20 ms clock (rtpengine's --priority for its media threads).
+   */
+  readonly mediaNice: number;
 }
 
 export class ConfigError extends Error {}
@@ -75,7 +80,9 @@ type Env = Record<string, string | undefined>;
 function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^[0-9]+$/.test(raw)) throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
+  // A minus sign only where the range has negatives (a nice value).
+  if (!(min < 0 ? /^-?[0-9]+$/ : /^[0-9]+$/).test(raw))
+    throw new ConfigError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
   if (value < min || value > max)
     throw new ConfigError(`${name} must be between ${min} and ${max}, got ${value}`);
@@ -172,6 +179,7 @@ export function loadConfig(env: Env = process.env): Config {
     pushCaFile: env.PUSH_CA_FILE ? path.resolve(env.PUSH_CA_FILE) : undefined,
     faxRetrySeconds: integer(env, 'FAX_RETRY_SECONDS', 120, 0, 86_400),
     faxLibrary: env.FAX_LIBRARY || undefined,
+    mediaNice: integer(env, 'MEDIA_NICE', -10, -20, 19),
   });
 }
 

@@ -278,6 +278,9 @@ describe('configuration', () => {
     assert.equal(config.sessionRateLimit, 60);
     assert.equal(config.databaseUrl, undefined);
     assert.equal(config.maxUploadSize, 20 * 1024 * 1024);
+    assert.equal(config.mediaNice, -10);
+    assert.equal(loadConfig({ MEDIA_NICE: '-5' }).mediaNice, -5);
+    assert.equal(loadConfig({ MEDIA_NICE: '3' }).mediaNice, 3);
     assert.ok(Object.isFrozen(config));
   });
 
@@ -290,6 +293,10 @@ describe('configuration', () => {
       ['SESSION_RATE_LIMIT', '-1'],
       ['LOG_LEVEL', 'loud'],
       ['SMTP_URL', 'http://mail'],
+      ['MEDIA_NICE', '-21'],
+      ['MEDIA_NICE', '20'],
+      ['MEDIA_NICE', '--5'],
+      ['PORT', '-1'],
     ] as const) {
       assert.throws(
         () => loadConfig({ [name]: value }),

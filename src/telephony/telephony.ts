@@ -340,6 +340,7 @@ export class Telephony implements TelephonyEngine {
         carrierUri: config.carrierUri,
         apiWaitSeconds: config.callApiWait,
         faxLibrary: config.faxLibrary,
+        mediaNice: config.mediaNice,
         log: this.log,
         clock: this.clock,
       });

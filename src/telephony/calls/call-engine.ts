@@ -126,11 +126,22 @@ export class CallEngine {
       userAgent: 'Zentrale',
     });
     // RTP runs in a worker thread: packets never wait for (or delay) the API and the SIP UA.
-    const media = new WorkerMediaEngine({
-      address: options.host,
-      portMin: options.mediaPorts?.min,
-      portMax: options.mediaPorts?.max,
-    });
+    const media = new WorkerMediaEngine(
+      {
+        address: options.host,
+        portMin: options.mediaPorts?.min,
+        portMax: options.mediaPorts?.max,
+        niceness: options.mediaNice,
+      },
+      (priority) => {
+        // Without root or CAP_SYS_NICE a thread may not run before the others: media still works.
+        if (priority.error)
+          options.log.info(
+            { niceness: priority.niceness, reason: priority.error },
+            'the media worker keeps the process priority (MEDIA_NICE not permitted)',
+          );
+      },
+    );
     const engine = new CallEngine(ua, media, directory, options);
     // Calls this node carried when it stopped without ending them get their CDRs now.
     try {

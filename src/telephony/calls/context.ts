@@ -42,6 +42,8 @@ export interface CallEngineOptions {
   readonly log: FastifyBaseLogger;
   /** RTP ports of Zentrale's own media endpoints (announcements, voicemail). */
   readonly mediaPorts?: { readonly min: number; readonly max: number };
+  /** MEDIA_NICE: the media worker thread's nice value; unset: the process's. */
+  readonly mediaNice?: number;
   /**
    * The wall clock of the calls' stamps (created, answered), their CDRs and the legs' heartbeats
    * (decisions.md "Clocks").
