@@ -15,6 +15,7 @@
  *                              its quiet voice is frames VOICE .. VOICE+49; it sends at PHASE
  *   run SECONDS WARMUP PHASES LOUDFRAME  -> member I SENDPHASE RECEIVED EXPECTED D1 D2 ..
  *                                          then: figures SENT LATE CPUSECONDS
+ *   nice N                     this process's nice value (setpriority: root or CAP_SYS_NICE to lower it)
  *   reset -> ok                exit
  */
 #define _GNU_SOURCE
@@ -302,6 +303,8 @@ int main(void) {
       double seconds, warmup;
       int phases, loudFrame;
       if (sscanf(line + 4, "%lf %lf %d %d", &seconds, &warmup, &phases, &loudFrame) == 4) run(epoll, seconds, warmup, phases, loudFrame);
+    } else if (strncmp(line, "nice ", 5) == 0) {
+      if (setpriority(PRIO_PROCESS, 0, atoi(line + 5)) != 0) perror("conference-peers: nice");
     } else if (strncmp(line, "reset", 5) == 0) {
       for (int i = 0; i < count; i++) {
         Member *m = &members[i];

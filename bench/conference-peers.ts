@@ -56,8 +56,10 @@ export class CPeers {
   constructor(
     binary: string,
     private readonly index: number,
+    niceness?: number,
   ) {
     this.child = spawn(binary, [], { stdio: ['pipe', 'pipe', 'inherit'] });
+    if (niceness !== undefined) this.send(`nice ${niceness}`);
     this.lines = readline.createInterface({ input: this.child.stdout })[Symbol.asyncIterator]();
     const table = new Int16Array(256);
     decodeG711(

@@ -21,7 +21,9 @@
  *   --seed N (the random phases drawn from N: runs of two versions compare on the same phases)
  *   --peers c|node (the members in C, bench/conference-peers.c, the default when a C compiler is
  *   there; or in Node, bench/conference-members.ts, as before 2026-12-06)
- *   --nice N (the media worker thread's nice value, WorkerMediaEngineOptions.niceness)
+ *   --nice=N (the media worker thread's nice value, WorkerMediaEngineOptions.niceness; default
+ *   MEDIA_NICE's, as npm start runs it) --peers-nice=N (the C members' nice value: a negative
+ *   one stands for phones with CPUs of their own, whom the machine's other work does not delay)
  *   --histogram (the share of the mixer's delays under 4, 8 .. 100 ms)
  */
 import { type ChildProcess, fork } from 'node:child_process';
@@ -31,6 +33,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import pino from 'pino';
+import { loadConfig } from '../src/platform/config.js';
 import { freeUdpPort } from '../src/platform/ports.js';
 import { RELAY_FLAGS } from '../src/telephony/calls/relayed-pair.js';
 import { phaseOf } from '../src/telephony/media/clock.js';
@@ -63,7 +66,8 @@ const { values } = parseArgs({
     phases: { type: 'string', default: 'random' },
     seed: { type: 'string' },
     peers: { type: 'string', default: haveCompiler() ? 'c' : 'node' },
-    nice: { type: 'string' },
+    nice: { type: 'string', default: String(loadConfig({}).mediaNice) },
+    'peers-nice': { type: 'string' },
     histogram: { type: 'boolean', default: false },
   },
 });
@@ -78,7 +82,8 @@ const PHASES: SendPhases = values.phases;
 const SEED = values.seed === undefined ? undefined : Number(values.seed);
 if (values.peers !== 'c' && values.peers !== 'node') throw new Error('--peers c|node');
 const PEERS = values.peers;
-const NICE = values.nice === undefined ? undefined : Number(values.nice);
+const NICE = Number(values.nice);
+const PEERS_NICE = values['peers-nice'] === undefined ? undefined : Number(values['peers-nice']);
 
 type MemberFigures = PeerFigures;
 type Peers = NodePeers | CPeers;
@@ -341,7 +346,7 @@ const rtpengine = new EngineSupervisor(
 );
 const binary = PEERS === 'c' ? buildPeers(dir) : undefined;
 const procs: Peers[] = Array.from({ length: PROCS }, (_, i) =>
-  binary ? new CPeers(binary, i) : new NodePeers(i),
+  binary ? new CPeers(binary, i, PEERS_NICE) : new NodePeers(i),
 );
 try {
   await rtpengine.start();
@@ -355,7 +360,7 @@ try {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}; ` +
-      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}.`,
+      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}; media worker nice ${NICE}${PEERS_NICE === undefined ? '' : `, members nice ${PEERS_NICE}`}.`,
   );
   console.log('');
   console.log(
