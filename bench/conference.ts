@@ -201,7 +201,9 @@ async function measure(
   await new Promise((resolve) => setTimeout(resolve, SECONDS * 1000));
   const used = cpu() - before;
   const seconds = (performance.now() - started) / 1000;
-  const mixing = (await engine?.mixingDelays()) ?? [];
+  const timing = await engine?.mixingDelays();
+  const mixing = timing?.delays ?? [];
+  const lateness = timing?.lateness ?? [];
   if (values.histogram && mixing.length > 0) console.log(histogram(mixing));
   const figures = await Promise.all(runs);
   const bound = engine
@@ -226,6 +228,9 @@ async function measure(
     max: delays.at(-1) ?? Number.NaN,
     mixingP50: delayQuantile(mixing, 0.5),
     mixingP99: delayQuantile(mixing, 0.99),
+    behind: timing ? timing.behind / mixing.reduce((sum, count) => sum + count, 0) : Number.NaN,
+    lateP50: delayQuantile(lateness, 0.5),
+    lateP99: delayQuantile(lateness, 0.99),
     boundP50: percentile(bound, 50),
     boundP99: percentile(bound, 99),
     lateTicks: figures.reduce((sum, f) => sum + f.lateTicks, 0),
@@ -321,9 +326,13 @@ function line(name: string, f: Awaited<ReturnType<typeof mixerRun>>): string {
     f.mixingP50 === undefined
       ? '—'
       : `${f.mixingP50.toFixed(2)} / ${f.mixingP99!.toFixed(2)} ms (bound ${f.boundP50.toFixed(1)} / ${f.boundP99.toFixed(1)})`;
+  const why =
+    f.lateP50 === undefined
+      ? '—'
+      : `${(f.behind * 100).toFixed(1)} % / ${f.lateP50.toFixed(2)} / ${f.lateP99!.toFixed(2)} ms`;
   return (
     `| ${name} | ${f.corePercent.toFixed(2)} % | ${f.loss.toFixed(3)} % (${f.received} of ${f.expected}) | ` +
-    `${f.p50.toFixed(1)} / ${f.p90.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${(f.under20 * 100).toFixed(1)} % | ${mixing} | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
+    `${f.p50.toFixed(1)} / ${f.p90.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${(f.under20 * 100).toFixed(1)} % | ${mixing} | ${why} | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
   );
 }
 
@@ -364,9 +373,9 @@ try {
   );
   console.log('');
   console.log(
-    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | mixing delay p50 / p99 (one-tick bound) | late ticks of the peers | peers CPU |',
+    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | mixing delay p50 / p99 (one-tick bound) | frames behind another / room ticks late p50 / p99 | late ticks of the peers | peers CPU |',
   );
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const pid = rtpengine.pid!;
   if (!skip.has('one')) {
     // One room: its members all in the first process.

@@ -25,6 +25,9 @@ export interface Tickable {
 }
 
 export class MediaClock {
+  /** @param late told how late each run of the clock's timer came (ms after its first tick's time). */
+  constructor(private readonly late?: (ms: number) => void) {}
+
   private readonly members = new Set<Tickable>();
   private timer: NodeJS.Timeout | undefined;
   private next = 0;
@@ -86,6 +89,7 @@ export class MediaClock {
 
   private run(): void {
     const now = performance.now();
+    this.late?.(now - this.next);
     this.running = true;
     let frames = 0;
     while (this.next <= now && frames < MAX_CATCH_UP) {

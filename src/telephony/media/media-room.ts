@@ -53,7 +53,7 @@ const ALIGN_GAIN_MS = 2;
 export class MediaRoom {
   readonly mixer: Mixer;
   private readonly members = new Map<number, Joined>();
-  private readonly clock = new MediaClock();
+  private readonly clock: MediaClock;
   private readonly recorders = new Set<Recorder>();
   private ticks = 0;
   private deadline = 0;
@@ -65,6 +65,7 @@ export class MediaRoom {
     events: MixerEvents = {},
   ) {
     this.mixer = new Mixer(events);
+    this.clock = new MediaClock(events.lateness);
     this.clock.add(this);
   }
 

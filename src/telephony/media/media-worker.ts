@@ -88,7 +88,7 @@ function handle(command: WorkerCommand): void {
       links.delete(command.id);
       return;
     case 'mixing-delays':
-      post({ ev: 'mixing-delays', id: command.id, counts: delays.take() });
+      post({ ev: 'mixing-delays', id: command.id, figures: delays.take() });
       return;
   }
   const endpoint = endpoints.get(command.endpoint);

@@ -251,16 +251,22 @@ test("the media worker counts each room member's mixing delay, and starts afresh
     void peer.tone(500 + i * 300, { durationMs: 5000 });
   }
   let counted: number[] = [];
+  let ticks: number[] = [];
+  const add = (sum: number[], counts: number[]) =>
+    sum.length === 0 ? counts : sum.map((count, i) => count + counts[i]!);
   const total = (counts: number[]) => counts.reduce((sum, count) => sum + count, 0);
   await until(async () => {
-    const counts = await worker.mixingDelays();
-    counted = counted.length === 0 ? counts : counted.map((count, i) => count + counts[i]!);
+    const figures = await worker.mixingDelays();
+    counted = add(counted, figures.delays);
+    ticks = add(ticks, figures.lateness);
     return total(counted) >= 20;
   }, 'frames of both members mixed and counted');
   // Each take starts afresh: right after one, the next holds at most the frames mixed meanwhile.
   const again = await worker.mixingDelays();
-  assert.ok(total(again) < total(counted), `${total(again)} after ${total(counted)}`);
+  assert.ok(total(again.delays) < total(counted), `${total(again.delays)} after ${total(counted)}`);
   assert.ok(delayQuantile(counted, 0.5)! > 0);
+  // The room's ticks were counted too: at least one per two frames of its two members.
+  assert.ok(total(ticks) >= total(counted) / 2, `${total(ticks)} ticks for ${total(counted)} frames`);
   room.close();
 });
 

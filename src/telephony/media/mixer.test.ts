@@ -322,7 +322,13 @@ test('after the room clock moved, a frame the move left standing is dropped with
 
 test("each frame's mixing delay runs from the arrival of the packet that completed it to its mix", () => {
   const delays: number[] = [];
-  const mixer = new Mixer({ delay: (ms) => delays.push(ms) });
+  const behind: boolean[] = [];
+  const mixer = new Mixer({
+    delay: (ms, wasBehind) => {
+      delays.push(ms);
+      behind.push(wasBehind);
+    },
+  });
   mixer.add(1);
   const half = constant(100).subarray(0, FRAME_SAMPLES / 2);
   // Two 10 ms packets make one frame: its delay counts from the second.
@@ -336,6 +342,8 @@ test("each frame's mixing delay runs from the arrival of the packet that complet
   mixer.mix(25);
   mixer.mix(45);
   assert.deepEqual(delays.slice(1), [5, 23]);
+  // The second was in before the mix at 25 and waited behind the first.
+  assert.deepEqual(behind.slice(0, 3), [false, false, true]);
   // Six frames overflow the queue (four frames): the two oldest go, and the frame mixed is the third (102).
   for (let i = 0; i < 6; i++) mixer.push(1, constant(100), 100 + i);
   mixer.mix(110);

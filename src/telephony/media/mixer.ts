@@ -66,8 +66,13 @@ export interface MixerEvents {
   talk?(member: number, talk: boolean): void;
   /** The loudest talker, or null when no one talks. */
   floor?(member: number | null): void;
-  /** A member's frame went into this mix `ms` after the packet that completed it arrived (mixing-delay.ts). */
-  delay?(ms: number): void;
+  /**
+   * A member's frame went into this mix `ms` after the packet that completed it arrived
+   * (mixing-delay.ts); `behind`: it had been queued behind another frame of that member.
+   */
+  delay?(ms: number, behind: boolean): void;
+  /** The room's tick ran `ms` after its time (media-room.ts's clock). */
+  lateness?(ms: number): void;
 }
 
 class Member {
@@ -99,6 +104,8 @@ class Member {
   private removed = 0;
   /** Takes after the last that found less than a frame (a short take), and takes from the short one before to it. */
   private sinceShort = Number.POSITIVE_INFINITY;
+  /** When the last mix took this member's frame. */
+  private lastTake = Number.NEGATIVE_INFINITY;
   private shortGap = Number.POSITIVE_INFINITY;
 
   constructor(settings: MemberSettings) {
@@ -152,11 +159,13 @@ class Member {
    * Takes one frame of input (silence where none came), detects talk, scales it; tells `delay`
    * how long the frame waited (from the arrival of the packet that completed it to `now`).
    */
-  take(now: number, delay: ((ms: number) => void) | undefined): void {
+  take(now: number, delay: MixerEvents['delay']): void {
     this.dropLate();
     if (delay) {
       const arrived = this.frameArrivedAt;
-      if (arrived !== undefined) delay(now - arrived);
+      // In before the last mix and not taken by it: another frame of this member went first.
+      if (arrived !== undefined) delay(now - arrived, arrived < this.lastTake);
+      this.lastTake = now;
     }
     const n = Math.min(FRAME_SAMPLES, this.queued);
     const factor = volumeFactor(this.settings.volumeIn);

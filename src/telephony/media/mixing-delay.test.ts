@@ -5,9 +5,12 @@ import { delayQuantile, MAX_DELAY_MS, MixingDelays } from './mixing-delay.js';
 test('the mixing delay histogram gives quantiles at bucket edges and starts afresh when taken', () => {
   const delays = new MixingDelays();
   for (let i = 0; i < 98; i++) delays.record(3.1);
-  delays.record(17.6);
-  delays.record(250);
-  const counts = delays.take();
+  delays.record(17.6, true);
+  delays.record(250, true);
+  for (let i = 0; i < 9; i++) delays.recordLateness(0.3);
+  delays.recordLateness(6);
+  const figures = delays.take();
+  const counts = figures.delays;
   assert.equal(delayQuantile(counts, 0.5), 3.25);
   assert.equal(delayQuantile(counts, 0.99), 17.75);
   // Beyond the histogram: counted in the last bucket, read as MAX_DELAY_MS.
@@ -16,5 +19,11 @@ test('the mixing delay histogram gives quantiles at bucket edges and starts afre
     counts.reduce((a, b) => a + b, 0),
     100,
   );
-  assert.equal(delayQuantile(delays.take(), 0.5), undefined);
+  assert.equal(figures.behind, 2);
+  assert.equal(delayQuantile(figures.lateness, 0.9), 0.5);
+  assert.equal(delayQuantile(figures.lateness, 1), 6.25);
+  const again = delays.take();
+  assert.equal(delayQuantile(again.delays, 0.5), undefined);
+  assert.equal(again.behind, 0);
+  assert.equal(delayQuantile(again.lateness, 0.5), undefined);
 });

@@ -34,7 +34,8 @@ export function roomCommand(ctx: RoomContext, command: RoomCommand): void {
       new MediaRoom(ctx.engine, {
         talk: (endpoint, talk) => post({ ev: 'room-talk', room, endpoint, talk }),
         floor: (endpoint) => post({ ev: 'room-floor', room, endpoint }),
-        delay: (ms) => ctx.delays.record(ms),
+        delay: (ms, behind) => ctx.delays.record(ms, behind),
+        lateness: (ms) => ctx.delays.recordLateness(ms),
       }),
     );
     return;

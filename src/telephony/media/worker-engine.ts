@@ -21,6 +21,7 @@ import type {
   RemoteMedia,
 } from './media-endpoint.js';
 import type { MediaEngineOptions } from './media-engine.js';
+import type { MixingFigures } from './mixing-delay.js';
 import type { Recording } from './recorder.js';
 import type { RoomCommand, RoomEvent } from './room-protocol.js';
 import {
@@ -76,7 +77,7 @@ export type WorkerEvent =
   | { readonly ev: 'recorded'; readonly id: number; readonly recording?: Recording }
   | { readonly ev: 'faxed'; readonly id: number; readonly result?: FaxResult }
   | { readonly ev: 'fax-page'; readonly id: number; readonly pages: number }
-  | { readonly ev: 'mixing-delays'; readonly id: number; readonly counts: number[] }
+  | { readonly ev: 'mixing-delays'; readonly id: number; readonly figures: MixingFigures }
   | {
       readonly ev: 'dtmf';
       readonly endpoint: number;
@@ -252,11 +253,12 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
 
   /**
    * The conference mixer's own delay since the last call (mixing-delay.ts): counts per
-   * DELAY_BUCKET_MS of every member's frame in every room; empty when the worker is gone.
+   * DELAY_BUCKET_MS of every member's frame in every room, how many waited behind another, and
+   * how late the rooms' ticks ran; empty when the worker is gone.
    */
-  async mixingDelays(): Promise<number[]> {
+  async mixingDelays(): Promise<MixingFigures> {
     const event = await this.request((id) => ({ op: 'mixing-delays', id }));
-    return event?.ev === 'mixing-delays' ? event.counts : [];
+    return event?.ev === 'mixing-delays' ? event.figures : { delays: [], behind: 0, lateness: [] };
   }
 
   /** @internal a recording in the worker (of an endpoint, or of a room with `endpoint` 0). */
