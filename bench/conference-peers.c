@@ -50,6 +50,8 @@ typedef struct {
   int voice;
   int phase;
   uint16_t sequence;
+  /* The RTP timestamp: a frame's worth (160) a packet, wrapping at 2^32 and not with the sequence. */
+  uint32_t timestamp;
   uint32_t ssrc;
   long received;
   int hasFirst;
@@ -195,8 +197,8 @@ static void run(int epoll, double seconds, double warmup, int phases, int loudFr
           Member *m = &members[i];
           if (!m->target || m->phase != phase) continue;
           int burst = tick % CYCLE == m->slot;
-          m->sequence++;
-          writeHeader(packet, m->sequence - 1, (uint32_t)m->sequence * FRAME, m->ssrc);
+          m->timestamp += FRAME;
+          writeHeader(packet, m->sequence++, m->timestamp, m->ssrc);
           memcpy(packet + 12, frames[burst ? loudFrame : m->voice + tick % CYCLE], FRAME);
           if (burst) pushBurst(m->group, i, nowMs());
           to.sin_port = htons(m->target);
@@ -273,6 +275,7 @@ int main(void) {
         getsockname(m->fd, (struct sockaddr *)&address, &size);
         m->port = ntohs(address.sin_port);
         m->sequence = (uint16_t)rand();
+        m->timestamp = (uint32_t)rand();
         m->ssrc = (uint32_t)rand() * 2654435761u;
         struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)count};
         epoll_ctl(epoll, EPOLL_CTL_ADD, m->fd, &ev);
