@@ -156,3 +156,33 @@ test("a write's prepared statements run beside Kysely's executor; a failing one 
     [1, 3],
   );
 });
+
+test('reads close together share a held shared lock, still see every commit, and let go of it soon after', async (t) => {
+  const { handle, other } = await twoConnections(t);
+  other.pragma('busy_timeout = 0');
+  const values = preparedQuery((d, _a: { all: boolean }) =>
+    d
+      .selectFrom('t' as never)
+      .select(sql<number>`x`.as('x'))
+      .orderBy(sql`x`),
+  );
+  const read = async () => (await values.all(handle.db, { all: true })).map((row) => row.x);
+  assert.deepEqual(await read(), []);
+  // A second read at once: the process now holds the file's shared lock between statements.
+  assert.deepEqual(await read(), []);
+  // Another process's commit (Kamailio's) and the node's own write, while the lock is held.
+  other.prepare('insert into t (x) values (1)').run();
+  assert.deepEqual(await read(), [1]);
+  await sql`insert into t (x) values (2)`.execute(handle.db);
+  assert.deepEqual(await read(), [1, 2]);
+  // Held: a checkpoint that must wait for every reader cannot finish yet...
+  const [held] = other.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+  assert.equal(held!.busy, 1, 'the shared lock is held between the reads');
+  // ...and can once the reads have paused for longer than the hold.
+  await until(
+    () => (other.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[])[0]!.busy === 0,
+    'the held lock was let go',
+    5_000,
+  );
+  assert.deepEqual(await read(), [1, 2]);
+});
