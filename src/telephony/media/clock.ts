@@ -25,15 +25,15 @@ export interface Tickable {
 }
 
 export class MediaClock {
-  /** @param late told how late each run of the clock's timer came (ms after its first tick's time). */
-  constructor(private readonly late?: (ms: number) => void) {}
-
   private readonly members = new Set<Tickable>();
   private timer: NodeJS.Timeout | undefined;
   private next = 0;
   private running = false;
   /** A phase asked for by `align` during a run, applied before the run schedules. */
   private wanted: number | undefined;
+
+  /** @param late told how late each run of the clock's timer came (ms after its first tick's time). */
+  constructor(private readonly late?: (ms: number) => void) {}
 
   add(member: Tickable): void {
     this.members.add(member);
