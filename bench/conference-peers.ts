@@ -7,8 +7,6 @@
  * load, so their own jitter and CPU went into the mixer's figures.
  */
 import { type ChildProcessByStdio, execFileSync, spawn } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
@@ -147,4 +145,3 @@ export function haveCompiler(): boolean {
     return false;
   }
 }
-export const peersDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'zentrale-conference-peers-'));

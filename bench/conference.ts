@@ -85,7 +85,6 @@ const PEERS = values.peers;
 const NICE = Number(values.nice);
 const PEERS_NICE = values['peers-nice'] === undefined ? undefined : Number(values['peers-nice']);
 
-type MemberFigures = PeerFigures;
 type Peers = NodePeers | CPeers;
 
 /** A process of synthetic members in Node (bench/conference-members.ts). */
@@ -165,7 +164,7 @@ function percentile(sorted: number[], p: number): number {
  * they arrive exactly at their send phases (no jitter, no processing): per room, the tick after
  * the largest gap between the phases; a wait per member, each frame of each member counted alike.
  */
-function oneTickBound(groups: number[][], members: MemberFigures[]): number[] {
+function oneTickBound(groups: number[][], members: PeerFigures[]): number[] {
   const waits: number[] = [];
   for (const group of groups) {
     const phases = group.map((index) => members[index]!.sendPhase).sort((a, b) => a - b);
