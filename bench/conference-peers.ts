@@ -126,6 +126,10 @@ export class CPeers {
     }
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   async reset(): Promise<void> {
     this.send('reset');
     await this.line();

@@ -25,8 +25,11 @@
  *   MEDIA_NICE's, as npm start runs it) --peers-nice=N (the C members' nice value: a negative
  *   one stands for phones with CPUs of their own, whom the machine's other work does not delay)
  *   --histogram (the share of the mixer's delays under 4, 8 .. 100 ms)
+ *   --pin (taskset: the media worker thread on CPU 0, the members' processes on CPU 1, as phones
+ *   elsewhere would be; unpinned on this two-core VM, some runs fell into a state where the
+ *   worker took half as much CPU again for the same work, docs/benchmarks.md)
  */
-import { type ChildProcess, fork } from 'node:child_process';
+import { type ChildProcess, execFileSync, fork } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -69,6 +72,7 @@ const { values } = parseArgs({
     nice: { type: 'string', default: String(loadConfig({}).mediaNice) },
     'peers-nice': { type: 'string' },
     histogram: { type: 'boolean', default: false },
+    pin: { type: 'boolean', default: false },
   },
 });
 const ROOMS = Number(values.rooms);
@@ -131,6 +135,10 @@ class NodePeers {
     });
   }
 
+  get pid(): number {
+    return this.child.pid!;
+  }
+
   reset(): Promise<unknown> {
     return this.ask({ op: 'reset' });
   }
@@ -146,6 +154,12 @@ function cpuSeconds(pid: number, tid?: number): number {
   const fields = fs.readFileSync(file, 'utf8').split(') ')[1]!.split(' ');
   // utime and stime in clock ticks (USER_HZ, 100 on Linux).
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** `--pin`: the media worker's thread on CPU 0, the members' processes on CPU 1. */
+function pin(thread: number, procs: Peers[]): void {
+  execFileSync('taskset', ['-p', '-c', '0', String(thread)], { stdio: 'ignore' });
+  for (const proc of procs) execFileSync('taskset', ['-p', '-c', '1', String(proc.pid)], { stdio: 'ignore' });
 }
 
 /** The media worker's thread (named by worker-engine.ts). */
@@ -271,6 +285,7 @@ async function mixerRun(procs: Peers[], rooms: number, size: number) {
       targets.push(list);
     }
     const thread = mediaThread();
+    if (values.pin) pin(thread, procs);
     const figures = await measure(procs, groups, targets, () => cpuSeconds(process.pid, thread), engine);
     for (const room of workerRooms) room.close();
     return figures;
@@ -368,7 +383,7 @@ try {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}; ` +
-      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}; media worker nice ${NICE}${PEERS_NICE === undefined ? '' : `, members nice ${PEERS_NICE}`}.`,
+      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}${values.pin ? '; worker on CPU 0, members on CPU 1' : ''}; media worker nice ${NICE}${PEERS_NICE === undefined ? '' : `, members nice ${PEERS_NICE}`}.`,
   );
   console.log('');
   console.log(
