@@ -111,7 +111,16 @@ test("a room with members on two nodes: B sends its caller on to the room's home
       .sort(),
     ['+4917100001', '+4917100002', '+4917100003'],
   );
-  assert.deepEqual(fromB, fromA, 'node B lists the home node’s members');
+  // The same members with the same settings; talk and floor follow the audio, which goes on
+  // between the two reads (the floor can pass between equally loud tones).
+  const settled = (members: Record<string, object>) =>
+    Object.fromEntries(
+      Object.entries(members).map(([id, member]) => {
+        const { talk: _talk, floor: _floor, ...rest } = member as { talk?: boolean; floor?: boolean };
+        return [id, rest];
+      }),
+    );
+  assert.deepEqual(settled(fromB), settled(fromA), 'node B lists the home node’s members');
   // A session on node B that subscribes gets conference_status with the home's three members.
   assert.equal((await clientB.call('GET', `/api/conference/${conference}/event?timeout=600`)).status, 'ok');
   const [status] = await eventually(
