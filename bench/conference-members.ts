@@ -13,7 +13,16 @@ import { performance } from 'node:perf_hooks';
 import { decodeG711 } from '../src/telephony/media/g711.js';
 import { writeRtpHeader } from '../src/telephony/media/rtp.js';
 import { seeded } from '../test/seeded.js';
-import { CYCLE, FRAME, LOUD, loudFrame, phaseIndexes, type SendPhases, voice } from './conference-voices.js';
+import {
+  burstSlot,
+  CYCLE,
+  FRAME,
+  LOUD,
+  loudFrame,
+  phaseIndexes,
+  type SendPhases,
+  voice,
+} from './conference-voices.js';
 
 interface Member {
   socket: dgram.Socket;
@@ -120,7 +129,7 @@ async function run(
     group.forEach((index, position) => {
       const member = members[index]!;
       member.group = g;
-      member.slot = Math.floor((position * CYCLE) / group.length);
+      member.slot = burstSlot(position, group.length);
       member.voice = voice(position);
     });
   });

@@ -12,7 +12,15 @@ import readline from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { decodeG711 } from '../src/telephony/media/g711.js';
 import { seeded } from '../test/seeded.js';
-import { CYCLE, loudFrame, phaseIndexes, type SendPhases, VOICES, voice } from './conference-voices.js';
+import {
+  burstSlot,
+  CYCLE,
+  loudFrame,
+  phaseIndexes,
+  type SendPhases,
+  VOICES,
+  voice,
+} from './conference-voices.js';
 
 export interface PeerFigures {
   /** When in the 20 ms (of the machine's clock) it sends. */
@@ -98,7 +106,7 @@ export class CPeers {
     const { phases, indexes } = phaseIndexes(this.ports.length, options.phases, random);
     groups.forEach((group, g) => {
       group.forEach((index, position) => {
-        const slot = Math.floor((position * CYCLE) / group.length);
+        const slot = burstSlot(position, group.length);
         const target = targets[index];
         if (target)
           this.send(

@@ -38,6 +38,11 @@ export function voice(position: number): Uint8Array[] {
   return frames;
 }
 
+/** The tick of the burst cycle at which the member at `position` of a group of `size` bursts: turns taken evenly. */
+export function burstSlot(position: number, size: number): number {
+  return Math.floor((position * CYCLE) / size);
+}
+
 /** The burst: a loud 1 kHz frame (PCMU). */
 export const loudFrame = (() => {
   const pcm = new Int16Array(FRAME);
