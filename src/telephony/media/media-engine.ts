@@ -4,6 +4,8 @@
  * makes one and passes it where needed.
  */
 import dgram from 'node:dgram';
+import dns from 'node:dns';
+import { isIPv4 } from 'node:net';
 import { MediaClock } from './clock.js';
 import { MediaEndpoint } from './media-endpoint.js';
 
@@ -80,7 +82,7 @@ export class MediaEngine {
 
   private bind(port: number): Promise<dgram.Socket | undefined> {
     return new Promise((resolve) => {
-      const socket = dgram.createSocket('udp4');
+      const socket = dgram.createSocket({ type: 'udp4', lookup: lookupLiteral });
       socket.once('error', () => {
         socket.close();
         resolve(undefined);
@@ -96,4 +98,18 @@ export class MediaEngine {
   close(): void {
     for (const endpoint of [...this.endpoints.values()]) endpoint.close();
   }
+}
+
+/**
+ * The sockets' address lookup: an IPv4 literal (every RTP peer from SDP) is answered at once.
+ * dgram's default, dns.lookup, answers literals too but on the next tick: a deferred callback
+ * for each packet sent (0.6–0.8 of 5.7–5.9 µs CPU a packet in a send loop on loopback).
+ */
+function lookupLiteral(
+  hostname: string,
+  options: dns.LookupOneOptions | number,
+  callback: (error: NodeJS.ErrnoException | null, address: string, family: number) => void,
+): void {
+  if (isIPv4(hostname)) callback(null, hostname, 4);
+  else dns.lookup(hostname, typeof options === 'number' ? { family: options } : options, callback);
 }

@@ -132,6 +132,26 @@ test('one endpoint plays a tone and sends DTMF, the other records the tone and r
   assert.equal(recording.empty, false);
 });
 
+test('RTP headers are written and read in network byte order, the top bit of 32-bit fields included', () => {
+  const packet = Buffer.alloc(12 + 4);
+  writeRtpHeader(packet, 8, true, 0xfedc, 0xfedcba98, 0x89abcdef);
+  assert.deepEqual(
+    [...packet.subarray(0, 12)],
+    [0x80, 0x88, 0xfe, 0xdc, 0xfe, 0xdc, 0xba, 0x98, 0x89, 0xab, 0xcd, 0xef],
+  );
+  assert.deepEqual(parseRtp(packet), {
+    payloadType: 8,
+    marker: true,
+    sequence: 0xfedc,
+    timestamp: 0xfedcba98,
+    ssrc: 0x89abcdef,
+    payload: packet.subarray(12),
+  });
+  // Sequence and timestamp wrap as RFC 3550 counters do.
+  writeRtpHeader(packet, 0, false, 0x10001, 2 ** 32 + 5, 1);
+  assert.deepEqual([...packet.subarray(0, 12)], [0x80, 0x00, 0x00, 0x01, 0, 0, 0, 5, 0, 0, 0, 1]);
+});
+
 test('a recording of silence is empty; foreign payload types and garbage are ignored', async (t) => {
   const { a, b } = await endpointPair(t);
   const recorder = b.record(5);

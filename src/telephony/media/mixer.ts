@@ -169,12 +169,24 @@ class Member {
     }
     const n = Math.min(FRAME_SAMPLES, this.queued);
     const factor = volumeFactor(this.settings.volumeIn);
+    const queue = this.queue;
+    const input = this.input;
     let sum = 0;
-    for (let i = 0; i < FRAME_SAMPLES; i++) {
-      const sample = i < n ? this.queue[i]! : 0;
-      sum += sample < 0 ? -sample : sample;
-      this.input[i] = Math.round(sample * factor);
+    // Volume 0 (most members) copies; a rounding multiply per sample was a share of the worker's time.
+    if (factor === 1) {
+      for (let i = 0; i < n; i++) {
+        const sample = queue[i]!;
+        sum += sample < 0 ? -sample : sample;
+        input[i] = sample;
+      }
+    } else {
+      for (let i = 0; i < n; i++) {
+        const sample = queue[i]!;
+        sum += sample < 0 ? -sample : sample;
+        input[i] = Math.round(sample * factor);
+      }
     }
+    if (n < FRAME_SAMPLES) input.fill(0, n);
     this.queue.copyWithin(0, n, this.queued);
     this.queued -= n;
     this.removeHead(n);
@@ -364,7 +376,8 @@ export class Mixer {
       let frame = this.shared.get(step);
       if (!frame) {
         frame = new Int16Array(FRAME_SAMPLES);
-        for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = clip(Math.round(this.room[i]! * factor));
+        if (factor === 1) frame.set(this.room);
+        else for (let i = 0; i < FRAME_SAMPLES; i++) frame[i] = clip(Math.round(this.room[i]! * factor));
         this.shared.set(step, frame);
       }
       out.set(frame);
@@ -372,7 +385,8 @@ export class Mixer {
     }
     const sum = this.sum;
     const own = member.input;
-    for (let i = 0; i < FRAME_SAMPLES; i++) out[i] = clip(Math.round(clip(sum[i]! - own[i]!) * factor));
+    if (factor === 1) for (let i = 0; i < FRAME_SAMPLES; i++) out[i] = clip(sum[i]! - own[i]!);
+    else for (let i = 0; i < FRAME_SAMPLES; i++) out[i] = clip(Math.round(clip(sum[i]! - own[i]!) * factor));
   }
 
   /** Talk changes at most every TALK_REPORT_FRAMES per member; the floor to the loudest talker. */

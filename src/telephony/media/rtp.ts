@@ -27,13 +27,13 @@ export function parseRtp(data: Uint8Array): RtpPacket | undefined {
   let end = data.length;
   if (data[0]! & 0x20) end -= data[data.length - 1]!;
   if (offset > end) return undefined;
-  const view = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  // Bytes read directly: a DataView per packet was a measurable share of the media worker's time.
   return {
     payloadType,
     marker: (data[1]! & 0x80) !== 0,
-    sequence: view.getUint16(2),
-    timestamp: view.getUint32(4),
-    ssrc: view.getUint32(8),
+    sequence: (data[2]! << 8) | data[3]!,
+    timestamp: uint32(data, 4),
+    ssrc: uint32(data, 8),
     payload: data.subarray(offset, end),
   };
 }
@@ -47,10 +47,24 @@ export function writeRtpHeader(
   timestamp: number,
   ssrc: number,
 ): void {
-  const view = new DataView(out.buffer, out.byteOffset, out.byteLength);
   out[0] = 0x80;
   out[1] = (marker ? 0x80 : 0) | (payloadType & 0x7f);
-  view.setUint16(2, sequence & 0xffff);
-  view.setUint32(4, timestamp >>> 0);
-  view.setUint32(8, ssrc >>> 0);
+  out[2] = (sequence >>> 8) & 0xff;
+  out[3] = sequence & 0xff;
+  putUint32(out, 4, timestamp);
+  putUint32(out, 8, ssrc);
+}
+
+/** Big-endian 32-bit unsigned at `offset` (network order). */
+function uint32(data: Uint8Array, offset: number): number {
+  return (
+    ((data[offset]! << 24) | (data[offset + 1]! << 16) | (data[offset + 2]! << 8) | data[offset + 3]!) >>> 0
+  );
+}
+
+function putUint32(out: Uint8Array, offset: number, value: number): void {
+  out[offset] = (value >>> 24) & 0xff;
+  out[offset + 1] = (value >>> 16) & 0xff;
+  out[offset + 2] = (value >>> 8) & 0xff;
+  out[offset + 3] = value & 0xff;
 }
