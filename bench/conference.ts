@@ -230,6 +230,7 @@ async function measure(
   const delays = active.flatMap((m) => m.delays).sort((a, b) => a - b);
   return {
     corePercent: (used / seconds) * 100,
+    mixPercent: timing ? timing.mixMs / seconds / 10 : undefined,
     loss: expected === 0 ? Number.NaN : ((expected - received) / expected) * 100,
     received,
     expected,
@@ -345,7 +346,7 @@ function line(name: string, f: Awaited<ReturnType<typeof mixerRun>>): string {
       ? '—'
       : `${(f.behind * 100).toFixed(1)} % / ${f.lateP50.toFixed(2)} / ${f.lateP99!.toFixed(2)} ms`;
   return (
-    `| ${name} | ${f.corePercent.toFixed(2)} % | ${f.loss.toFixed(3)} % (${f.received} of ${f.expected}) | ` +
+    `| ${name} | ${f.corePercent.toFixed(2)} %${f.mixPercent === undefined ? '' : ` (mixes ${f.mixPercent.toFixed(2)} %)`} | ${f.loss.toFixed(3)} % (${f.received} of ${f.expected}) | ` +
     `${f.p50.toFixed(1)} / ${f.p90.toFixed(1)} / ${f.p99.toFixed(1)} / ${f.max.toFixed(1)} ms (${f.bursts}) | ${(f.under20 * 100).toFixed(1)} % | ${mixing} | ${why} | ${f.lateTicks} | ${(f.peerCpu * 100).toFixed(0)} % |`
   );
 }
@@ -387,7 +388,7 @@ try {
   );
   console.log('');
   console.log(
-    '| run | CPU (media worker thread / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | mixing delay p50 / p99 (one-tick bound) | frames behind another / room ticks late p50 / p99 | late ticks of the peers | peers CPU |',
+    '| run | CPU (media worker thread (of it the mixes) / rtpengine), % of one core | loss | delay p50 / p90 / p99 / max (bursts) | under 20 ms | mixing delay p50 / p99 (one-tick bound) | frames behind another / room ticks late p50 / p99 | late ticks of the peers | peers CPU |',
   );
   console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
   const pid = rtpengine.pid!;

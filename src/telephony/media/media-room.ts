@@ -62,7 +62,7 @@ export class MediaRoom {
 
   constructor(
     private readonly engine: MediaEngine,
-    events: MixerEvents = {},
+    private readonly events: MixerEvents = {},
   ) {
     this.mixer = new Mixer(events);
     this.clock = new MediaClock(events.lateness);
@@ -104,7 +104,9 @@ export class MediaRoom {
     clearTimeout(this.waiting);
     this.waiting = undefined;
     if (this.closed) return;
-    this.mixer.mix();
+    const start = performance.now();
+    this.mixer.mix(start);
+    this.events.mixed?.(performance.now() - start);
     for (const member of this.members.values()) {
       if (!member.giveBack || member.endpoint.isClosed) continue;
       try {

@@ -272,6 +272,7 @@ test("the media worker counts each room member's mixing delay, and starts afresh
   }
   let counted: number[] = [];
   let ticks: number[] = [];
+  let mixMs = 0;
   const add = (sum: number[], counts: number[]) =>
     sum.length === 0 ? counts : sum.map((count, i) => count + counts[i]!);
   const total = (counts: number[]) => counts.reduce((sum, count) => sum + count, 0);
@@ -279,6 +280,7 @@ test("the media worker counts each room member's mixing delay, and starts afresh
     const figures = await worker.mixingDelays();
     counted = add(counted, figures.delays);
     ticks = add(ticks, figures.lateness);
+    mixMs += figures.mixMs;
     return total(counted) >= 20;
   }, 'frames of both members mixed and counted');
   // Each take starts afresh: right after one, the next holds at most the frames mixed meanwhile.
@@ -287,6 +289,8 @@ test("the media worker counts each room member's mixing delay, and starts afresh
   assert.ok(delayQuantile(counted, 0.5)! > 0);
   // The room's ticks were counted too: at least one per two frames of its two members.
   assert.ok(total(ticks) >= total(counted) / 2, `${total(ticks)} ticks for ${total(counted)} frames`);
+  // The mixes' own time was summed: more than nothing, less than the frames' 20 ms each.
+  assert.ok(mixMs > 0 && mixMs < total(ticks) * 20, `${mixMs} ms in ${total(ticks)} mixes`);
   room.close();
 });
 

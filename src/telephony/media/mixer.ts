@@ -73,6 +73,8 @@ export interface MixerEvents {
   delay?(ms: number, behind: boolean): void;
   /** The room's tick ran `ms` after its time (media-room.ts's clock). */
   lateness?(ms: number): void;
+  /** A mix took `ms` (media-room.ts times `mix`, without the sends after it). */
+  mixed?(ms: number): void;
 }
 
 class Member {

@@ -9,7 +9,10 @@ test('the mixing delay histogram gives quantiles at bucket edges and starts afre
   delays.record(250, true);
   for (let i = 0; i < 9; i++) delays.recordLateness(0.3);
   delays.recordLateness(6);
+  delays.recordMix(0.25);
+  delays.recordMix(0.5);
   const figures = delays.take();
+  assert.equal(figures.mixMs, 0.75);
   const counts = figures.delays;
   assert.equal(delayQuantile(counts, 0.5), 3.25);
   assert.equal(delayQuantile(counts, 0.99), 17.75);
@@ -25,5 +28,6 @@ test('the mixing delay histogram gives quantiles at bucket edges and starts afre
   const again = delays.take();
   assert.equal(delayQuantile(again.delays, 0.5), undefined);
   assert.equal(again.behind, 0);
+  assert.equal(again.mixMs, 0);
   assert.equal(delayQuantile(again.lateness, 0.5), undefined);
 });

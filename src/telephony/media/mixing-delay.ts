@@ -5,7 +5,8 @@
  * 25,000 frames a second keeps no list; the worker keeps one for all its rooms. Beside it, what
  * explains a long one: how many frames waited behind another of the same member (a queue that
  * jitter or bunched packets left standing), and how late the rooms' ticks ran (their timers
- * fire late when the worker waits for a core or is busy with other rooms).
+ * fire late when the worker waits for a core or is busy with other rooms). And the time the
+ * mixes themselves took, apart from the sockets' work around them.
  */
 
 /** Width of a bucket; the last bucket holds everything from MAX_DELAY_MS on. */
@@ -21,6 +22,8 @@ export interface MixingFigures {
   readonly behind: number;
   /** How late each room tick ran after its time. */
   readonly lateness: number[];
+  /** Milliseconds spent in the mixes (mixer.ts `mix`: the sums, talk detection, each member's frame). */
+  readonly mixMs: number;
 }
 
 const histogram = () => new Array<number>(BUCKETS).fill(0);
@@ -32,6 +35,7 @@ export class MixingDelays {
   private delays = histogram();
   private behind = 0;
   private lateness = histogram();
+  private mixMs = 0;
 
   record(ms: number, behind = false): void {
     count(this.delays, ms);
@@ -42,12 +46,17 @@ export class MixingDelays {
     count(this.lateness, ms);
   }
 
+  recordMix(ms: number): void {
+    this.mixMs += ms;
+  }
+
   /** The figures since the last take, and a fresh start. */
   take(): MixingFigures {
-    const figures = { delays: this.delays, behind: this.behind, lateness: this.lateness };
+    const figures = { delays: this.delays, behind: this.behind, lateness: this.lateness, mixMs: this.mixMs };
     this.delays = histogram();
     this.behind = 0;
     this.lateness = histogram();
+    this.mixMs = 0;
     return figures;
   }
 }

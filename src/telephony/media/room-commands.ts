@@ -36,6 +36,7 @@ export function roomCommand(ctx: RoomContext, command: RoomCommand): void {
         floor: (endpoint) => post({ ev: 'room-floor', room, endpoint }),
         delay: (ms, behind) => ctx.delays.record(ms, behind),
         lateness: (ms) => ctx.delays.recordLateness(ms),
+        mixed: (ms) => ctx.delays.recordMix(ms),
       }),
     );
     return;

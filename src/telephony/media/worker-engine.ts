@@ -258,7 +258,7 @@ export class WorkerMediaEngine implements EndpointSource<WorkerEndpoint> {
    */
   async mixingDelays(): Promise<MixingFigures> {
     const event = await this.request((id) => ({ op: 'mixing-delays', id }));
-    return event?.ev === 'mixing-delays' ? event.figures : { delays: [], behind: 0, lateness: [] };
+    return event?.ev === 'mixing-delays' ? event.figures : { delays: [], behind: 0, lateness: [], mixMs: 0 };
   }
 
   /** @internal a recording in the worker (of an endpoint, or of a room with `endpoint` 0). */
