@@ -14,7 +14,9 @@
  * scheduling); the mixing delay, the mixer's own (the worker's histogram, mixing-delay.ts: from a
  * frame's arrival in the worker to its mix), beside its bound for the run's send phases (each
  * room ticking once a frame at room-phase.ts's phase, every frame exactly on its phase). Runs:
- * one room of `size` (the cost of a room), then `rooms` rooms (the load).
+ * one room of `size` (the cost of a room), then `rooms` rooms (the load). Before and after
+ * the runs, a machine probe (bench/machine-probe.ts): the CPU of a fixed mix and of a loopback
+ * packet, so that a run on a slower machine state says so.
  *
  * Options: --rooms 50 --size 10 --seconds 20 --warmup 2 --member-procs 2 --skip mixer|relay|one|many
  *   --phases random|fixed (when each member sends in the 20 ms: bench/conference-members.ts)
@@ -57,6 +59,7 @@ import {
   type RunOptions,
 } from './conference-peers.js';
 import type { SendPhases } from './conference-voices.js';
+import { machineProbe, probeText } from './machine-probe.js';
 
 const { values } = parseArgs({
   options: {
@@ -384,7 +387,7 @@ try {
       .loadavg()
       .map((l) => l.toFixed(2))
       .join(' ')}; ` +
-      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}${values.pin ? '; worker on CPU 0, members on CPU 1' : ''}; media worker nice ${NICE}${PEERS_NICE === undefined ? '' : `, members nice ${PEERS_NICE}`}.`,
+      `${SECONDS} s measured after ${WARMUP} s; members in ${PROCS} processes (${PEERS === 'c' ? 'C' : 'Node'}); 20 ms PCMU frames; send phases ${PHASES}${values.pin ? '; worker on CPU 0, members on CPU 1' : ''}; media worker nice ${NICE}${PEERS_NICE === undefined ? '' : `, members nice ${PEERS_NICE}`}; ${probeText(await machineProbe())}.`,
   );
   console.log('');
   console.log(
@@ -414,7 +417,7 @@ try {
     `load after: ${os
       .loadavg()
       .map((l) => l.toFixed(2))
-      .join(' ')}`,
+      .join(' ')}; ${probeText(await machineProbe())}`,
   );
 } finally {
   for (const proc of procs) proc.exit();
