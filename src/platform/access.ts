@@ -4,7 +4,7 @@
  * decisions.md: session -> authentication -> origin. Route handlers never repeat this.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Clock } from './clock.js';
 import { ApiError, type ApiStatus, NotFoundError } from './errors.js';
 import type { EventQueue } from './events/event-queue.js';
@@ -113,57 +113,69 @@ function resolveDownload(request: FastifyRequest, resolver: SessionResolver, did
   return session;
 }
 
-/** Resolves each request's session and checks its access level; `clock` stamps the last call. */
+/**
+ * Resolves each request's session and checks its access level; `clock` stamps the last call.
+ * The check is a hook of each API route, made when the route is added, holding the route's
+ * declaration: no global hook that first asks Fastify for the route's options (a getter that
+ * builds an object per request) and returns at once on unknown routes. A callback hook, not an
+ * async one: nearly every request passes at once, without a promise.
+ */
 export function registerAccess(app: FastifyInstance, resolver: SessionResolver, clock: Clock): void {
   app.decorateRequest('session', undefined);
   app.decorateRequest('sentSid', undefined);
   app.decorateRequest('sidFromCookie', false);
   app.decorateRequest('kindAtStart', undefined);
 
-  app.addHook('onRequest', async (request) => {
-    const config = request.routeOptions.config;
-    const level = config.access;
-    if (level === undefined) return; // unknown route: the not-found handler answers
-    const sid = readSid(request);
-    request.sentSid = sid;
-    request.sidFromCookie =
-      sid !== undefined &&
-      !request.headers.authorization?.startsWith('Bearer ') &&
-      request.cookies?.sid === sid;
-    let session = sid === undefined ? undefined : resolver.findBySid(sid);
-    if (!session && sid === undefined && config.didParam) {
-      session = resolveDownload(request, resolver, config.didParam);
-      if (!session) throw new NotFoundError();
-    }
-    if (session) {
-      session.lastSeen = clock.now();
-      request.session = session;
-      request.kindAtStart = session.kind;
-    }
-    if (level !== 'none') {
-      if (!session) throw new ApiError('no-session');
-      const kind = KIND_FOR_LEVEL[level];
-      if (kind && session.kind !== kind) throw new ApiError('no-auth');
-      if (level === 'auth' && session.kind === 'anonymous') throw new ApiError('no-auth');
-    }
-    // The rule covers every call of a session, also those that need none (POST /api/session).
-    // Requests without an Origin header come from non-browser clients, which CSRF cannot use.
-    const origin = request.headers.origin;
-    if (session && origin !== undefined && origin !== session.origin) throw new ApiError('wrong-origin');
-  });
+  const checkAccess = (level: AccessLevel, didParam: string | undefined): onRequestHookHandler =>
+    function checkAccess(request, _reply, done) {
+      const sid = readSid(request);
+      request.sentSid = sid;
+      request.sidFromCookie =
+        sid !== undefined &&
+        !request.headers.authorization?.startsWith('Bearer ') &&
+        request.cookies?.sid === sid;
+      let session = sid === undefined ? undefined : resolver.findBySid(sid);
+      if (!session && sid === undefined && didParam) {
+        session = resolveDownload(request, resolver, didParam);
+        if (!session) throw new NotFoundError();
+      }
+      if (session) {
+        session.lastSeen = clock.now();
+        request.session = session;
+        request.kindAtStart = session.kind;
+      }
+      if (level !== 'none') {
+        if (!session) throw new ApiError('no-session');
+        const kind = KIND_FOR_LEVEL[level];
+        if (kind && session.kind !== kind) throw new ApiError('no-auth');
+        if (level === 'auth' && session.kind === 'anonymous') throw new ApiError('no-auth');
+      }
+      // The rule covers every call of a session, also those that need none (POST /api/session).
+      // Requests without an Origin header come from non-browser clients, which CSRF cannot use.
+      const origin = request.headers.origin;
+      if (session && origin !== undefined && origin !== session.origin) throw new ApiError('wrong-origin');
+      done();
+    };
 
   // Permissions are call-specific statuses, so they come after validation; only internal
   // routes get the check, keeping every other route's hot path free of it.
-  const checkPermission = async (request: FastifyRequest) => {
-    const { permission } = request.routeOptions.config;
+  const checkPermission = (permission: string | undefined) => async (request: FastifyRequest) => {
     const user = request.session?.userUuid;
     if (!user || !permission || !(await resolver.hasPermission(user, permission))) {
       throw new ApiError('access-denied');
     }
   };
+
+  // Route hooks run after the global ones: the cookies are parsed by then. The check comes
+  // before the route's own hooks, which may need the session (the captcha taken on sign-up).
+  // Routes without an access level (the documentation's) get no check; unknown routes reach
+  // the not-found handler.
   app.addHook('onRoute', (route) => {
-    if (route.config?.access !== 'internal') return;
-    route.preHandler = [checkPermission, ...[route.preHandler ?? []].flat()];
+    const level = route.config?.access;
+    if (level === undefined) return;
+    route.onRequest = [checkAccess(level, route.config?.didParam), ...[route.onRequest ?? []].flat()];
+    if (level !== 'internal') return;
+    route.preHandler = [checkPermission(route.config?.permission), ...[route.preHandler ?? []].flat()];
   });
 }
 

@@ -10,9 +10,10 @@ import { sql } from 'kysely';
 import { build, buildUser, Client, loggedInClient, testEnv } from '../../test/helper.js';
 import { buildApp } from '../app.js';
 import { checkDownloadKey } from './access.js';
+import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { newUuid } from './ids.js';
-import { createLogger, requestLoggers } from './server.js';
+import { createLogger, createServer, requestLoggers } from './server.js';
 
 /** A concrete URL for a route pattern (path parameters become a fresh UUID). */
 function concrete(url: string): string {
@@ -198,6 +199,38 @@ describe('envelope', () => {
     assert.equal(document.openapi, '3.1.0');
     const plain = await app.server.inject({ url: '/api/openapi.json' });
     assert.equal(plain.headers['content-encoding'], undefined);
+  });
+
+  test('gzip from 1024 bytes of answer on, counted in bytes, not characters', async (t) => {
+    const config = loadConfig(await testEnv(t));
+    const resolver = {
+      findBySid: () => undefined,
+      findByDid: () => undefined,
+      hasPermission: async () => false,
+    };
+    const server = await createServer(config, resolver, createLogger(config), systemClock);
+    t.after(() => server.close());
+    // Answers of 1023 and 1024 bytes; the last two of 400 characters (at most 1,200 bytes).
+    const answers: Record<string, string> = {
+      small: 'a'.repeat(1023 - '{"text":""}'.length),
+      large: 'a'.repeat(1024 - '{"text":""}'.length),
+      'small-wide': 'ü'.repeat(400),
+      'large-wide': '€'.repeat(400),
+    };
+    for (const [name, text] of Object.entries(answers))
+      server.get(`/api/test/${name}`, { config: { access: 'none' } }, async () => ({ text }));
+    await server.ready();
+    const expected = { small: undefined, large: 'gzip', 'small-wide': undefined, 'large-wide': 'gzip' };
+    for (const [name, encoding] of Object.entries(expected)) {
+      const answer = await server.inject({
+        url: `/api/test/${name}`,
+        headers: { 'accept-encoding': 'gzip' },
+      });
+      assert.equal(answer.headers['content-encoding'], encoding, name);
+      const body = encoding ? gunzipSync(answer.rawPayload).toString('utf8') : answer.body;
+      assert.equal(JSON.parse(body).text, answers[name], name);
+      assert.equal(answer.headers['x-content-type-options'], 'nosniff', name);
+    }
   });
 });
 

@@ -104,6 +104,49 @@ export function requestLoggers(logLevel: string): {
   return logLevel === 'silent' ? { childLoggerFactory: (logger) => logger } : {};
 }
 
+/** Answers of at least this many bytes are gzipped for clients that accept it. */
+const COMPRESS_THRESHOLD = 1024;
+
+// A string of fewer UTF-16 units than this is under the threshold whatever it holds (at most
+// 3 bytes of UTF-8 per unit).
+const SURELY_SMALL = Math.ceil(COMPRESS_THRESHOLD / 3);
+
+/**
+ * @fastify/compress leaves a JSON answer under the threshold as it is, but only after reading
+ * four headers and matching the content type, on every request (about 4 % of a GET's CPU,
+ * docs/benchmarks.md "The request path"). Most answers are a few hundred bytes: they pass its
+ * hook at once here. Its onRoute hook has just put its hooks last on each route it compresses,
+ * so this onRoute hook, registered right after the plugin, finds them there. Its onRequest hook
+ * only gives each reply a `reply.compress()`, which no route calls: it goes.
+ */
+function skipCompressForSmallText(app: FastifyInstance): void {
+  app.addHook('onRoute', (route) => {
+    if (route.compress === false) return;
+    const { onRequest, onSend } = route;
+    // A newer plugin that adds its hooks otherwise must not lose a route's own hooks.
+    if (
+      !Array.isArray(onRequest) ||
+      onRequest.at(-1)?.name !== 'onRequest' ||
+      !Array.isArray(onSend) ||
+      onSend.at(-1)?.name !== 'onSend'
+    )
+      throw new Error(`@fastify/compress did not add its hooks to ${route.url} as expected`);
+    onRequest.pop();
+    const compressAnswer = onSend[onSend.length - 1]!;
+    onSend[onSend.length - 1] = function compressLargeAnswer(request, reply, payload, done) {
+      if (
+        typeof payload === 'string' &&
+        (payload.length < SURELY_SMALL ||
+          (payload.length < COMPRESS_THRESHOLD && Buffer.byteLength(payload) < COMPRESS_THRESHOLD))
+      ) {
+        done(null, payload);
+        return;
+      }
+      return compressAnswer.call(this, request, reply, payload, done);
+    };
+  });
+}
+
 export async function createServer(
   config: Config,
   resolver: SessionResolver,
@@ -166,8 +209,9 @@ export async function createServer(
     global: true,
     globalDecompression: false,
     encodings: ['gzip'],
-    threshold: 1024,
+    threshold: COMPRESS_THRESHOLD,
   });
+  skipCompressForSmallText(app);
   // Set first, so that a download route may still choose its own cache-control. A callback
   // hook: an async one costs a promise on every request.
   app.addHook('onRequest', (_request, reply, done) => {
