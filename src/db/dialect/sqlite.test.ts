@@ -15,7 +15,7 @@ import type { Tables } from '../../platform/database/database.js';
 import { preparedQuery } from '../../platform/database/prepared.js';
 import { Writer } from '../../platform/database/unit-of-work.js';
 import { directRunOf } from './direct.js';
-import { checkpointThread, openSqlite } from './sqlite.js';
+import { checkpointThread, keepStatements, openSqlite, STATEMENT_CACHE } from './sqlite.js';
 
 /** A handle on a fresh file with a table `t`, and another connection to that file. */
 async function twoConnections(t: TestContext) {
@@ -185,4 +185,32 @@ test('reads close together share a held shared lock, still see every commit, and
     5_000,
   );
   assert.deepEqual(await read(), [1, 2]);
+});
+
+test('the statement cache keeps a statement while it is used and drops the least recently used one past its bound', (t) => {
+  const database = new SQLite(':memory:');
+  t.after(() => database.close());
+  keepStatements(database);
+  const text = (i: number) => `select ${i} as n`;
+  const first = database.prepare(text(0));
+  assert.equal(database.prepare(text(0)), first);
+  const second = database.prepare(text(1));
+  // Fill the cache to its bound, using the first statement now and then: it stays recently used.
+  for (let i = 2; i < STATEMENT_CACHE; i += 1) {
+    database.prepare(text(i));
+    if (i % 100 === 0) database.prepare(text(0));
+  }
+  assert.equal(database.prepare(text(0)), first);
+  // One text more: the second statement, never used again, goes; the first stays.
+  database.prepare(text(STATEMENT_CACHE));
+  assert.equal(database.prepare(text(0)), first);
+  const again = database.prepare(text(1));
+  assert.notEqual(again, second);
+  assert.deepEqual(again.get(), second.get());
+  // A statement still iterating is not handed out again: a fresh one is.
+  const iterating = database.prepare(text(0)).iterate();
+  iterating.next();
+  assert.notEqual(database.prepare(text(0)), first);
+  iterating.return?.();
+  assert.equal(database.prepare(text(0)), first);
 });

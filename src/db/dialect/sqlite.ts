@@ -260,30 +260,48 @@ function sharedLock(file: string): SharedLock {
 }
 
 /** Distinct SQL texts whose prepared statements are kept (least recently used dropped first). */
-const STATEMENT_CACHE = 500;
+export const STATEMENT_CACHE = 500;
 
 /**
  * Keeps prepared statements by their SQL text: Kysely's driver prepares every query anew, which
  * was a third of the query time in the call benchmark (docs/benchmarks.md "Calls through the
  * whole stack"). Kysely runs one query at a time on this one connection (a stream holds it to
  * the end), so a kept statement is never in use twice at once; one left iterating is not reused.
+ * A hit only notes when the statement was last used; the least recently used one is looked for
+ * only when a new text would pass STATEMENT_CACHE. Moving the hit to the Map's end (delete and
+ * set) cost V8 5–7 µs a statement with a few hundred kept, rehashing the table again and again:
+ * 7 % of a contact write's CPU (docs/benchmarks.md "The object path: writes, fourth round").
  */
-function keepStatements(database: SQLite.Database): void {
+export function keepStatements(database: SQLite.Database): void {
   const prepare = database.prepare.bind(database);
-  const kept = new Map<string, SQLite.Statement>();
+  const kept = new Map<string, { statement: SQLite.Statement; used: number }>();
+  let uses = 0;
   database.prepare = ((sql: string) => {
-    let statement = kept.get(sql);
+    uses += 1;
+    const entry = kept.get(sql);
     // A statement still iterating (an abandoned stream) cannot run again: a fresh one does.
-    if (statement?.busy) return prepare(sql);
-    if (statement) {
-      kept.delete(sql);
-    } else {
-      statement = prepare(sql);
-      if (kept.size >= STATEMENT_CACHE) kept.delete(kept.keys().next().value!);
+    if (entry?.statement.busy) return prepare(sql);
+    if (entry) {
+      entry.used = uses;
+      return entry.statement;
     }
-    kept.set(sql, statement);
+    const statement = prepare(sql);
+    if (kept.size >= STATEMENT_CACHE) kept.delete(leastRecentlyUsed(kept));
+    kept.set(sql, { statement, used: uses });
     return statement;
   }) as SQLite.Database['prepare'];
+}
+
+function leastRecentlyUsed(kept: Map<string, { used: number }>): string {
+  let oldest = '';
+  let used = Number.POSITIVE_INFINITY;
+  for (const [sql, entry] of kept) {
+    if (entry.used < used) {
+      oldest = sql;
+      used = entry.used;
+    }
+  }
+  return oldest;
 }
 
 /**

@@ -37,6 +37,9 @@ export function assertEventSize(event: string, payload: Record<string, unknown>)
     throw new ApiError('too-large', `the ${event} event would exceed ${EVENT_MAX_BYTES / 1024} KB`);
 }
 
+/** Events trim drops one by one (Array#shift); more at once go in one splice. */
+const SHIFT_AT_MOST = 8;
+
 interface Waiter {
   next: number;
   /** Answered once ids below this one are readable: next + 1, or every event pushed before the call. */
@@ -217,8 +220,17 @@ export class EventQueue {
       drop += 1;
     }
     if (drop === 0) return;
-    events.splice(0, drop);
-    this.sizes.splice(0, drop);
+    if (drop <= SHIFT_AT_MOST) {
+      // A full queue drops one event a push: V8 shifts by moving the array's start, where a
+      // splice at the front copies the other 999 (5–6 µs a push; trim was 2 % of a contact write).
+      for (let i = 0; i < drop; i++) {
+        events.shift();
+        this.sizes.shift();
+      }
+    } else {
+      events.splice(0, drop);
+      this.sizes.splice(0, drop);
+    }
     this.retainedBytes = bytes;
   }
 }
