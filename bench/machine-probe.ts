@@ -41,23 +41,20 @@ async function probePackets(packets: number): Promise<number> {
   await new Promise<void>((resolve) => receiver.bind(0, '127.0.0.1', resolve));
   const port = receiver.address().port;
   const packet = Buffer.alloc(172, 0x55);
-  let received = 0;
-  const start = threadCpuUs();
-  const done = new Promise<void>((resolve) => {
-    receiver.on('message', () => {
-      if (++received === packets) resolve();
-    });
-  });
   // Ten at a time, as a room's tick sends; the next ten once these are in (none lost to a full buffer).
   let sent = 0;
   const burst = () => {
     for (let i = 0; i < 10 && sent < packets; i++, sent++) sender.send(packet, port, '127.0.0.1');
   };
-  receiver.on('message', () => {
-    if (received % 10 === 0 && sent < packets) burst();
+  let received = 0;
+  const start = threadCpuUs();
+  await new Promise<void>((resolve) => {
+    receiver.on('message', () => {
+      if (++received === packets) resolve();
+      else if (received % 10 === 0) burst();
+    });
+    burst();
   });
-  burst();
-  await done;
   const used = threadCpuUs() - start;
   receiver.close();
   sender.close();

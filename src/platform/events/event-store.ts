@@ -3,8 +3,9 @@
  * body in `event_body` (one row however many sessions get it) and one small `session_event`
  * row per receiving session with that session's id. Writes are batched: everything pushed
  * before the next turn of the event loop goes in one transaction (on PostgreSQL, up to a
- * chunk, in one statement), and the queues reveal the events only after the commit, so an id a client has seen is never handed out again after a
- * crash, and the events it has not read yet survive the crash.
+ * chunk, in one statement), and the queues reveal the events only after the commit, so an id
+ * a client has seen is never handed out again after a crash, and the events it has not read
+ * yet survive the crash.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { canWriteInWith } from '../../db/dialect/capabilities.js';

@@ -171,22 +171,15 @@ class Member {
     }
     const n = Math.min(FRAME_SAMPLES, this.queued);
     const factor = volumeFactor(this.settings.volumeIn);
+    // Volume 0 (most members) copies; a rounding multiply per sample was a share of the worker's time.
+    const unity = factor === 1;
     const queue = this.queue;
     const input = this.input;
     let sum = 0;
-    // Volume 0 (most members) copies; a rounding multiply per sample was a share of the worker's time.
-    if (factor === 1) {
-      for (let i = 0; i < n; i++) {
-        const sample = queue[i]!;
-        sum += sample < 0 ? -sample : sample;
-        input[i] = sample;
-      }
-    } else {
-      for (let i = 0; i < n; i++) {
-        const sample = queue[i]!;
-        sum += sample < 0 ? -sample : sample;
-        input[i] = Math.round(sample * factor);
-      }
+    for (let i = 0; i < n; i++) {
+      const sample = queue[i]!;
+      sum += sample < 0 ? -sample : sample;
+      input[i] = unity ? sample : Math.round(sample * factor);
     }
     if (n < FRAME_SAMPLES) input.fill(0, n);
     this.queue.copyWithin(0, n, this.queued);
