@@ -175,10 +175,26 @@ export function heard(
   // The dump of the first call, or of the latest one (each call writes its own).
   const dump = which === 'first' ? dumps[0] : dumps[dumps.length - 1];
   assert.ok(dump, `no decoded dump in ${fs.readdirSync(peer.dir).join(', ')}`);
-  const audio = parseWav(fs.readFileSync(path.join(peer.dir, dump)));
+  const audio = completeWav(path.join(peer.dir, dump));
   return dominantFrequencies(audio.samples, audio.sampleRate, [425, 600, 1000, 1400], 30).filter(
     (w) => w.rms > 0.05,
   );
+}
+
+/**
+ * A dump baresip has written whole: right after a call ends its header may already name a size
+ * the file reaches only when the last samples are flushed (a test saw "longer than the file"),
+ * so the read is tried again for up to two seconds.
+ */
+function completeWav(file: string): ReturnType<typeof parseWav> {
+  for (let tries = 0; ; tries++) {
+    try {
+      return parseWav(fs.readFileSync(file));
+    } catch (error) {
+      if (tries >= 40) throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 50);
+    }
+  }
 }
 
 /**
