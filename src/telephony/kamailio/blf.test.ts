@@ -109,7 +109,11 @@ for (const dialect of DIALECTS) {
       a.command('hangup');
       await Promise.all(closed);
 
-      assert.equal(await watcher.done, 0, 'SIPp saw every answer it expected, the unsubscription too');
+      assert.equal(
+        await watcher.done,
+        0,
+        `SIPp saw every answer it expected, the unsubscription too (${watcher.diagnosis()})`,
+      );
       const seen = watcher.notifies().flatMap((notify) => states(notify.body));
       const early = seen.indexOf('early');
       const confirmed = seen.indexOf('confirmed');
@@ -141,7 +145,7 @@ for (const dialect of DIALECTS) {
         assert.equal(
           await watcher.done,
           0,
-          `${account.username} -> ${target} (${event ?? 'dialog'}): ${expect}`,
+          `${account.username} -> ${target} (${event ?? 'dialog'}): ${expect} (${watcher.diagnosis()})`,
         );
       };
       // erin_01 did not subscribe; dave_01 did, but not to the account name or a number outside.
