@@ -6,6 +6,11 @@
  * `node-http-json`) are measured in turn, round after round, with the same autocannon settings:
  *   read   GET /api/contact/{uuid} of one of the user's contacts (Bearer sid)
  *   write  POST /api/contact {firstname, lastname}
+ * Beside them, the floors of the parts Zentrale stands on, measured in the same rounds: plain
+ * Fastify routes doing the same JSON work (`fastify-json`: what the framework costs), and bare
+ * node:http keeping the contact in the same database with one statement per request
+ * (`node-http-sqlite` / `node-http-postgres`: what storing costs). A goal above a floor's ratio
+ * can't be met by any server built on that part.
  * Each figure is req/s, p99 and the server's CPU per request (the node process; on PostgreSQL
  * also node and postgres together, all of the postmaster's processes). Then the write cost as
  * the user's objects grow: the node's store is filled (bench/zentrale-node.ts `fill`) to each
@@ -33,13 +38,20 @@ export interface ObjectsOptions {
 
 export interface DialectResult {
   dialect: 'sqlite' | 'postgres';
-  /** Medians over the rounds, by target key: bare-read, read, bare-write, write. */
+  /**
+   * Medians over the rounds, by target key: bare-read, fastify-read, db-read, read, and the same
+   * for -write (fastify- and db- are the floors).
+   */
   targets: Record<string, Measurement>;
   /** On PostgreSQL: CPU µs per request of node and postgres together, by target key. */
   withDatabase: Record<string, number>;
   /** Bare node:http CPU per request over Zentrale's (node process only): 1 is bare node's cost. */
   readRatio: number;
   writeRatio: number;
+  /** The floors' ratios the same way: bare node:http's CPU per request over the floor's. */
+  floors: { fastifyRead: number; fastifyWrite: number; dbRead: number; dbWrite: number };
+  /** On PostgreSQL: the database floor's ratio with postgres's CPU counted on its side, as for Zentrale. */
+  floorsWithDatabase?: { dbRead: number; dbWrite: number };
   /** The write at each size of the user's store. */
   scale: { objects: number; measurement: Measurement; withDatabase?: number }[];
 }
@@ -77,6 +89,13 @@ async function runDialect(
     if (postgres) servers.push(postgres);
     const bare = await startReference('node-http-json');
     servers.push(bare);
+    const framework = await startReference('fastify-json');
+    servers.push(framework);
+    const stored = await startReference(
+      postgres ? 'node-http-postgres' : 'node-http-sqlite',
+      postgres ? { BENCH_POSTGRES_URL: postgres.url } : {},
+    );
+    servers.push(stored);
     const zentrale: RunningServer = await startZentrale({ env: { DATABASE_URL: postgres?.url ?? '' } });
     servers.push(zentrale);
     const sid = await loginOnce(zentrale);
@@ -88,44 +107,60 @@ async function runDialect(
     const read = await call(`${zentrale.url}/api/contact/${created.uuid}`, { headers: auth });
     if (read.status !== 'ok') throw new Error(`GET /api/contact: ${JSON.stringify(read)}`);
 
-    const nodeAndDb = postgres
-      ? () => readCpuSeconds(zentrale.child.pid) + postgresCpu(postgres.pid)
-      : undefined;
-    const targets: (Target & { alsoDb?: boolean })[] = [
+    // On PostgreSQL a server that stores is measured a second time with postgres's CPU on its side.
+    const withPostgres = (pid: number) =>
+      postgres ? () => readCpuSeconds(pid) + postgresCpu(postgres.pid) : undefined;
+    const json = { 'content-type': 'application/json' };
+    type Measured = Target & { withDb?: (() => number) | undefined };
+    const reference = (server: RunningServer, key: string, label: string, stores: boolean): Measured[] => [
       {
-        key: 'bare-read',
-        label: 'bare node:http GET',
-        url: `${bare.url}/contact/${String(bare.info.contact)}`,
+        key: `${key}-read`,
+        label: `${label} GET`,
+        url: `${server.url}/contact/${String(server.info.contact)}`,
         headers: {},
-        pid: bare.child.pid,
+        pid: server.child.pid,
+        withDb: stores ? withPostgres(server.child.pid) : undefined,
       },
+      {
+        key: `${key}-write`,
+        label: `${label} POST`,
+        url: `${server.url}/contact`,
+        method: 'POST',
+        body,
+        headers: json,
+        pid: server.child.pid,
+        withDb: stores ? withPostgres(server.child.pid) : undefined,
+      },
+    ];
+    const [bareRead, bareWrite] = reference(bare, 'bare', 'bare node:http', false);
+    const [fastifyRead, fastifyWrite] = reference(framework, 'fastify', 'plain Fastify', false);
+    const [dbRead, dbWrite] = reference(stored, 'db', `bare node:http + ${dialect}`, true);
+    const write: Measured = {
+      key: 'write',
+      label: 'Zentrale POST /api/contact',
+      url: `${zentrale.url}/api/contact`,
+      method: 'POST',
+      body,
+      headers: auth,
+      pid: zentrale.child.pid,
+      withDb: withPostgres(zentrale.child.pid),
+    };
+    const targets: Measured[] = [
+      bareRead!,
+      fastifyRead!,
+      dbRead!,
       {
         key: 'read',
         label: 'Zentrale GET /api/contact/{uuid}',
         url: `${zentrale.url}/api/contact/${created.uuid}`,
         headers: auth,
         pid: zentrale.child.pid,
-        alsoDb: true,
+        withDb: withPostgres(zentrale.child.pid),
       },
-      {
-        key: 'bare-write',
-        label: 'bare node:http POST',
-        url: `${bare.url}/contact`,
-        method: 'POST',
-        body,
-        headers: { 'content-type': 'application/json' },
-        pid: bare.child.pid,
-      },
-      {
-        key: 'write',
-        label: 'Zentrale POST /api/contact',
-        url: `${zentrale.url}/api/contact`,
-        method: 'POST',
-        body,
-        headers: auth,
-        pid: zentrale.child.pid,
-        alsoDb: true,
-      },
+      bareWrite!,
+      fastifyWrite!,
+      dbWrite!,
+      write,
     ];
     const settings = { connections: options.connections, pipelining: 1 };
     const rounds = new Map<string, Measurement[]>(targets.map((target) => [target.key, []]));
@@ -142,8 +177,8 @@ async function runDialect(
         }
         rounds.get(target.key)!.push(measured);
         let both = '';
-        if (target.alsoDb && nodeAndDb) {
-          const together = await measure({ ...target, cpu: nodeAndDb }, settings, options.duration);
+        if (target.withDb) {
+          const together = await measure({ ...target, cpu: target.withDb }, settings, options.duration);
           withDb.set(target.key, [...(withDb.get(target.key) ?? []), together.cpuPerRequest]);
           both = `, with postgres ${together.cpuPerRequest.toFixed(1)} µs/request`;
         }
@@ -170,10 +205,12 @@ async function runDialect(
     );
     const ratio = (bareKey: string, key: string) =>
       median(rounds.get(key)!.map((m, i) => rounds.get(bareKey)![i]!.cpuPerRequest / m.cpuPerRequest));
+    // With postgres: per-round pairs are not kept, so the medians' ratio.
+    const ratioWithDb = (bareKey: string, key: string) =>
+      median(rounds.get(bareKey)!.map((m) => m.cpuPerRequest)) / median(withDb.get(key) ?? [Number.NaN]);
 
     // The write as the store grows: objects the user holds now (the writes above included).
     const scale: DialectResult['scale'] = [];
-    const write = targets[3]!;
     let held = await countObjects(zentrale);
     for (const size of [...options.sizes].sort((a, b) => a - b)) {
       if (size > held) {
@@ -183,8 +220,8 @@ async function runDialect(
       }
       if (options.warmup > 0) await measure(write, settings, options.warmup);
       const measurement = await measure(write, settings, options.duration);
-      const together = nodeAndDb
-        ? (await measure({ ...write, cpu: nodeAndDb }, settings, options.duration)).cpuPerRequest
+      const together = write.withDb
+        ? (await measure({ ...write, cpu: write.withDb }, settings, options.duration)).cpuPerRequest
         : undefined;
       log(
         `${dialect} write at ${size} objects: ${measurement.requestsPerSecond.toFixed(0)} req/s, ` +
@@ -203,6 +240,20 @@ async function runDialect(
       withDatabase: Object.fromEntries([...withDb].map(([key, values]) => [key, median(values)])),
       readRatio: ratio('bare-read', 'read'),
       writeRatio: ratio('bare-write', 'write'),
+      floors: {
+        fastifyRead: ratio('bare-read', 'fastify-read'),
+        fastifyWrite: ratio('bare-write', 'fastify-write'),
+        dbRead: ratio('bare-read', 'db-read'),
+        dbWrite: ratio('bare-write', 'db-write'),
+      },
+      ...(postgres
+        ? {
+            floorsWithDatabase: {
+              dbRead: ratioWithDb('bare-read', 'db-read'),
+              dbWrite: ratioWithDb('bare-write', 'db-write'),
+            },
+          }
+        : {}),
       scale,
     };
   } finally {
@@ -271,6 +322,17 @@ export function objectsSummary(results: DialectResult[], options: ObjectsOptions
         `(goal ≥ ${GOAL.write}: ${met(result.writeRatio >= GOAL.write)}); write cost from the smallest to the ` +
         `largest store ×${fixed(growth, 2)} (goal ≤ ${GOAL.flat}: ${met(growth <= GOAL.flat)}); write p99 ` +
         `${worstP99} ms (goal < ${GOAL.p99Ms}: ${met(worstP99 < GOAL.p99Ms)}).`,
+    );
+    const floor = result.floors;
+    const withPg = result.floorsWithDatabase;
+    lines.push(
+      `${result.dialect} floors, the same ratio for servers that do only part of the work: plain Fastify ` +
+        `read ${fixed(floor.fastifyRead, 3)}, write ${fixed(floor.fastifyWrite, 3)}; bare node:http with one ` +
+        `${result.dialect} statement read ${fixed(floor.dbRead, 3)}, write ${fixed(floor.dbWrite, 3)}` +
+        (withPg
+          ? ` (with postgres's CPU: read ${fixed(withPg.dbRead, 3)}, write ${fixed(withPg.dbWrite, 3)})`
+          : '') +
+        '.',
     );
   }
   return lines;

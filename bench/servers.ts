@@ -66,11 +66,22 @@ export async function startZentrale(
   };
 }
 
-export type ReferenceKind = 'node-http' | 'node-http-hold' | 'node-http-json' | 'fastify' | 'fastify-sqlite';
+export type ReferenceKind =
+  | 'node-http'
+  | 'node-http-hold'
+  | 'node-http-json'
+  | 'node-http-sqlite'
+  | 'node-http-postgres'
+  | 'fastify'
+  | 'fastify-json'
+  | 'fastify-sqlite';
 
-/** A reference server of bench/reference-server.ts. */
-export async function startReference(kind: ReferenceKind): Promise<RunningServer> {
-  const child = startChild(kind, './reference-server.ts', { BENCH_SERVER: kind });
+/** A reference server of bench/reference-server.ts (`env`: BENCH_POSTGRES_URL for node-http-postgres). */
+export async function startReference(
+  kind: ReferenceKind,
+  env: Record<string, string> = {},
+): Promise<RunningServer> {
+  const child = startChild(kind, './reference-server.ts', { BENCH_SERVER: kind, ...env });
   const info = await child.ready;
   const port = Number(info.port);
   return { child, port, url: `http://127.0.0.1:${port}`, info, stop: () => child.stop() };
