@@ -4,16 +4,17 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { describe, test } from 'node:test';
+import { describe, type TestContext, test } from 'node:test';
 import { gunzipSync } from 'node:zlib';
 import { sql } from 'kysely';
+import pino from 'pino';
 import { build, buildUser, Client, loggedInClient, testEnv } from '../../test/helper.js';
 import { buildApp } from '../app.js';
 import { checkDownloadKey } from './access.js';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { newUuid } from './ids.js';
-import { createLogger, createServer, requestLoggers } from './server.js';
+import { createLogger, createServer, fastifyLogging, RequestLogger } from './server.js';
 
 /** A concrete URL for a route pattern (path parameters become a fresh UUID). */
 function concrete(url: string): string {
@@ -348,19 +349,100 @@ describe('sessions and users across a login', () => {
 });
 
 describe('request loggers', () => {
-  test('at level silent a request logs through the process logger; at any other level through a child with its id', async (t) => {
-    const parent = createLogger(loadConfig(await testEnv(t)));
-    const silent = requestLoggers('silent').childLoggerFactory;
-    assert.ok(silent);
-    assert.equal(silent(parent), parent);
-    assert.equal(requestLoggers('info').childLoggerFactory, undefined);
-
-    // At debug (request lines on) every line of a request still names it.
+  /** A node whose process logger writes its JSON lines into `lines`. */
+  async function loggingApp(t: TestContext, level: string) {
     const lines: Record<string, unknown>[] = [];
     const destination = { write: (line: string) => void lines.push(JSON.parse(line)) };
-    const config = loadConfig(await testEnv(t, 'sqlite', { LOG_LEVEL: 'debug' }));
+    const config = loadConfig(await testEnv(t, 'sqlite', { LOG_LEVEL: level }));
     const app = await buildApp(config, createLogger(config, destination));
     t.after(() => app.close());
+    return { app, lines };
+  }
+
+  test('at level info a request that logs nothing makes no child; its first line makes one, with its id', () => {
+    const made: pino.Bindings[] = [];
+    const lines: Record<string, unknown>[] = [];
+    // A pino logger whose children, and theirs, count as they are made.
+    const counting = (logger: pino.Logger): pino.Logger =>
+      Object.assign(Object.create(logger) as pino.Logger, {
+        child: (bindings: pino.Bindings, options?: pino.ChildLoggerOptions) => {
+          made.push(bindings);
+          return counting(logger.child(bindings, options));
+        },
+      });
+    const parent = counting(
+      pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) }),
+    );
+    const factory = fastifyLogging(parent, 'info').options.childLoggerFactory;
+    assert.ok(factory);
+    assert.deepEqual(made, [{}]); // made once at start, for Fastify's own lines
+    const quiet = factory.call(null as never, parent, { request: 'r1' }, {}, null as never);
+    const talking = factory.call(null as never, parent, { request: 'r2' }, {}, null as never);
+    assert.equal(made.length, 1);
+    talking.info({ n: 1 }, 'first');
+    talking.error('second');
+    assert.deepEqual(made, [{}, { request: 'r2' }]);
+    assert.ok(quiet instanceof RequestLogger && !quiet.made);
+    assert.deepEqual(
+      lines.map((line) => [line.request, line.msg, line.n]),
+      [
+        ['r2', 'first', 1],
+        ['r2', 'second', undefined],
+      ],
+    );
+  });
+
+  /** A bare server at a level whose process logger writes into `lines`, with two test routes. */
+  async function serverAt(t: TestContext, level: string) {
+    const lines: Record<string, unknown>[] = [];
+    const config = loadConfig(await testEnv(t, 'sqlite', { LOG_LEVEL: level }));
+    const log = createLogger(config, { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const resolver = {
+      findBySid: () => undefined,
+      findByDid: () => undefined,
+      hasPermission: async () => false,
+    };
+    const server = await createServer(config, resolver, log, systemClock);
+    t.after(() => server.close());
+    // Fastify times an answer with a 'finish' and an 'error' listener on the response.
+    const seen = { errorListeners: -1 };
+    server.get('/api/test/quiet', { config: { access: 'none' } }, async (_request, reply) => {
+      seen.errorListeners = reply.raw.listenerCount('error');
+      return { status: 'ok' };
+    });
+    server.get('/api/test/boom', { config: { access: 'none' } }, async (request) => {
+      request.log.info('about to fail');
+      throw new Error('kaput');
+    });
+    await server.ready();
+    return { server, lines, seen };
+  }
+
+  test('at level info what a request logs, and a 5xx, carry the id the client is told; Fastify still logs where it listens', async (t) => {
+    const { server, lines, seen } = await serverAt(t, 'info');
+    const answer = (await server.inject({ url: '/api/test/boom' })).json();
+    const id = /request (\S+)\)/.exec(answer.message)?.[1];
+    assert.ok(id, answer.message);
+    assert.deepEqual(
+      lines.map((line) => [line.msg, line.request, line.level]),
+      [
+        ['about to fail', id, 30],
+        ['unexpected error', id, 50],
+      ],
+    );
+    assert.equal((lines[1]?.err as { message?: string } | undefined)?.message, 'kaput');
+    // Below debug a request writes no lines of its own, and Fastify does not time it.
+    await server.inject({ url: '/api/test/quiet' });
+    assert.equal(lines.length, 2);
+    const debug = await serverAt(t, 'debug');
+    await debug.server.inject({ url: '/api/test/quiet' });
+    assert.equal(seen.errorListeners + 1, debug.seen.errorListeners);
+    await server.listen({ port: 0, host: '127.0.0.1' });
+    assert.match(String(lines[2]?.msg), /^Server listening at http:\/\/127\.0\.0\.1:\d+$/);
+  });
+
+  test('at level debug request lines are written, each with the request id', async (t) => {
+    const { app, lines } = await loggingApp(t, 'debug');
     await app.server.inject({ method: 'GET', url: '/api/session' });
     const requestLines = lines.filter(
       (line) => line.msg === 'incoming request' || line.msg === 'request completed',
@@ -368,5 +450,16 @@ describe('request loggers', () => {
     assert.equal(requestLines.length, 2);
     assert.equal(typeof requestLines[0]?.request, 'string');
     assert.equal(requestLines[0]?.request, requestLines[1]?.request);
+    assert.equal(typeof requestLines[1]?.responseTime, 'number');
+  });
+
+  test('at level silent a request logs through the one logger made at start', () => {
+    const parent = pino({ level: 'silent' });
+    const { options, serverLog } = fastifyLogging(parent, 'silent');
+    assert.ok(serverLog && options.childLoggerFactory);
+    assert.equal(
+      options.childLoggerFactory.call(null as never, parent, { request: 'r' }, {}, null as never),
+      serverLog,
+    );
   });
 });

@@ -12,6 +12,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
+  type FastifyServerOptions,
   LogController,
   type RawServerDefault,
 } from 'fastify';
@@ -58,22 +59,24 @@ export function redactUrl(url: string): string {
   return url.replace(SECRET_PARAMS, '$1[redacted]');
 }
 
+// Fastify's request lines name the request by these; the URL is logged without its secrets (a
+// redact path cannot reach inside the URL string).
+const LOG_SERIALIZERS = {
+  req: (req: { method: string; url: string; ip?: string }) => ({
+    method: req.method,
+    url: redactUrl(req.url),
+    remoteAddress: req.ip,
+  }),
+  res: (reply: { statusCode: number }) => ({ statusCode: reply.statusCode }),
+};
+
 /**
  * The process logger (pino, pretty on a terminal); Fastify and every service use it. Fastify
- * takes the `serializers` property of a logger instance for its request lines: the URL is
- * logged without its secrets (a redact path cannot reach inside the URL string).
+ * takes the `serializers` property of a logger instance for its request lines.
  */
 export function createLogger(config: Config, destination?: pino.DestinationStream): FastifyBaseLogger {
   const logger = destination ? pino(loggerOptions(config), destination) : pino(loggerOptions(config));
-  return Object.assign(logger, {
-    serializers: {
-      req: (req: { method: string; url: string; ip?: string }) => ({
-        method: req.method,
-        url: redactUrl(req.url),
-        remoteAddress: req.ip,
-      }),
-    },
-  });
+  return Object.assign(logger, { serializers: LOG_SERIALIZERS });
 }
 
 function loggerOptions(config: Config) {
@@ -93,15 +96,106 @@ function loggerOptions(config: Config) {
   };
 }
 
+type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+
 /**
- * At level silent no request can log: a request's logger is then the process logger itself, not
- * a pino child made per request (1.5 % of a GET's CPU, docs/benchmarks.md "The object path:
- * reads"). At any other level each request's lines carry its id (Fastify's default child).
+ * A request's logger whose pino child, bound to the request's id, is made by the first line
+ * the request writes: nearly every request writes none.
  */
-export function requestLoggers(logLevel: string): {
-  childLoggerFactory?: (logger: FastifyBaseLogger) => FastifyBaseLogger;
+export class RequestLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: pino.Bindings;
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(parent: FastifyBaseLogger, bindings: pino.Bindings) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+  }
+
+  /** Whether the request has written (or asked for its child), for tests. */
+  get made(): boolean {
+    return this.#child !== undefined;
+  }
+
+  get level(): string {
+    return (this.#child ?? this.#parent).level;
+  }
+
+  set level(level: string) {
+    this.#made().level = level;
+  }
+
+  fatal(...args: unknown[]): void {
+    this.#write('fatal', args);
+  }
+  error(...args: unknown[]): void {
+    this.#write('error', args);
+  }
+  warn(...args: unknown[]): void {
+    this.#write('warn', args);
+  }
+  info(...args: unknown[]): void {
+    this.#write('info', args);
+  }
+  debug(...args: unknown[]): void {
+    this.#write('debug', args);
+  }
+  trace(...args: unknown[]): void {
+    this.#write('trace', args);
+  }
+  silent(): void {}
+
+  child(bindings: pino.Bindings, options?: pino.ChildLoggerOptions): FastifyBaseLogger {
+    return this.#made().child(bindings, options);
+  }
+
+  #made(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings);
+    return this.#child;
+  }
+
+  #write(level: LogLevel, args: unknown[]): void {
+    const log = this.#made();
+    (log[level] as (...args: unknown[]) => void).apply(log, args);
+  }
+}
+
+/**
+ * Fastify's logging at a level. Request lines (incoming, completed) only at debug and trace: at
+ * full load they would cost more than the calls. There Fastify is given the process logger and
+ * makes a pino child per request and times every answer for those lines. It does both whenever
+ * it has a logger, lines or not (a 'finish' and an 'error' listener on each response: 5–6 % of a
+ * GET's CPU with the child, docs/benchmarks.md "The request path"), so at any other level it is
+ * given none: a request's logger is a RequestLogger, bound to the request id under the same
+ * label as Fastify's child, and Fastify's own lines (where it listens, a failed onListen hook)
+ * go to `serverLog`, to be set as the instance's `log`. At level silent nothing is written, and
+ * a request logs through `serverLog`.
+ */
+export function fastifyLogging(
+  log: FastifyBaseLogger,
+  logLevel: string,
+): {
+  options: Pick<FastifyServerOptions, 'loggerInstance' | 'childLoggerFactory' | 'logController'>;
+  serverLog?: FastifyBaseLogger;
 } {
-  return logLevel === 'silent' ? { childLoggerFactory: (logger) => logger } : {};
+  const requestLines = logLevel === 'debug' || logLevel === 'trace';
+  const logController = new LogController({
+    requestIdLogLabel: 'request',
+    disableRequestLogging: !requestLines,
+  });
+  if (requestLines) return { options: { loggerInstance: log, logController } };
+  // What Fastify makes of a logger instance: a child with its serializers, here made once.
+  const serverLog = log.child({}, { serializers: LOG_SERIALIZERS });
+  // Fastify passes its own parent first, a null logger when it has none; a route's own level or
+  // serializers (no route sets them) would come in the options.
+  const childLoggerFactory: FastifyServerOptions['childLoggerFactory'] =
+    logLevel === 'silent'
+      ? () => serverLog
+      : (_nullLogger, bindings, options) =>
+          options.level || options.serializers
+            ? serverLog.child(bindings, options)
+            : new RequestLogger(serverLog, bindings);
+  return { options: { childLoggerFactory, logController }, serverLog };
 }
 
 /** Answers of at least this many bytes are gzipped for clients that accept it. */
@@ -153,15 +247,10 @@ export async function createServer(
   log: FastifyBaseLogger,
   clock: Clock,
 ): Promise<AppInstance> {
+  const logging = fastifyLogging(log, config.logLevel);
   const app = Fastify({
-    loggerInstance: log,
     bodyLimit: Math.max(config.maxJsonBodySize, config.maxUploadSize),
-    // Request lines only when debugging: at full load they would cost more than the calls.
-    logController: new LogController({
-      requestIdLogLabel: 'request',
-      disableRequestLogging: config.logLevel !== 'debug' && config.logLevel !== 'trace',
-    }),
-    ...requestLoggers(config.logLevel),
+    ...logging.options,
     // Long path parameters reach the route, whose own schema answers wrong-syntax or wrong-*.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 1000 },
     forceCloseConnections: false,
@@ -177,6 +266,7 @@ export async function createServer(
     frameworkErrors: answerFrameworkError,
     clientErrorHandler: answerClientError,
   }).withTypeProvider<TypeBoxTypeProvider>();
+  if (logging.serverLog) app.log = logging.serverLog;
 
   // Every API route must say who may call it; a route without an access level never starts.
   app.decorate('routeTable', [] as RouteEntry[]);
