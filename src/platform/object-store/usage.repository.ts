@@ -61,10 +61,16 @@ function statementsFor(quota: VolumeQuotaSql): ChargeStatements {
   if (statements) return statements;
   // The row is inserted only when its first bytes fit, and grown only while the sum fits: the
   // row lock of the update makes a concurrent write wait and test the sum it left. The SELECT
-  // always has a WHERE (SQLite reads ON CONFLICT after a bare SELECT as a join's ON).
+  // always has a WHERE (SQLite reads ON CONFLICT after a bare SELECT as a join's ON); once the
+  // row exists its index probe answers it, and the quota is read once, by the update's WHERE.
   const charge = (a: ChargeArgs) => sql`insert into user_usage (user_uuid, volume)
   select cast(${a.user} as text), cast(${a.delta} as bigint)
-  where ${a.checked ? sql`cast(${a.delta} as bigint) <= ${quota(sql.val(a.user))}` : sql`1 = 1`}
+  where ${
+    a.checked
+      ? sql`exists (select 1 from user_usage where user_uuid = ${a.user})
+    or cast(${a.delta} as bigint) <= ${quota(sql.val(a.user))}`
+      : sql`1 = 1`
+  }
   on conflict (user_uuid) do update set volume = user_usage.volume + excluded.volume
   ${a.checked ? sql`where user_usage.volume + excluded.volume <= ${quota(sql.val(a.user))}` : sql``}`;
   statements = {
