@@ -35,7 +35,7 @@ declare module '../database/database.js' {
  * the next write on every node, and no statement of its own reads it (docs/benchmarks.md "The
  * object path: writes, fifth round").
  */
-export type VolumeQuotaSql = (user: Expression<string>) => Expression<number | string>;
+export type VolumeQuotaSql = (db: Db, user: Expression<string>) => Expression<number | string>;
 
 interface ChargeArgs {
   user: string;
@@ -63,24 +63,24 @@ function statementsFor(quota: VolumeQuotaSql): ChargeStatements {
   // row lock of the update makes a concurrent write wait and test the sum it left. The SELECT
   // always has a WHERE (SQLite reads ON CONFLICT after a bare SELECT as a join's ON); once the
   // row exists its index probe answers it, and the quota is read once, by the update's WHERE.
-  const charge = (a: ChargeArgs) => sql`insert into user_usage (user_uuid, volume)
+  const charge = (db: Db, a: ChargeArgs) => sql`insert into user_usage (user_uuid, volume)
   select cast(${a.user} as text), cast(${a.delta} as bigint)
   where ${
     a.checked
       ? sql`exists (select 1 from user_usage where user_uuid = ${a.user})
-    or cast(${a.delta} as bigint) <= ${quota(sql.val(a.user))}`
+    or cast(${a.delta} as bigint) <= ${quota(db, sql.val(a.user))}`
       : sql`1 = 1`
   }
   on conflict (user_uuid) do update set volume = user_usage.volume + excluded.volume
-  ${a.checked ? sql`where user_usage.volume + excluded.volume <= ${quota(sql.val(a.user))}` : sql``}`;
+  ${a.checked ? sql`where user_usage.volume + excluded.volume <= ${quota(db, sql.val(a.user))}` : sql``}`;
   statements = {
-    addVolume: preparedQuery((_db, a: ChargeArgs) => charge(a)),
+    addVolume: preparedQuery((db, a: ChargeArgs) => charge(db, a)),
     // The refused volume upsert returns no row, and the count it divides 1 by is then 0: the
     // statement fails rather than answering with no row, so that it refuses even when nothing
     // reads its answer before the COMMIT behind it (and the transaction it aborts keeps nothing).
     addNewObject: preparedQuery(
-      (_db, a: ChargeArgs & { type: string }) => sql`with charged as (
-  ${charge(a)}
+      (db, a: ChargeArgs & { type: string }) => sql`with charged as (
+  ${charge(db, a)}
   returning 1
 )
 insert into user_object_count (user_uuid, type, count)
@@ -88,9 +88,9 @@ values (${a.user}, ${a.type}, 1 / (select count(*)::int from charged))
 on conflict (user_uuid, type) do update set count = user_object_count.count + excluded.count`,
     ),
     readVolumeAndQuota: preparedQuery(
-      (_db, a: { user: string }) => sql<{ used: number | string | null; allowed: number | string }>`select
+      (db, a: { user: string }) => sql<{ used: number | string | null; allowed: number | string }>`select
   (select volume from user_usage where user_uuid = ${a.user}) as used,
-  ${quota(sql.val(a.user))} as allowed`,
+  ${quota(db, sql.val(a.user))} as allowed`,
     ),
   };
   statementsByQuota.set(quota, statements);
