@@ -20,7 +20,7 @@ import { emergencyArea } from './modules/emergency/index.js';
 import { enterpriseArea } from './modules/enterprise/index.js';
 import { eventArea } from './modules/event/index.js';
 import { faxArea } from './modules/fax/index.js';
-import { featureArea } from './modules/feature/index.js';
+import { featureArea, volumeQuotaSql } from './modules/feature/index.js';
 import { hardwareArea } from './modules/hardware/index.js';
 import { internalArea, internalDataArea } from './modules/internal/index.js';
 import { invitationArea } from './modules/invitation/index.js';
@@ -159,9 +159,9 @@ export function createServices(
     store: new ObjectStore({
       writer,
       clock,
-      // decisions.md "Feature packs": the volume quota is the sum over the user's packs.
-      volumeQuota: async (trx, user) =>
-        (await services.features.quotaOf(user, trx)).quota.volume * 1024 * 1024,
+      // decisions.md "Feature packs": the volume quota is the sum over the user's packs, read by
+      // the counter statement of each write (no cache that another node's pack change could miss).
+      volumeQuota: volumeQuotaSql,
     }),
     content: createContentService(config, db, log, clock, { workers: config.contentWorkers }),
     // The call engine (decisions.md "The call engine"): started by buildApp, not by the CLI.

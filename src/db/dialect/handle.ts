@@ -8,7 +8,12 @@ import type { Kysely } from 'kysely';
 /** Cross-node messages (PostgreSQL LISTEN/NOTIFY); absent on a single SQLite node. */
 export interface MessageBus {
   subscribe(channel: string, handler: (payload: string) => void): Promise<void>;
-  publish(channel: string, payload: string): Promise<void>;
+  /**
+   * Sends the payloads in their order, in one statement (PostgreSQL: one round trip). Identical
+   * payloads of one call may arrive once (PostgreSQL folds equal notifications of a
+   * transaction): callers keep them apart.
+   */
+  publish(channel: string, payloads: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

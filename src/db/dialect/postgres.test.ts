@@ -159,7 +159,7 @@ test('postgres: the message bus listens again after the server ends its listenin
   t.after(() => admin.close());
   const received: string[] = [];
   await handle.bus?.subscribe('bus_test', (payload) => received.push(payload));
-  await handle.bus?.publish('bus_test', 'before');
+  await handle.bus?.publish('bus_test', ['before']);
   await until(() => received.includes('before'), 'the first message');
   const ended = await sql<{
     n: number;
@@ -169,7 +169,7 @@ test('postgres: the message bus listens again after the server ends its listenin
   let sent = 0;
   await until(
     async () => {
-      await handle.bus?.publish('bus_test', `after ${++sent}`);
+      await handle.bus?.publish('bus_test', [`after ${++sent}`]);
       return received.some((payload) => payload.startsWith('after'));
     },
     'a message after the listener was ended',

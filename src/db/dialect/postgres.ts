@@ -44,9 +44,14 @@ function createBus(connectionString: string): MessageBus {
       handlers.set(channel, handler);
       await listener.query(`LISTEN ${channel}`);
     },
-    async publish(channel, payload) {
+    async publish(channel, payloads) {
+      if (payloads.length === 0) return;
       pool ??= new pg.Pool({ connectionString, max: 2 });
-      await pool.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      // pg_notify is volatile: it runs for each row after the sort, so in the payloads' order.
+      await pool.query(
+        'SELECT pg_notify($1, p.payload) FROM unnest($2::text[]) WITH ORDINALITY AS p(payload, n) ORDER BY p.n',
+        [channel, payloads],
+      );
     },
     async close() {
       closed = true;

@@ -1,6 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { build, Client, DIALECTS, heldLongPoll, loggedInClient, until } from '../../../test/helper.js';
+import {
+  build,
+  Client,
+  DIALECTS,
+  heldLongPoll,
+  loggedInClient,
+  testEnv,
+  until,
+} from '../../../test/helper.js';
+import { buildApp } from '../../app.js';
+import { loadConfig } from '../../platform/config.js';
 import {
   EVENT_MAX_BYTES,
   EVENT_RETAIN_BYTES,
@@ -243,5 +253,35 @@ describe('event channel bounds', () => {
     // The other four, the fifth among them, were held until the release, not refused.
     for (const answer of await Promise.all([...others, fifth]))
       assert.deepEqual(answer, { status: 'ok', event: [] });
+  });
+});
+
+describe('event channel, two nodes on one PostgreSQL', () => {
+  test('a burst of events goes to the other node in one publish, equal ones included, in order', async (t) => {
+    const env = await testEnv(t, 'postgres');
+    const a = await buildApp(loadConfig(env));
+    t.after(() => a.close());
+    const b = await buildApp(loadConfig(env));
+    t.after(() => b.close());
+    const { client, user } = await loggedInClient(a);
+    const bus = b.database.bus!;
+    const publish = bus.publish.bind(bus);
+    const published: number[] = [];
+    bus.publish = (channel, payloads) => {
+      published.push(payloads.length);
+      return publish(channel, payloads);
+    };
+    // Five events in one turn, the middle three equal: PostgreSQL folds identical notifications
+    // of one statement, so each message carries its node's count to stay apart.
+    b.services.hub.emit({ users: [user.uuid] }, 'object_new', { object: 'first' });
+    for (let n = 0; n < 3; n++) b.services.hub.emit({ users: [user.uuid] }, 'object_new', { object: 'same' });
+    b.services.hub.emit({ users: [user.uuid] }, 'object_new', { object: 'last' });
+    const received = async () =>
+      ((await client.call('GET', '/api/event?next=0&timeout=0')).event as { object: string }[]).map(
+        (event) => event.object,
+      );
+    await until(async () => (await received()).length >= 5, 'five events from the other node');
+    assert.deepEqual(await received(), ['first', 'same', 'same', 'same', 'last']);
+    assert.deepEqual(published, [5]);
   });
 });

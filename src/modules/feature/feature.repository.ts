@@ -1,4 +1,5 @@
 /** Storage of feature packs and their assignment to users (decisions.md "Feature packs"). */
+import { type Expression, PostgresAdapter, type RawBuilder, sql } from 'kysely';
 import type { Db } from '../../platform/database/database.js';
 import { preparedQuery } from '../../platform/database/prepared.js';
 
@@ -91,4 +92,19 @@ const packsOfUser = preparedQuery((db, a: { userUuid: string }) =>
 
 export function listPacksOfUser(db: Db, userUuid: string): Promise<FeaturePackTable[]> {
   return packsOfUser.all(db, { userUuid });
+}
+
+/**
+ * The user's storage volume quota in bytes as an SQL expression: the sum of `volume` (MB) over
+ * the packs they hold, 0 without packs. The object store's counter statements embed it, so the
+ * quota check of a write reads the packs in the statement it runs anyway. It reads what the
+ * service stores (whole numbers; a key an older row lacks counts as 0). `->>` reads a text
+ * column's JSON on SQLite; PostgreSQL needs it cast to json first.
+ */
+export function volumeQuotaBytes(db: Db, user: Expression<string>): RawBuilder<number | string> {
+  const quota =
+    db.getExecutor().adapter instanceof PostgresAdapter ? sql`cast(fp.quota as json)` : sql`fp.quota`;
+  return sql<number | string>`(select coalesce(sum(cast(${quota} ->> 'volume' as numeric)), 0) * 1048576
+    from user_feature_pack as ufp inner join feature_pack as fp on fp.name = ufp.pack
+    where ufp.user_uuid = ${user})`;
 }

@@ -101,6 +101,12 @@ function parseFeatures(text: string): FeatureFlags {
   });
 }
 
+/**
+ * decisions.md "Feature packs": the storage volume quota in bytes, as SQL the object store's
+ * counter statements test against (the sum over the user's packs, as quotaOf's `volume`).
+ */
+export const volumeQuotaSql = repo.volumeQuotaBytes;
+
 function toPack(row: repo.FeaturePackTable): FeaturePack {
   return {
     name: row.name,

@@ -13,6 +13,7 @@ export {
   type Quota,
   type QuotaKey,
   type UserFeatures,
+  volumeQuotaSql,
 } from './feature.service.js';
 
 declare module '../../platform/area.js' {

@@ -68,6 +68,39 @@ for (const dialect of DIALECTS) {
       );
     });
 
+    test('the last layout is reused only for the same names and kinds in the same order', async (t) => {
+      const app = await build(t, { dialect });
+      const { db } = app.database;
+      await probeTable(db);
+      // Each case differs from the one before it in one way the fast path compares: an in-list's
+      // length, an argument present or undefined or absent, a value or null, the arguments' order.
+      const owned = preparedQuery<
+        { above: number; owner: string | null | undefined; ids?: number[] },
+        ProbeRow
+      >((handle, a) => {
+        let query = untyped(handle).selectFrom('prepared_probe').selectAll().where('id', '>', a.above);
+        if (a.owner === null) query = query.where('owner', 'is', null);
+        else if (a.owner !== undefined) query = query.where('owner', '=', a.owner);
+        if (a.ids !== undefined) query = query.where('id', 'in', a.ids);
+        return query.orderBy('id');
+      });
+      const ids = (rows: ProbeRow[]) => rows.map((row) => row.id);
+      const cases: [{ above: number; owner: string | null | undefined; ids?: number[] }, number[]][] = [
+        [{ above: 0, owner: 'odd' }, [1, 3, 5]],
+        [{ above: 0, owner: 'odd' }, [1, 3, 5]],
+        [{ above: 2, owner: null }, [4, 6]],
+        [{ above: 0, owner: undefined }, [1, 2, 3, 4, 5, 6]],
+        [{ above: 0, owner: 'odd', ids: [1, 2, 3] }, [1, 3]],
+        [{ above: 0, owner: 'odd', ids: [1, 2, 3, 5] }, [1, 3, 5]],
+        [{ above: 0, owner: 'odd', ids: [5] }, [5]],
+        [{ owner: null, above: 1 }, [2, 4, 6]],
+        [{ above: 1, owner: null }, [2, 4, 6]],
+        [{ above: 4, owner: 'odd' }, [5]],
+      ];
+      for (const [args, expected] of cases)
+        assert.deepEqual(ids(await owned.all(db, args)), expected, JSON.stringify(args));
+    });
+
     test('run inside a transaction and write', async (t) => {
       const app = await build(t, { dialect });
       const { db } = app.database;

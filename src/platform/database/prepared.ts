@@ -53,14 +53,39 @@ export interface PreparedQuery<A extends object, O> {
   run(db: Db, args: A, commitBehind?: boolean): Promise<QueryResult<O>>;
 }
 
-/** The layout part of one argument (see the module comment). */
-function layoutOf(value: unknown): string {
+/** The layout part of one argument (see the module comment): an array's length, or a letter. */
+type Kind = 'u' | 'n' | 't' | 'f' | 'v' | number;
+
+function kindOf(value: unknown): Kind {
   if (value === undefined) return 'u';
   if (value === null) return 'n';
   if (value === true) return 't';
   if (value === false) return 'f';
-  if (Array.isArray(value)) return `[${value.length}]`;
+  if (Array.isArray(value)) return value.length;
   return 'v';
+}
+
+function layoutOf(value: unknown): string {
+  const kind = kindOf(value);
+  return typeof kind === 'number' ? `[${kind}]` : kind;
+}
+
+/** The layout a query ran with last: its argument names and kinds, in the arguments' order. */
+interface LastLayout {
+  readonly adapter: object;
+  readonly names: readonly string[];
+  readonly kinds: readonly Kind[];
+  readonly prepared: Prepared;
+}
+
+/** Whether `args` have the last layout's names and kinds, in its order (no string is built). */
+function hasLayout(last: LastLayout, args: Args): boolean {
+  let index = 0;
+  for (const name in args) {
+    if (last.names[index] !== name || last.kinds[index] !== kindOf(args[name])) return false;
+    index += 1;
+  }
+  return index === last.names.length;
 }
 
 function standIn(name: string, index?: number): string {
@@ -130,8 +155,25 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
   // By dialect adapter: a transaction shares its database's adapter, so it shares the entries.
   const byDialect = new WeakMap<object, Map<string, Prepared>>();
 
+  // The layout of the last run, tested first: a query mostly runs with one layout again, and
+  // building its layout string for every statement was 3.9 % of a write (docs/benchmarks.md
+  // "The object path: writes, fifth round").
+  let last: LastLayout | undefined;
+
   function compiledFor(db: Db, args: A): CompiledQuery<O> {
     const adapter = db.getExecutor().adapter;
+    const named = args as Args;
+    let prepared: Prepared | undefined;
+    if (last !== undefined && last.adapter === adapter && hasLayout(last, named)) prepared = last.prepared;
+    else prepared = preparedFor(adapter, db, args);
+    const { compiled, sources } = prepared;
+    return {
+      ...compiled,
+      parameters: sources.map((source) => boundValue(source, named)),
+    } as CompiledQuery<O>;
+  }
+
+  function preparedFor(adapter: object, db: Db, args: A): Prepared {
     let layouts = byDialect.get(adapter);
     if (!layouts) {
       layouts = new Map();
@@ -140,18 +182,22 @@ export function preparedQuery<A extends object, O>(shape: Shape<A, O>): Prepared
     const named = args as Args;
     // In the arguments' own order: a call site builds them alike every time, and another order
     // only keeps a second entry of the same query.
+    const names: string[] = [];
+    const kinds: Kind[] = [];
     let layout = '';
-    for (const name in named) layout += `${name}:${layoutOf(named[name])};`;
+    for (const name in named) {
+      names.push(name);
+      kinds.push(kindOf(named[name]));
+      layout += `${name}:${layoutOf(named[name])};`;
+    }
     let prepared = layouts.get(layout);
     if (!prepared) {
       prepared = prepare(shape, db, args);
       if (layouts.size < LAYOUTS_KEPT) layouts.set(layout, prepared);
+      else return prepared;
     }
-    const { compiled, sources } = prepared;
-    return {
-      ...compiled,
-      parameters: sources.map((source) => boundValue(source, named)),
-    } as CompiledQuery<O>;
+    last = { adapter, names, kinds, prepared };
+    return prepared;
   }
 
   /** The rows of a read: at once where the dialect can (db/dialect/direct.ts), else through Kysely. */

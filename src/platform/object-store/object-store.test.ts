@@ -97,6 +97,40 @@ for (const dialect of DIALECTS) {
       await rejects(store.getForWrite(store.db, other.uuid, row.uuid, def), 'access-denied');
     });
 
+    test('create without further tags: object_new to the owner alone, as its tags derive, even when tag_all names others', async (t) => {
+      const app = await build(t, { dialect });
+      note(app);
+      const { store } = app.services;
+      const a = await loggedInClient(app);
+      const b = await loggedInClient(app);
+      await link(app, a.user.uuid, b.user.uuid);
+      const tags = await app.services.tags.getUserTags(a.user.uuid);
+      // tag_all naming b: it grants nothing (grants.ts derive), which createObject relies on to
+      // name the readers without reading the new object's tags.
+      const { row: tagAll } = await store.getTagForRead(store.db, a.user.uuid, tags.tag_all);
+      await store.write((w) => store.updateTag(w, a.user.uuid, tagAll, { policy: { [b.user.uuid]: 2 } }));
+      const row = await createNote(app, a.user.uuid);
+      const toA = (await events(a.client)).filter((e) => e.event === 'object_new');
+      assert.deepEqual(
+        toA.map((e) => [e.object, e.tag]),
+        [[row.uuid, [tags.tag_all]]],
+      );
+      // What the read the create skips would have answered: the owner alone, seeing tag_all.
+      assert.deepEqual([...(await store.levelsOf(store.db, row))], [[a.user.uuid, Level.owner]]);
+      const visible = await store.visibleTags(store.db, [row.uuid], [a.user.uuid]);
+      assert.deepEqual(visible(a.user.uuid, row.uuid), [tags.tag_all]);
+      assert.equal((await events(b.client)).filter((e) => e.event === 'object_new').length, 0);
+      // A further tag that shares it: the readers come from its tags, b is one of them.
+      const shared = await store.write((w) =>
+        store.createObject(w, { type: 'note', owner: a.user.uuid, tags: [tags.share_read] }),
+      );
+      const toB = (await events(b.client)).filter((e) => e.event === 'object_new');
+      assert.deepEqual(
+        toB.map((e) => e.object),
+        [shared.uuid],
+      );
+    });
+
     test('listing a tag: newest first, paging with start and count, type filter, strangers get wrong-tag', async (t) => {
       const app = await build(t, { dialect });
       note(app);

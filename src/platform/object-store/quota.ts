@@ -9,8 +9,8 @@ import { ApiError } from '../errors.js';
 import * as repo from './object-store.repository.js';
 import * as usage from './usage.repository.js';
 
-/** The storage volume a user may use, in bytes (from the feature packs). */
-export type VolumeQuota = (db: Db, user: string) => Promise<number>;
+/** The storage volume a user may use, in bytes, as SQL (usage.repository.ts VolumeQuotaSql). */
+export type VolumeQuota = usage.VolumeQuotaSql;
 
 /** Bytes the row takes beside its content files. */
 export function rowBytes(description: string, data: string): number {
@@ -19,8 +19,8 @@ export function rowBytes(description: string, data: string): number {
 
 /**
  * Adds `delta` bytes to the owner's volume counter. Growth, unless `unchecked`, must fit the
- * quota: one conditional update, so two concurrent writes cannot both take the last free bytes
- * (quota-exceeded, and the caller's unit of work changes nothing).
+ * quota: one conditional statement that reads the quota itself, so two concurrent writes cannot
+ * both take the last free bytes (quota-exceeded, and the caller's unit of work changes nothing).
  */
 export async function chargeVolume(
   w: UnitOfWork,
@@ -30,9 +30,7 @@ export async function chargeVolume(
   unchecked = false,
 ): Promise<void> {
   if (delta === 0) return;
-  const limit = delta > 0 && !unchecked ? await quota(w.trx, owner) : null;
-  if (limit !== null && delta > limit) throw exceeded();
-  if (!(await usage.addVolume(w.trx, owner, delta, limit))) throw exceeded();
+  if (!(await usage.addVolume(w.trx, owner, delta, quota, delta > 0 && !unchecked))) throw exceeded();
 }
 
 /**
@@ -46,10 +44,9 @@ export async function chargeNewObject(
   unchecked: boolean,
   commitBehind = false,
 ): Promise<void> {
-  const limit = unchecked ? null : await quota(w.trx, object.owner);
-  if (limit !== null && object.volume > limit) throw exceeded();
   const { owner, type, volume } = object;
-  if (!(await usage.addNewObject(w.trx, owner, type, volume, limit, commitBehind))) throw exceeded();
+  if (!(await usage.addNewObject(w.trx, owner, type, volume, quota, !unchecked, commitBehind)))
+    throw exceeded();
 }
 
 function exceeded(): ApiError {
@@ -82,8 +79,7 @@ export async function checkQuota(
   extraBytes: number,
 ): Promise<void> {
   if (extraBytes <= 0) return;
-  const used = await usage.readVolume(db, owner);
-  const allowed = await quota(db, owner);
+  const { used, allowed } = await usage.readVolumeAndQuota(db, owner, quota);
   if (used + extraBytes > allowed) throw exceeded();
 }
 

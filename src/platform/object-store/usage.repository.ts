@@ -3,10 +3,10 @@
  * user's objects take and their number per type. One query per function; every function takes
  * `db` or a transaction first.
  */
-import { sql } from 'kysely';
+import { type Expression, sql } from 'kysely';
 import { canWriteInWith } from '../../db/dialect/capabilities.js';
 import type { Db } from '../database/database.js';
-import { preparedQuery } from '../database/prepared.js';
+import { type PreparedQuery, preparedQuery } from '../database/prepared.js';
 
 export interface UserUsageTable {
   user_uuid: string;
@@ -29,53 +29,113 @@ declare module '../database/database.js' {
 }
 
 /**
- * Adds `delta` bytes to the user's volume in one statement; with `limit`, only while the sum
- * stays within it (the row lock of the update makes a concurrent write wait and test the sum
- * it left). False when the limit refused it.
+ * A user's storage volume quota in bytes as an SQL expression of the user (from the feature
+ * packs; the feature area gives it). The counter statements below test against it themselves,
+ * so the limit is what the database holds when the write runs: a pack changed on any node limits
+ * the next write on every node, and no statement of its own reads it (docs/benchmarks.md "The
+ * object path: writes, fifth round").
  */
-export async function addVolume(db: Db, user: string, delta: number, limit: number | null): Promise<boolean> {
-  const result = await addVolumeQuery.run(db, { user, delta, limit });
+export type VolumeQuotaSql = (db: Db, user: Expression<string>) => Expression<number | string>;
+
+interface ChargeArgs {
+  user: string;
+  delta: number;
+  /** Whether the sum must stay within the quota (a layout flag: it changes the SQL). */
+  checked: boolean;
+}
+
+/** The counter statements for one quota expression (compiled once per dialect and layout). */
+interface ChargeStatements {
+  addVolume: PreparedQuery<ChargeArgs, unknown>;
+  addNewObject: PreparedQuery<ChargeArgs & { type: string }, unknown>;
+  readVolumeAndQuota: PreparedQuery<
+    { user: string },
+    { used: number | string | null; allowed: number | string }
+  >;
+}
+
+const statementsByQuota = new WeakMap<VolumeQuotaSql, ChargeStatements>();
+
+function statementsFor(quota: VolumeQuotaSql): ChargeStatements {
+  let statements = statementsByQuota.get(quota);
+  if (statements) return statements;
+  // The row is inserted only when its first bytes fit, and grown only while the sum fits: the
+  // row lock of the update makes a concurrent write wait and test the sum it left. The SELECT
+  // always has a WHERE (SQLite reads ON CONFLICT after a bare SELECT as a join's ON); once the
+  // row exists its index probe answers it, and the quota is read once, by the update's WHERE.
+  const charge = (db: Db, a: ChargeArgs) => sql`insert into user_usage (user_uuid, volume)
+  select cast(${a.user} as text), cast(${a.delta} as bigint)
+  where ${
+    a.checked
+      ? sql`exists (select 1 from user_usage where user_uuid = ${a.user})
+    or cast(${a.delta} as bigint) <= ${quota(db, sql.val(a.user))}`
+      : sql`1 = 1`
+  }
+  on conflict (user_uuid) do update set volume = user_usage.volume + excluded.volume
+  ${a.checked ? sql`where user_usage.volume + excluded.volume <= ${quota(db, sql.val(a.user))}` : sql``}`;
+  statements = {
+    addVolume: preparedQuery((db, a: ChargeArgs) => charge(db, a)),
+    // The refused volume upsert returns no row, and the count it divides 1 by is then 0: the
+    // statement fails rather than answering with no row, so that it refuses even when nothing
+    // reads its answer before the COMMIT behind it (and the transaction it aborts keeps nothing).
+    addNewObject: preparedQuery(
+      (db, a: ChargeArgs & { type: string }) => sql`with charged as (
+  ${charge(db, a)}
+  returning 1
+)
+insert into user_object_count (user_uuid, type, count)
+values (${a.user}, ${a.type}, 1 / (select count(*)::int from charged))
+on conflict (user_uuid, type) do update set count = user_object_count.count + excluded.count`,
+    ),
+    readVolumeAndQuota: preparedQuery(
+      (db, a: { user: string }) => sql<{ used: number | string | null; allowed: number | string }>`select
+  (select volume from user_usage where user_uuid = ${a.user}) as used,
+  ${quota(db, sql.val(a.user))} as allowed`,
+    ),
+  };
+  statementsByQuota.set(quota, statements);
+  return statements;
+}
+
+/**
+ * Adds `delta` bytes to the user's volume in one statement; with `quota`, only while the sum
+ * stays within it. False when the quota refused it.
+ */
+export async function addVolume(
+  db: Db,
+  user: string,
+  delta: number,
+  quota: VolumeQuotaSql,
+  checked: boolean,
+): Promise<boolean> {
+  const result = await statementsFor(quota).addVolume.run(db, { user, delta, checked });
   return Number(result.numAffectedRows ?? 0) > 0;
 }
 
-/** Compiled once: every write that changes a volume runs it. */
-const addVolumeQuery = preparedQuery((db, a: { user: string; delta: number; limit: number | null }) =>
-  db
-    .insertInto('user_usage')
-    .values({ user_uuid: a.user, volume: a.delta })
-    .onConflict((oc) => {
-      const update = oc
-        .column('user_uuid')
-        .doUpdateSet((eb) => ({ volume: eb('user_usage.volume', '+', eb.ref('excluded.volume')) }));
-      return a.limit === null
-        ? update
-        : update.where((eb) => eb(eb('user_usage.volume', '+', eb.ref('excluded.volume')), '<=', a.limit));
-    }),
-);
-
 /**
- * A new object of `type` with `bytes` on its owner's counters: the volume (with `limit`, only
- * while the sum stays within it) and the count of the type. False when the limit refused it;
- * then neither counter changed. `commitBehind`: PreparedQuery.run's (PostgreSQL; a refusal
- * fails the statement, so the COMMIT behind it rolls back). On PostgreSQL one statement, so that the row locks it takes are
- * held for one round trip fewer; SQLite has no INSERT in a WITH, and there two statements cost
- * no round trip.
+ * A new object of `type` with `bytes` on its owner's counters: the volume (if `checked`, only
+ * while the sum stays within the quota) and the count of the type. False when the quota refused
+ * it; then neither counter changed. `commitBehind`: PreparedQuery.run's (PostgreSQL; a refusal
+ * fails the statement, so the COMMIT behind it rolls back). On PostgreSQL one statement, so that
+ * the row locks it takes are held for one round trip fewer; SQLite has no INSERT in a WITH, and
+ * there two statements cost no round trip.
  */
 export async function addNewObject(
   db: Db,
   user: string,
   type: string,
   bytes: number,
-  limit: number | null,
+  quota: VolumeQuotaSql,
+  checked: boolean,
   commitBehind = false,
 ): Promise<boolean> {
   if (!canWriteInWith(db)) {
-    if (!(await addVolume(db, user, bytes, limit))) return false;
+    if (!(await addVolume(db, user, bytes, quota, checked))) return false;
     await addObjectCount(db, user, type, 1);
     return true;
   }
   try {
-    await addNewObjectQuery.run(db, { user, type, bytes, limit }, commitBehind);
+    await statementsFor(quota).addNewObject.run(db, { user, delta: bytes, checked, type }, commitBehind);
     return true;
   } catch (error) {
     if ((error as { code?: unknown }).code === DIVISION_BY_ZERO) return false;
@@ -86,22 +146,15 @@ export async function addNewObject(
 /** SQLSTATE 22012: the statement's way of saying that the volume upsert was refused. */
 const DIVISION_BY_ZERO = '22012';
 
-/**
- * The refused volume upsert returns no row, and the count it divides 1 by is then 0: the
- * statement fails rather than answering with no row, so that it refuses even when nothing reads
- * its answer before the COMMIT behind it (and the transaction it aborts keeps nothing).
- */
-const addNewObjectQuery = preparedQuery(
-  (_db, a: { user: string; type: string; bytes: number; limit: number | null }) => sql`with charged as (
-  insert into user_usage (user_uuid, volume) values (${a.user}, ${a.bytes})
-  on conflict (user_uuid) do update set volume = user_usage.volume + excluded.volume
-  ${a.limit === null ? sql`` : sql`where user_usage.volume + excluded.volume <= ${a.limit}`}
-  returning 1
-)
-insert into user_object_count (user_uuid, type, count)
-values (${a.user}, ${a.type}, 1 / (select count(*)::int from charged))
-on conflict (user_uuid, type) do update set count = user_object_count.count + excluded.count`,
-);
+/** Bytes the user's objects take and the bytes their quota allows, in one statement. */
+export async function readVolumeAndQuota(
+  db: Db,
+  user: string,
+  quota: VolumeQuotaSql,
+): Promise<{ used: number; allowed: number }> {
+  const row = await statementsFor(quota).readVolumeAndQuota.first(db, { user });
+  return { used: Number(row?.used ?? 0), allowed: Number(row?.allowed ?? 0) };
+}
 
 /** Bytes the user's objects take (0 for a user who never stored one). */
 export async function readVolume(db: Db, user: string): Promise<number> {

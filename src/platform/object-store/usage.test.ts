@@ -7,7 +7,15 @@ import assert from 'node:assert/strict';
 import { describe, type TestContext, test } from 'node:test';
 import { type Kysely, sql } from 'kysely';
 import { cliWithUsers } from '../../../test/cli.js';
-import { build, Client, DIALECTS, type Dialect, loggedInClient, upload } from '../../../test/helper.js';
+import {
+  build,
+  Client,
+  createPostgresDatabase,
+  DIALECTS,
+  type Dialect,
+  loggedInClient,
+  upload,
+} from '../../../test/helper.js';
 import type { App } from '../../app.js';
 import * as usageCounters from '../database/migrations/0034-usage-counters.js';
 
@@ -193,6 +201,43 @@ for (const dialect of DIALECTS) {
       );
       const fits = await client.call('POST', '/api/xobject', { xtype: 'q', data: { t: 'x'.repeat(200) } });
       assert.equal(fits.status, 'ok');
+    });
+
+    test('a pack change limits the next write at once, also on another node sharing the database', async (t) => {
+      // PostgreSQL: two nodes on one database, the packs changed on one, the writes on the other.
+      const url = dialect === 'postgres' ? await createPostgresDatabase() : undefined;
+      const a = await build(t, { dialect, ...(url ? { env: { DATABASE_URL: url } } : {}) });
+      const b = url ? await build(t, { dialect, env: { DATABASE_URL: url } }) : a;
+      const { user } = await loggedInClient(a);
+      const client = new Client(b);
+      await client.login(user.username, user.password);
+      const write = async () =>
+        (await client.call('POST', '/api/xobject', { xtype: 'q', data: { t: 'x'.repeat(200) } })).status;
+      assert.equal(await write(), 'ok');
+      await quotaOf(a, user.uuid, 1);
+      const pack = `q1x${user.uuid.slice(0, 8)}`;
+      await a.services.store.write(({ trx }) =>
+        sql`UPDATE user_usage SET volume = ${1024 * 1024 - 100} WHERE user_uuid = ${user.uuid}`.execute(trx),
+      );
+      assert.equal(await write(), 'quota-exceeded');
+      // The pack grows on node A: the next write on node B fits.
+      await a.services.features.updatePack(pack, { quota: { volume: 2 } });
+      assert.equal(await write(), 'ok');
+      // The user loses the pack on node A: no quota left, the next write on node B is refused.
+      await a.services.features.unassignPack(user.uuid, pack);
+      assert.equal(await write(), 'quota-exceeded');
+      // And gets one back: it fits again; a grown object is checked the same way.
+      await a.services.features.assignPack(user.uuid, 'default');
+      assert.equal(await write(), 'ok');
+      await a.services.features.updatePack('default', { quota: { volume: 1 } });
+      const [first] = await xobjectUuids(client);
+      const grow = await client.call('POST', `/api/xobject/${first}`, { data: { t: 'x'.repeat(400) } });
+      assert.equal(grow.status, 'quota-exceeded');
+      await a.services.features.updatePack('default', { quota: { volume: 3 } });
+      assert.equal(
+        (await client.call('POST', `/api/xobject/${first}`, { data: { t: 'x'.repeat(400) } })).status,
+        'ok',
+      );
     });
 
     test('parallel writes of one user: only as many pass as the quota holds', async (t) => {
