@@ -37,3 +37,31 @@ export async function freeUdpTcpPort(address = '127.0.0.1', exclude: number[] = 
     if (tcpFree) return port;
   }
 }
+
+/** Whether an error says that the address (port) was taken: a bind's errno or an engine's own words. */
+export function addressInUse(error: unknown): boolean {
+  return (
+    (error as { code?: unknown })?.code === 'EADDRINUSE' || /address already in use/i.test(String(error))
+  );
+}
+
+/**
+ * Starts something on a port that `lookUp` gives. A port looked up as free (a setting left at 0)
+ * may be bound by another process before the start binds it, which a busy machine does now and
+ * then (rtpengine's control port once, in CI): a start refused because its port is in use is
+ * made again on the next port looked up, up to `attempts` starts. Any other failure, and the
+ * last, is thrown.
+ */
+export async function startOnFreePort<T>(
+  lookUp: () => Promise<number>,
+  start: (port: number) => Promise<T>,
+  attempts: number,
+): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await start(await lookUp());
+    } catch (error) {
+      if (attempt >= attempts || !addressInUse(error)) throw error;
+    }
+  }
+}

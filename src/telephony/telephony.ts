@@ -23,7 +23,13 @@ import type { FastifyBaseLogger } from 'fastify';
 import { type Clock, systemClock } from '../platform/clock.js';
 import type { Config } from '../platform/config.js';
 import { type DatabaseHandle, sqliteFile } from '../platform/database/database.js';
-import { freeTcpPort, freeUdpPort, freeUdpTcpPort } from '../platform/ports.js';
+import {
+  addressInUse,
+  freeTcpPort,
+  freeUdpPort,
+  freeUdpTcpPort,
+  startOnFreePort,
+} from '../platform/ports.js';
 import type { Call } from './calls/call.js';
 import { CallEngine, type NotifyRequest } from './calls/call-engine.js';
 import type { CallDirectory } from './calls/directory.js';
@@ -300,30 +306,51 @@ export class Telephony implements TelephonyEngine {
 
   private async launch(kamailio: string, rtpengine: string): Promise<void> {
     const { config } = this;
-    const rtpengineControl = config.rtpengineControlPort || (await freeUdpPort());
     const dir = path.join(config.dataDir, 'telephony');
     fs.mkdirSync(dir, { recursive: true });
     const playDir = emptyPlayDir(dir);
-    this.dtmfLog = await DtmfLog.open();
+    const dtmfLog = await DtmfLog.open();
+    this.dtmfLog = dtmfLog;
 
-    this.rtpengine = new NgClient({ host: '127.0.0.1', port: rtpengineControl, retransmitAfter: 200 });
-    const rtp = new EngineSupervisor(
-      rtpengineSpec(
-        {
-          binary: rtpengine,
-          mediaHost: config.sipHost,
-          controlPort: rtpengineControl,
-          portMin: config.rtpPortMin,
-          portMax: config.rtpPortMax,
-          pidFile: path.join(dir, 'rtpengine.pid'),
-          dtmfLogPort: this.dtmfLog.port,
-        },
-        this.rtpengine,
-      ),
-      this.log,
+    // rtpengine binds its control port itself: one looked up as free (RTPENGINE_CONTROL_PORT 0)
+    // can be taken before it does, and then it starts again on another; a set port is tried once.
+    const { port: rtpengineControl, client: ngClient } = await startOnFreePort(
+      async () => config.rtpengineControlPort || (await freeUdpPort()),
+      async (port) => {
+        const client = new NgClient({ host: '127.0.0.1', port, retransmitAfter: 200 });
+        const rtp = new EngineSupervisor(
+          rtpengineSpec(
+            {
+              binary: rtpengine,
+              mediaHost: config.sipHost,
+              controlPort: port,
+              portMin: config.rtpPortMin,
+              portMax: config.rtpPortMax,
+              pidFile: path.join(dir, 'rtpengine.pid'),
+              dtmfLogPort: dtmfLog.port,
+            },
+            client,
+          ),
+          this.log,
+        );
+        this.rtpengine = client;
+        this.supervisors.push(rtp);
+        try {
+          await rtp.start();
+          return { port, client };
+        } catch (error) {
+          // A start refused for its port leaves nothing for the next one; after any other
+          // failure the supervisor stays for Telephony.stop (a timed-out start may leave rtpengine).
+          if (!addressInUse(error)) throw error;
+          await rtp.stop();
+          this.supervisors.splice(this.supervisors.indexOf(rtp), 1);
+          client.close();
+          this.rtpengine = undefined;
+          throw error;
+        }
+      },
+      config.rtpengineControlPort ? 1 : 3,
     );
-    this.supervisors.push(rtp);
-    await rtp.start();
 
     // The call engine's UA listens before Kamailio starts, whose configuration names its port:
     // with SIP_APP_PORT 0 it takes a free UDP and TCP port at once, so that no other process can
@@ -334,7 +361,7 @@ export class Telephony implements TelephonyEngine {
         host: config.sipHost,
         port: app,
         proxy: { transport: 'udp', address: config.sipHost, port: config.sipPort },
-        rtpengine: this.rtpengine,
+        rtpengine: ngClient,
         playDir,
         dtmfLog: this.dtmfLog,
         carrierUri: config.carrierUri,
