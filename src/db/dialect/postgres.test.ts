@@ -151,6 +151,22 @@ test('postgres: a lent-out connection the server ends between two queries does n
   assert.notEqual(next, first);
 });
 
+test('postgres: a connection whose statement the server answers FATAL is not lent again', async (t) => {
+  const url = await createPostgresDatabase();
+  const handle = openPostgres<Record<string, never>>(url);
+  t.after(() => handle.close());
+  const first = await handle.db.connection().execute(async (lent) => {
+    const pid = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(lent)).rows[0]?.pid ?? 0;
+    // The backend ends itself while the statement runs: its FATAL answers the statement, and the
+    // socket's end is read only later, after the connection went back to the pool.
+    await assert.rejects(sql`select pg_terminate_backend(pg_backend_pid())`.execute(lent), /terminat/);
+    return pid;
+  });
+  // At once, before the socket's end is read: a fresh connection, not the ended one.
+  const next = (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(handle.db)).rows[0]?.pid;
+  assert.ok(next !== undefined && next !== first, `another backend than ${first}`);
+});
+
 test('postgres: the message bus listens again after the server ends its listening connection', async (t) => {
   const url = await createPostgresDatabase();
   const handle = openPostgres<Record<string, never>>(url);

@@ -204,6 +204,13 @@ class NamingClient extends pg.Client {
     }
     const sent: Promise<unknown> =
       name === undefined ? super.query(text, values) : super.query({ name, text, values });
+    // A FATAL answer ends the connection, but pg marks it unqueryable only when the socket's end
+    // is read, which may come after the caller released it: the pool would lend it again and the
+    // next query fail (EPIPE, seen in CI). Marked here, before the caller sees the failure.
+    sent.catch((error: { severity?: unknown } | undefined) => {
+      if (error?.severity === 'FATAL' || error?.severity === 'PANIC')
+        (this as unknown as { _queryable: boolean })._queryable = false;
+    });
     return sent.finally(() => {
       this.#inFlight -= 1;
     });
